@@ -1,0 +1,50 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+// Strict settings shared by every Swift target: Swift 6 mode already implies complete
+// concurrency checking; the upcoming features keep the code honest about isolation.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "AppMigration",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "XZ", targets: ["XZ"]),
+        .library(name: "Tar", targets: ["Tar"]),
+        .library(name: "IndexedArchive", targets: ["IndexedArchive"]),
+        .library(name: "AppMigration", targets: ["AppMigration"]),
+        .executable(name: "amk", targets: ["amk"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZMA",
+            pkgConfig: "liblzma",
+            providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
+        ),
+        .target(name: "XZ", dependencies: ["CLZMA"], swiftSettings: strict),
+        .target(name: "Tar", swiftSettings: strict),
+        .target(name: "IndexedArchive", dependencies: ["XZ", "Tar"], swiftSettings: strict),
+        .target(name: "AppMigration", dependencies: ["IndexedArchive"], swiftSettings: strict),
+        .executableTarget(
+            name: "amk",
+            dependencies: [
+                "IndexedArchive", "AppMigration",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA"], swiftSettings: strict),
+        .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
+        .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar"], swiftSettings: strict),
+        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive"], swiftSettings: strict),
+        .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration"], swiftSettings: strict),
+        .testTarget(name: "amkTests", dependencies: ["amk"], swiftSettings: strict),
+    ]
+)

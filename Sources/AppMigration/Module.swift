@@ -1,0 +1,1 @@
+// The AppMigration module. Its public types live one per file in this folder.

@@ -1,0 +1,1 @@
+// The IndexedArchive module. Its public types live one per file in this folder.

@@ -1,0 +1,1 @@
+// The Tar module. Its public types live one per file in this folder.
