@@ -21,6 +21,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", exact: "1.1.4"),
     ],
     targets: [
         .systemLibrary(
@@ -30,7 +31,11 @@ let package = Package(
         ),
         .target(name: "XZ", dependencies: ["CLZMA"], swiftSettings: strict),
         .target(name: "Tar", swiftSettings: strict),
-        .target(name: "IndexedArchive", dependencies: ["XZ", "Tar"], swiftSettings: strict),
+        .target(
+            name: "IndexedArchive",
+            dependencies: ["XZ", "Tar", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")],
+            swiftSettings: strict
+        ),
         .target(name: "AppMigration", dependencies: ["IndexedArchive"], swiftSettings: strict),
         .executableTarget(
             name: "amk",

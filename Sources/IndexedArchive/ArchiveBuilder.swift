@@ -1,0 +1,334 @@
+import AsyncAlgorithms
+import Foundation
+import Tar
+import XZ
+
+/// Adds files and directory trees to an archive being packed.
+///
+/// Get one from ``ArchivePacker/withBuilder(to:options:_:)``. Each ``append(_:)`` walks its source,
+/// serialises it into the tar stream and hands full chunks to the compressors; it suspends while
+/// the compressors are busy (backpressure), so memory stays bounded however much is appended.
+/// Appends from several tasks are taken one at a time, in the order they arrive.
+public actor ArchiveBuilder {
+    /// Files up to this size are read whole, many per thread hop.
+    static let smallFileLimit: UInt64 = 256 * 1024
+    /// A batch of small files read in one hop holds at most this many bytes.
+    static let smallBatchBytes: UInt64 = 1 << 20
+    /// Larger files are read in slices of this size.
+    static let sliceSize = 1 << 20
+
+    private let options: PackOptions
+    private let io: WorkerThreadPool
+    private let fileSystem: FileSystem
+    private let channel: AsyncChannel<Chunk>
+    private let status: PipelineStatus
+    private var serializer: TarSerializer
+    private(set) var warnings: [PackWarning] = []
+    private var closed = false
+    private var failure: (any Error)?
+    private var appending = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(options: PackOptions, io: WorkerThreadPool, fileSystem: FileSystem, channel: AsyncChannel<Chunk>,
+         status: PipelineStatus, metadata: [String: String]) throws {
+        self.options = options
+        self.io = io
+        self.fileSystem = fileSystem
+        self.channel = channel
+        self.status = status
+        var serializer = TarSerializer(chunkSize: options.chunkSize)
+        var ready: [Chunk] = []
+        try serializer.appendGlobalHeader(metadata, into: &ready)
+        precondition(ready.isEmpty, "a global header never fills a chunk")
+        self.serializer = serializer
+    }
+
+    /// Adds a file, or a directory and everything under it, at `source.archivePath`.
+    ///
+    /// Throws if the path is unusable or already in the archive, if something cannot be read
+    /// (unless the options say to warn), or `CancellationError` when the pack is cancelled. After
+    /// a failure the builder refuses further appends: the tar stream may end mid-member.
+    public func append(_ source: PackSource) async throws {
+        await lock()
+        defer { unlock() }
+        if let failure { throw failure }
+        guard !closed else {
+            throw ArchiveError(.invalidOptions, "the archive is already finished", path: source.path)
+        }
+        do {
+            try await appendLocked(source)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Adds several sources in order.
+    public func append(contentsOf sources: [PackSource]) async throws {
+        for source in sources { try await append(source) }
+    }
+
+    /// The members stored so far.
+    public var entryCount: Int { serializer.entries.count }
+
+    private func appendLocked(_ source: PackSource) async throws {
+        let enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
+                                             pool: io, fileSystem: fileSystem)
+        for try await batch in enumerator {
+            for warning in batch.warnings { record(warning) }
+            var index = 0
+            let entries = batch.entries
+            while index < entries.count {
+                try checkRunning()
+                let entry = entries[index]
+                if isSmallFile(entry) {
+                    var run = [entry]
+                    var total = entry.size
+                    var next = index + 1
+                    while next < entries.count, isSmallFile(entries[next]), total + entries[next].size <= Self.smallBatchBytes {
+                        total += entries[next].size
+                        run.append(entries[next])
+                        next += 1
+                    }
+                    let fileSystem = self.fileSystem
+                    let paths = run.map(\.sourcePath)
+                    let contents = try await io.run { flag in
+                        try paths.map { path -> Result<FileContent, ArchiveError> in
+                            if flag.isCancelled { throw CancellationError() }
+                            do { return .success(try FileContent.read(path: path, fileSystem: fileSystem)) }
+                            catch let error as ArchiveError { return .failure(error) }
+                        }
+                    }
+                    for (entry, content) in zip(run, contents) {
+                        try await storeSmall(entry, content)
+                    }
+                    index = next
+                } else {
+                    try await store(entry)
+                    index += 1
+                }
+            }
+        }
+    }
+
+    private func isSmallFile(_ entry: EnumeratedEntry) -> Bool {
+        entry.kind == .regular && entry.size <= Self.smallFileLimit && hardLinkTarget(of: entry) == nil
+    }
+
+    private func hardLinkTarget(of entry: EnumeratedEntry) -> String? {
+        guard entry.linkCount > 1 else { return nil }
+        return serializer.hardLinkTarget(for: .init(device: entry.device, inode: entry.inode))
+    }
+
+    private func checkRunning() throws {
+        try Task.checkCancellation()
+        if let error = status.error { throw error }
+    }
+
+    private func record(_ warning: PackWarning) {
+        warnings.append(warning)
+        options.onEvent?(.warning(warning))
+    }
+
+    private func header(for entry: EnumeratedEntry, kind: TarEntryKind, size: UInt64 = 0, status: FileStatus? = nil,
+                        linkTarget: String? = nil) -> TarHeader {
+        TarHeader(path: entry.archivePath, kind: kind, size: size,
+                  mode: status?.mode ?? entry.mode, uid: status?.uid ?? entry.uid, gid: status?.gid ?? entry.gid,
+                  mtime: status?.mtime ?? entry.mtime, linkTarget: linkTarget)
+    }
+
+    private func begin(_ header: TarHeader, source: String) async throws {
+        let name = header.path
+        if serializer.contains(archivePath: name) {
+            throw ArchiveError(.invalidArchivePath, "'\(name)' is already in the archive", path: source, member: name)
+        }
+        var ready: [Chunk] = []
+        try serializer.beginMember(header, into: &ready)
+        try await send(ready)
+    }
+
+    private func end(checksum: UInt64, path: String, bytes: UInt64) async throws {
+        var ready: [Chunk] = []
+        serializer.endMember(checksum: checksum, into: &ready)
+        try await send(ready)
+        options.onEvent?(.entryStored(path: path, bytes: bytes))
+        options.progress?.completedUnitCount += Int64(bytes)
+    }
+
+    private func append(_ bytes: [UInt8]) async throws {
+        var ready: [Chunk] = []
+        serializer.append(bytes, into: &ready)
+        try await send(ready)
+    }
+
+    private func send(_ chunks: [Chunk]) async throws {
+        for chunk in chunks {
+            options.onEvent?(.chunkSerialized(sequence: chunk.sequence, tarBytes: serializer.position))
+            await channel.send(chunk)
+            try checkRunning()
+        }
+    }
+
+    /// Stores a directory, a symlink, a hard link to an inode already stored, or a large file.
+    private func store(_ entry: EnumeratedEntry) async throws {
+        switch entry.kind {
+        case .directory, .symbolicLink:
+            try await begin(header(for: entry, kind: entry.kind, linkTarget: entry.linkTarget), source: entry.sourcePath)
+            try await end(checksum: 0, path: entry.archivePath, bytes: 0)
+        case .regular:
+            if let target = hardLinkTarget(of: entry) {
+                try await begin(header(for: entry, kind: .hardLink, linkTarget: target), source: entry.sourcePath)
+                try await end(checksum: 0, path: entry.archivePath, bytes: 0)
+            } else {
+                try await storeLargeFile(entry)
+            }
+        default:
+            record(PackWarning(path: entry.sourcePath, message: "skipped: not a file, directory or link"))
+        }
+    }
+
+    private func storeSmall(_ entry: EnumeratedEntry, _ content: Result<FileContent, ArchiveError>) async throws {
+        if let target = hardLinkTarget(of: entry) {
+            try await begin(header(for: entry, kind: .hardLink, linkTarget: target), source: entry.sourcePath)
+            try await end(checksum: 0, path: entry.archivePath, bytes: 0)
+            return
+        }
+        let file: FileContent
+        switch content {
+        case .success(let value): file = value
+        case .failure(let error):
+            try tolerateUnreadable(error, path: entry.sourcePath)
+            return
+        }
+        var bytes = file.bytes
+        var checksum = file.checksum
+        let size = file.status.size
+        if UInt64(bytes.count) < size {
+            try tolerateChange("shrank from \(size) to \(bytes.count) bytes while it was read; the rest is stored as zeros",
+                               path: entry.sourcePath)
+            bytes.append(contentsOf: repeatElement(0, count: Int(size) - bytes.count))
+            checksum = CRC.crc64(bytes)
+        }
+        if file.grew {
+            try tolerateChange("grew while it was read; only the first \(size) bytes are stored", path: entry.sourcePath)
+        }
+        rememberIfLinked(entry)
+        try await begin(header(for: entry, kind: .regular, size: size, status: file.status), source: entry.sourcePath)
+        try await append(bytes)
+        try await end(checksum: checksum, path: entry.archivePath, bytes: size)
+    }
+
+    private func rememberIfLinked(_ entry: EnumeratedEntry) {
+        if entry.linkCount > 1 {
+            serializer.rememberHardLink(.init(device: entry.device, inode: entry.inode), path: entry.archivePath)
+        }
+    }
+
+    private func tolerateUnreadable(_ error: ArchiveError, path: String) throws {
+        guard options.unreadable == .warn else { throw error }
+        record(PackWarning(path: path, message: "skipped: \(error.message)"))
+    }
+
+    private func tolerateChange(_ message: String, path: String) throws {
+        guard options.changedWhileReading == .warn else {
+            throw ArchiveError(.changedWhileReading, message, path: path)
+        }
+        record(PackWarning(path: path, message: message))
+    }
+
+    private func storeLargeFile(_ entry: EnumeratedEntry) async throws {
+        let fileSystem = self.fileSystem
+        let path = entry.sourcePath
+        let opened: (Int32, FileStatus)
+        do {
+            opened = try await io.run { _ in
+                let fd = try fileSystem.openForReading(path)
+                do {
+                    let status = FileStatus(try fileSystem.fstat(fd, path))
+                    guard status.isRegular else {
+                        throw ArchiveError(.changedWhileReading, "is no longer a regular file", path: path)
+                    }
+                    return (fd, status)
+                } catch {
+                    fileSystem.close(fd)
+                    throw error
+                }
+            }
+        } catch let error as ArchiveError {
+            try tolerateUnreadable(error, path: path)
+            return
+        }
+        let (fd, status) = opened
+        defer { fileSystem.close(fd) }
+        rememberIfLinked(entry)
+        try await begin(header(for: entry, kind: .regular, size: status.size, status: status), source: path)
+        var remaining = status.size
+        var checksum: UInt64 = 0
+        let slice = Self.sliceSize
+        while remaining > 0 {
+            try checkRunning()
+            let want = Int(min(remaining, UInt64(slice)))
+            let previous = checksum
+            let (bytes, crc) = try await io.run { _ -> ([UInt8], UInt64) in
+                var buffer = [UInt8](repeating: 0, count: want)
+                let count = try buffer.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) }
+                buffer.removeLast(want - count)
+                return (buffer, CRC.crc64(buffer, previous: previous))
+            }
+            if bytes.isEmpty {
+                try tolerateChange("shrank to \(status.size - remaining) bytes while it was read (header says \(status.size)); the rest is stored as zeros", path: path)
+                var zeros = [UInt8](repeating: 0, count: 0)
+                while remaining > 0 {
+                    let n = Int(min(remaining, UInt64(slice)))
+                    zeros = [UInt8](repeating: 0, count: n)
+                    checksum = CRC.crc64(zeros, previous: checksum)
+                    try await append(zeros)
+                    remaining -= UInt64(n)
+                }
+                break
+            }
+            checksum = crc
+            try await append(bytes)
+            remaining -= UInt64(bytes.count)
+        }
+        let grew = try await io.run { _ -> Bool in
+            var probe = [UInt8](repeating: 0, count: 1)
+            return try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } > 0
+        }
+        if grew {
+            try tolerateChange("grew while it was read; only the first \(status.size) bytes are stored", path: path)
+        }
+        try await end(checksum: checksum, path: entry.archivePath, bytes: status.size)
+    }
+
+    /// Ends the tar stream and closes the channel; returns what the index blocks need.
+    func close() async throws -> (entries: [ArchiveEntry], tarSize: UInt64, fileBytes: UInt64) {
+        await lock()
+        defer { unlock() }
+        if let failure { throw failure }
+        closed = true
+        var ready: [Chunk] = []
+        serializer.finish(into: &ready)
+        try await send(ready)
+        channel.finish()
+        return (serializer.entries, serializer.position, serializer.fileBytes)
+    }
+
+    // Appends run one at a time: each awaits I/O and channel sends, and the actor would otherwise
+    // interleave two appends' bytes in one tar stream.
+    private func lock() async {
+        if appending {
+            await withCheckedContinuation { waiters.append($0) }
+        } else {
+            appending = true
+        }
+    }
+
+    private func unlock() {
+        if waiters.isEmpty {
+            appending = false
+        } else {
+            waiters.removeFirst().resume()
+        }
+    }
+}

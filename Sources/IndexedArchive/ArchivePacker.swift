@@ -1,0 +1,163 @@
+import AsyncAlgorithms
+import Foundation
+import Tar
+import XZ
+
+/// Packs files and directories into an indexed, pixz-compatible `.tar.xz`.
+///
+/// ```swift
+/// let summary = try await ArchivePacker.pack(
+///     [PackSource(path: "/data/app", archivePath: "app")],
+///     to: .file("/tmp/app.tar.xz"))
+/// ```
+/// The pipeline: ``ArchiveBuilder`` walks and serialises on I/O threads, a bounded set of chunks
+/// is compressed in parallel on threads of the ``CompressorPool``, and one writer puts the blocks
+/// in order. Cancelling the calling task stops every stage and leaves nothing at the destination.
+public enum ArchivePacker {
+    /// The writer's name and version, stored in every archive's metadata as `writer`.
+    public static let writerVersion = "AppMigration 0.1.0"
+
+    /// Packs `sources` (each a file or a directory, under its archive path) into one archive.
+    public static func pack(_ sources: [PackSource], to destination: ArchiveDestination,
+                            options: PackOptions = PackOptions()) async throws -> PackSummary {
+        try await withBuilder(to: destination, options: options) { builder in
+            try await builder.append(contentsOf: sources)
+        }.summary
+    }
+
+    /// Opens an archive, lets `body` append to it, then finishes it.
+    ///
+    /// If `body` throws, or the task is cancelled, the archive is abandoned: nothing appears at a
+    /// file destination. The builder must not be used after `body` returns.
+    public static func withBuilder<Result: Sendable>(
+        to destination: ArchiveDestination,
+        options: PackOptions = PackOptions(),
+        _ body: (ArchiveBuilder) async throws -> Result
+    ) async throws -> (result: Result, summary: PackSummary) {
+        try await withBuilder(to: destination, options: options, fileSystem: .system, body)
+    }
+
+    package static func withBuilder<Result: Sendable>(
+        to destination: ArchiveDestination,
+        options: PackOptions,
+        fileSystem: FileSystem,
+        _ body: (ArchiveBuilder) async throws -> Result
+    ) async throws -> (result: Result, summary: PackSummary) {
+        let options = try options.validated()
+        let start = ContinuousClock.now
+        var metadata = options.metadata
+        metadata["writer"] = writerVersion
+        let io = WorkerThreadPool(threads: 2, name: "amk-io")
+        let compressor = CompressorPool(workers: options.workers, preset: options.preset, extreme: options.extreme,
+                                        chunkSize: options.chunkSize, compressible: options.compressible)
+        let onEvent = options.onEvent
+        var onBlockWritten: (@Sendable (Int, UInt64) -> Void)?
+        if let onEvent {
+            onBlockWritten = { sequence, bytes in onEvent(.blockWritten(sequence: sequence, archiveBytes: bytes)) }
+        }
+        let writer = ArchiveWriter(destination: destination, io: io, onBlockWritten: onBlockWritten)
+        do {
+            try await writer.open()
+            let channel = AsyncChannel<Chunk>()
+            let status = PipelineStatus()
+            let builder = try ArchiveBuilder(options: options, io: io, fileSystem: fileSystem, channel: channel,
+                                             status: status, metadata: metadata)
+            let limit = options.chunksInFlight
+            typealias Closing = (entries: [ArchiveEntry], tarSize: UInt64, fileBytes: UInt64)
+            let (result, closing) = try await withThrowingTaskGroup(of: Void.self, returning: (Result, Closing).self) { group in
+                group.addTask {
+                    try await runPipeline(chunks: channel, compressor: compressor, writer: writer, limit: limit,
+                                          status: status, onEvent: onEvent)
+                }
+                do {
+                    let result = try await body(builder)
+                    let closing: Closing = try await builder.close()
+                    try await group.waitForAll()
+                    return (result, closing)
+                } catch {
+                    // Release the pipeline if it waits for chunks, then let the group cancel it.
+                    channel.finish()
+                    group.cancelAll()
+                    throw status.error.map { $0 is CancellationError ? error : $0 } ?? error
+                }
+            }
+            let index = ArchiveIndex(entries: closing.entries, tarSize: closing.tarSize,
+                                     chunkSize: UInt64(options.chunkSize), metadata: metadata)
+            async let richBlock = compressor.compressWhole(index.encoded())
+            async let pixzBlock = compressor.compressWhole(
+                PixzIndex.encode(entries: closing.entries, tarSize: closing.tarSize, firstHeaderOffset: 0))
+            try await writer.finish(trailingBlocks: [try await richBlock, try await pixzBlock])
+            let summary = PackSummary(
+                entries: closing.entries.count, fileBytes: closing.fileBytes, tarBytes: closing.tarSize,
+                archiveBytes: await writer.bytesWritten, blocks: await writer.dataBlocks,
+                storedBlocks: await writer.storedBlocks, seconds: (ContinuousClock.now - start).seconds,
+                warnings: await builder.warnings)
+            await teardown(io: io, compressor: compressor)
+            return (result, summary)
+        } catch {
+            await writer.abort()
+            await teardown(io: io, compressor: compressor)
+            throw error
+        }
+    }
+
+    /// Stops the threads. Bounded, so that a read stuck in the kernel cannot hold the caller.
+    private static func teardown(io: WorkerThreadPool, compressor: CompressorPool) async {
+        io.shutdown()
+        compressor.shutdown()
+        _ = await compressor.awaitExit(timeout: .seconds(2))
+        _ = await io.awaitExit(timeout: .milliseconds(200))
+    }
+
+    /// Compresses chunks as they arrive, at most `limit` in flight counting those waiting for an
+    /// earlier block, and writes them in order.
+    static func runPipeline(chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
+                            limit: Int, status: PipelineStatus, onEvent: (@Sendable (PackEvent) -> Void)?) async throws {
+        do {
+            try await withThrowingTaskGroup(of: (Int, EncodedBlock).self) { group in
+                var inFlight = 0
+                var waiting = 0
+                for await chunk in chunks {
+                    while inFlight > 0 && inFlight + waiting >= limit {
+                        guard let (sequence, block) = try await group.next() else { break }
+                        inFlight -= 1
+                        waiting = try await writer.accept(sequence: sequence, block: block)
+                    }
+                    try Task.checkCancellation()
+                    group.addTask {
+                        let block = try await compressor.compress(chunk.bytes)
+                        onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
+                        return (chunk.sequence, block)
+                    }
+                    inFlight += 1
+                }
+                // The channel also ends when this task is cancelled: that is not the end of the data.
+                try Task.checkCancellation()
+                while let (sequence, block) = try await group.next() {
+                    waiting = try await writer.accept(sequence: sequence, block: block)
+                }
+            }
+        } catch {
+            status.fail(error)
+            chunks.finish()
+            throw error
+        }
+    }
+
+    /// The content bytes under `sources`, for a progress total. Walks the trees once.
+    public static func contentSize(of sources: [PackSource]) async throws -> UInt64 {
+        var total: UInt64 = 0
+        for try await batch in DirectoryEnumerator(sources: sources, unreadable: .warn) {
+            for entry in batch.entries { total += entry.size }
+        }
+        return total
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

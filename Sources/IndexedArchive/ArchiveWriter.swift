@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import XZ
+
+/// The single owner of an archive's output: writes the stream header, the data blocks in sequence
+/// order whatever order they arrive in, the two index blocks, the xz Index and the footer.
+///
+/// A file destination is written atomically. On Linux the data goes to an unnamed `O_TMPFILE` in
+/// the destination's directory, which is given a name only once it is complete and synced, so even
+/// a killed process leaves nothing behind; elsewhere to a hidden temporary file created with
+/// `O_EXCL`. Then `rename(2)` puts it in place and the directory is synced. It never seeks, so
+/// a pipe or a socket works as well as a file.
+actor ArchiveWriter {
+    private let destination: ArchiveDestination
+    private let io: WorkerThreadPool
+    private var fd: Int32 = -1
+    private var ownsDescriptor = false
+    /// The named temporary file, when `O_TMPFILE` was not available.
+    private var temporaryPath: String?
+    private var index = XZIndexBuilder()
+    private var pending: [Int: EncodedBlock] = [:]
+    private var nextSequence = 0
+    private var finished = false
+    private(set) var bytesWritten: UInt64 = 0
+    private(set) var dataBlocks = 0
+    private(set) var storedBlocks = 0
+    private let onBlockWritten: (@Sendable (Int, UInt64) -> Void)?
+
+    init(destination: ArchiveDestination, io: WorkerThreadPool, onBlockWritten: (@Sendable (Int, UInt64) -> Void)? = nil) {
+        self.destination = destination
+        self.io = io
+        self.onBlockWritten = onBlockWritten
+    }
+
+    private var displayPath: String {
+        switch destination {
+        case .file(let path): return path
+        case .fileDescriptor(let fd): return "file descriptor \(fd)"
+        }
+    }
+
+    /// Opens the output and writes the stream header.
+    func open() async throws {
+        switch destination {
+        case .fileDescriptor(let descriptor):
+            fd = descriptor
+        case .file(let path):
+            let (descriptor, temporary) = try await io.run { _ in try ArchiveWriter.createTemporary(for: path) }
+            fd = descriptor
+            temporaryPath = temporary
+            ownsDescriptor = true
+        }
+        try await write(StreamHeader.encode(check: .crc64))
+    }
+
+    static func directoryAndName(of path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+
+    private static func createTemporary(for path: String) throws -> (Int32, String?) {
+        let (directory, name) = directoryAndName(of: path)
+        #if os(Linux)
+        // O_TMPFILE is a composite macro Swift does not import; __O_TMPFILE is 020000000 on Linux.
+        let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
+        let fd = SystemCall.retrying { Glibc.open(directory, tmpfile | O_WRONLY | O_CLOEXEC, 0o644) }
+        if fd >= 0 { return (fd, nil) }
+        if errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL {
+            throw SystemCall.error("create temporary file in '\(directory)'", path: path)
+        }
+        #endif
+        for _ in 0..<16 {
+            let candidate = "\(directory)/.\(name).amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+            let fd = SystemCall.retrying { Glibc.open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+            if fd >= 0 { return (fd, candidate) }
+            if errno != EEXIST { throw SystemCall.error("create temporary file", path: candidate) }
+        }
+        throw ArchiveError(.io(errno: EEXIST), "could not create a unique temporary file", path: path)
+    }
+
+    private func write(_ bytes: [UInt8]) async throws {
+        let fd = self.fd, path = displayPath
+        try await io.run { _ in try bytes.withUnsafeBytes { try SystemCall.writeAll(fd, $0, path: path) } }
+        bytesWritten += UInt64(bytes.count)
+    }
+
+    /// Takes block `sequence`, writes every block that is now next in order, and returns how many
+    /// blocks are still waiting for an earlier one.
+    func accept(sequence: Int, block: EncodedBlock) async throws -> Int {
+        pending[sequence] = block
+        while let next = pending.removeValue(forKey: nextSequence) {
+            try await write(next.bytes)
+            try index.append(unpaddedSize: next.unpaddedSize, uncompressedSize: next.uncompressedSize)
+            dataBlocks += 1
+            if next.isStored { storedBlocks += 1 }
+            onBlockWritten?(nextSequence, bytesWritten)
+            nextSequence += 1
+        }
+        return pending.count
+    }
+
+    /// Blocks written so far.
+    var blocksWritten: Int { nextSequence }
+
+    /// Writes the index blocks, the xz Index and the footer, syncs, and puts the file in place.
+    func finish(trailingBlocks: [EncodedBlock]) async throws {
+        precondition(pending.isEmpty, "finish() with blocks still waiting for an earlier one")
+        for block in trailingBlocks {
+            try await write(block.bytes)
+            try index.append(unpaddedSize: block.unpaddedSize, uncompressedSize: block.uncompressedSize)
+        }
+        let encodedIndex = index.encoded()
+        try await write(encodedIndex)
+        try await write(StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count)))
+        guard case .file(let path) = destination else { finished = true; return }
+        let fd = self.fd, temporary = temporaryPath
+        try await io.run { _ in
+            try SystemCall.fsync(fd, path: path)
+            if let temporary {
+                try SystemCall.rename(temporary, path)
+            } else {
+                try ArchiveWriter.linkAnonymous(fd: fd, to: path)
+            }
+            let (directory, _) = ArchiveWriter.directoryAndName(of: path)
+            let dirfd = try SystemCall.open(directory, O_RDONLY | O_DIRECTORY)
+            defer { SystemCall.close(dirfd) }
+            try SystemCall.fsync(dirfd, path: directory)
+        }
+        temporaryPath = nil
+        finished = true
+        closeDescriptor()
+    }
+
+    /// Gives an `O_TMPFILE` a name: link it under a unique hidden name, then rename that over the
+    /// destination (linkat cannot replace an existing file).
+    private static func linkAnonymous(fd: Int32, to path: String) throws {
+        let (directory, name) = directoryAndName(of: path)
+        let source = "/proc/self/fd/\(fd)"
+        for _ in 0..<16 {
+            let candidate = "\(directory)/.\(name).amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+            if linkat(AT_FDCWD, source, AT_FDCWD, candidate, AT_SYMLINK_FOLLOW) == 0 {
+                do {
+                    try SystemCall.rename(candidate, path)
+                } catch {
+                    SystemCall.unlink(candidate)
+                    throw error
+                }
+                return
+            }
+            if errno != EEXIST { throw SystemCall.error("link the finished archive into place", path: path) }
+        }
+        throw ArchiveError(.io(errno: EEXIST), "could not name the finished archive", path: path)
+    }
+
+    /// Drops a half-written archive: closes and removes the temporary file. Never throws, so it can
+    /// run on every failure path, cancellation included.
+    func abort() {
+        guard !finished else { return }
+        finished = true
+        if let temporaryPath { SystemCall.unlink(temporaryPath) }
+        temporaryPath = nil
+        closeDescriptor()
+    }
+
+    private func closeDescriptor() {
+        if ownsDescriptor && fd >= 0 { SystemCall.close(fd) }
+        fd = -1
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import Tar
+
+/// Streams the entries under one or more roots, lazily and in a deterministic order.
+///
+/// Each root comes first, then its contents depth-first, names sorted bytewise within a directory.
+/// Only one directory's names are held at a time per level, never the whole tree. Symbolic links are
+/// stored as links, never followed. Sockets, devices and FIFOs are skipped with a warning, since an
+/// app's data never needs them and not every platform can recreate them.
+///
+/// The walk runs on a thread of its own in batches, so a slow disk never holds a thread of Swift's
+/// cooperative pool, and each batch costs one hop instead of one per entry.
+public struct DirectoryEnumerator: AsyncSequence, Sendable {
+    /// What one step of the walk produced.
+    public struct Batch: Sendable {
+        public var entries: [EnumeratedEntry]
+        public var warnings: [PackWarning]
+    }
+
+    public typealias Element = Batch
+
+    let sources: [PackSource]
+    let unreadable: PackOptions.Tolerance
+    let batchSize: Int
+    let pool: WorkerThreadPool?
+    let fileSystem: FileSystem
+
+    /// - Parameters:
+    ///   - sources: the roots, each with its archive path.
+    ///   - unreadable: `.fail` throws for an entry that cannot be read; `.warn` skips it.
+    ///   - batchSize: entries per step.
+    public init(sources: [PackSource], unreadable: PackOptions.Tolerance = .fail, batchSize: Int = 256) {
+        self.init(sources: sources, unreadable: unreadable, batchSize: batchSize, pool: nil, fileSystem: .system)
+    }
+
+    init(sources: [PackSource], unreadable: PackOptions.Tolerance, batchSize: Int, pool: WorkerThreadPool?, fileSystem: FileSystem) {
+        self.sources = sources
+        self.unreadable = unreadable
+        self.batchSize = Swift.max(1, batchSize)
+        self.pool = pool
+        self.fileSystem = fileSystem
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(walker: DirectoryWalker(sources: sources, unreadable: unreadable, fileSystem: fileSystem),
+                 batchSize: batchSize, pool: pool)
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let walker: DirectoryWalker
+        let batchSize: Int
+        let pool: WorkerThreadPool
+        let ownsPool: Bool
+        var finished = false
+
+        init(walker: DirectoryWalker, batchSize: Int, pool: WorkerThreadPool?) {
+            self.walker = walker
+            self.batchSize = batchSize
+            self.ownsPool = pool == nil
+            self.pool = pool ?? WorkerThreadPool(threads: 1, name: "amk-enumerate")
+        }
+
+        public mutating func next() async throws -> Batch? {
+            if finished { return nil }
+            let walker = self.walker
+            let size = batchSize
+            do {
+                let batch = try await pool.run { flag in try walker.nextBatch(max: size, cancellation: flag) }
+                if batch == nil { finish() }
+                return batch
+            } catch {
+                finish()
+                throw error
+            }
+        }
+
+        private mutating func finish() {
+            finished = true
+            if ownsPool { pool.shutdown() }
+        }
+    }
+}
+
+/// The state of a depth-first walk. A Mutex guards it, since successive batches run as separate
+/// jobs on the pool (one at a time, but the compiler cannot know that).
+final class DirectoryWalker: Sendable {
+    private struct Frame {
+        var sourcePath: String
+        var archivePath: String
+        var names: [String]
+        var next = 0
+    }
+
+    private struct State {
+        var pendingRoots: [PackSource]
+        var stack: [Frame] = []
+    }
+
+    private let state: Mutex<State>
+    private let unreadable: PackOptions.Tolerance
+    private let fileSystem: FileSystem
+
+    init(sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem) {
+        self.state = Mutex(State(pendingRoots: sources.reversed()))
+        self.unreadable = unreadable
+        self.fileSystem = fileSystem
+    }
+
+    func nextBatch(max: Int, cancellation: CancellationFlag) throws -> DirectoryEnumerator.Batch? {
+        try state.withLock { state -> DirectoryEnumerator.Batch? in
+            var entries: [EnumeratedEntry] = []
+            var warnings: [PackWarning] = []
+            while entries.count < max {
+                if cancellation.isCancelled { throw CancellationError() }
+                let sourcePath: String
+                let archivePath: String
+                let isRoot: Bool
+                if var top = state.stack.popLast() {
+                    if top.next == top.names.count { continue }
+                    let name = top.names[top.next]
+                    top.next += 1
+                    sourcePath = top.sourcePath == "/" ? "/" + name : top.sourcePath + "/" + name
+                    archivePath = top.archivePath + "/" + name
+                    state.stack.append(top)
+                    isRoot = false
+                } else if let root = state.pendingRoots.popLast() {
+                    sourcePath = root.path
+                    archivePath = try PackSource.normalizedArchivePath(root.archivePath)
+                    isRoot = true
+                } else {
+                    break
+                }
+                do {
+                    guard let entry = try describe(sourcePath: sourcePath, archivePath: archivePath, warnings: &warnings) else {
+                        continue
+                    }
+                    if entry.kind == .directory {
+                        let names = try fileSystem.listDirectory(sourcePath)
+                        state.stack.append(Frame(sourcePath: sourcePath, archivePath: archivePath, names: names))
+                    }
+                    entries.append(entry)
+                } catch let error as ArchiveError {
+                    // A file removed between listing and stat is not an error of the archive: tar
+                    // reports it and carries on; a root that does not exist is the caller's error.
+                    if !isRoot, case .io(let code) = error.code, code == ENOENT {
+                        warnings.append(PackWarning(path: sourcePath, message: "removed before it could be read"))
+                        continue
+                    }
+                    guard unreadable == .warn, !isRoot || error.code != .io(errno: ENOENT) else { throw error }
+                    warnings.append(PackWarning(path: sourcePath, message: "skipped: \(error.message)"))
+                }
+            }
+            if entries.isEmpty && warnings.isEmpty { return nil }
+            return DirectoryEnumerator.Batch(entries: entries, warnings: warnings)
+        }
+    }
+
+    private func describe(sourcePath: String, archivePath: String, warnings: inout [PackWarning]) throws -> EnumeratedEntry? {
+        let info = try fileSystem.lstat(sourcePath)
+        let kind: TarEntryKind
+        var linkTarget: String?
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK:
+            kind = .symbolicLink
+            let bytes = try fileSystem.readlink(sourcePath)
+            guard let target = String(validating: bytes, as: UTF8.self) else {
+                throw ArchiveError(.invalidArchivePath, "symlink target is not valid UTF-8", path: sourcePath)
+            }
+            linkTarget = target
+        case S_IFSOCK:
+            warnings.append(PackWarning(path: sourcePath, message: "skipped: sockets cannot be archived"))
+            return nil
+        case S_IFIFO:
+            warnings.append(PackWarning(path: sourcePath, message: "skipped: FIFOs are not archived"))
+            return nil
+        case S_IFCHR, S_IFBLK:
+            warnings.append(PackWarning(path: sourcePath, message: "skipped: device files are not archived"))
+            return nil
+        default:
+            warnings.append(PackWarning(path: sourcePath, message: "skipped: unknown file type"))
+            return nil
+        }
+        return EnumeratedEntry(
+            sourcePath: sourcePath,
+            archivePath: archivePath,
+            kind: kind,
+            size: kind == .regular ? UInt64(info.st_size) : 0,
+            mode: UInt32(info.st_mode) & 0o7777,
+            uid: UInt64(info.st_uid),
+            gid: UInt64(info.st_gid),
+            mtime: TarTimestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec)),
+            linkTarget: linkTarget,
+            device: UInt64(info.st_dev),
+            inode: UInt64(info.st_ino),
+            linkCount: UInt64(info.st_nlink)
+        )
+    }
+}

@@ -1,0 +1,25 @@
+public import Tar
+
+/// One file system object found by ``DirectoryEnumerator``, with what `lstat` said of it.
+public struct EnumeratedEntry: Sendable, Hashable {
+    /// Where it is on disk.
+    public var sourcePath: String
+    /// Its path in the archive (no trailing slash).
+    public var archivePath: String
+    /// Regular file, directory or symbolic link; the enumerator skips the kinds tar cannot restore.
+    public var kind: TarEntryKind
+    /// Content bytes for a regular file, 0 otherwise.
+    public var size: UInt64
+    /// Permission bits, including set-id and sticky bits.
+    public var mode: UInt32
+    public var uid: UInt64
+    public var gid: UInt64
+    public var mtime: TarTimestamp
+    /// The target of a symbolic link, as stored in the link.
+    public var linkTarget: String?
+    /// Device and inode, which identify hard links.
+    public var device: UInt64
+    public var inode: UInt64
+    /// Hard links to this inode.
+    public var linkCount: UInt64
+}

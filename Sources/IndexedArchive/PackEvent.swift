@@ -1,0 +1,14 @@
+/// Progress of a pack, as it happens. Every event is also a heartbeat: a stage that stops sending
+/// them has stopped making progress.
+public enum PackEvent: Sendable {
+    /// A member was stored; `bytes` is its content size.
+    case entryStored(path: String, bytes: UInt64)
+    /// A chunk of the tar stream went to the compressors; `tarBytes` is the stream length so far.
+    case chunkSerialized(sequence: Int, tarBytes: UInt64)
+    /// A block was compressed (or stored).
+    case blockCompressed(sequence: Int, stored: Bool)
+    /// A block reached the output; `archiveBytes` is the archive length so far.
+    case blockWritten(sequence: Int, archiveBytes: UInt64)
+    /// Something was skipped or tolerated.
+    case warning(PackWarning)
+}

@@ -1,0 +1,65 @@
+public import Foundation
+
+/// How to pack.
+public struct PackOptions: Sendable {
+    /// What to do when something cannot be stored exactly.
+    public enum Tolerance: Sendable, Hashable {
+        /// Fail the pack with an error naming the file.
+        case fail
+        /// Record a ``PackWarning`` and carry on (skip the entry, or store what was read).
+        case warn
+    }
+
+    /// LZMA preset, 0 (fastest) to 9 (smallest).
+    public var preset: Int = 6
+    /// LZMA's extreme variant of the preset: slower, a little smaller.
+    public var extreme: Bool = false
+    /// Uncompressed bytes per xz block: the unit of parallelism and of random access.
+    /// At least 1 MiB; 16 MiB by default (twice preset 6's dictionary, as pixz does).
+    public var chunkSize: Int = 16 << 20
+    /// Compressing threads; by default one per active core.
+    public var workers: Int = PackOptions.activeCores
+    /// Upper bound for the memory that chunks in flight may hold; `nil` allows about `2 * workers`
+    /// chunks. The bound is never below what one chunk per worker needs.
+    public var memoryBudget: Int? = nil
+    /// `false` stores every block uncompressed (data known not to compress, or speed above all).
+    public var compressible: Bool = true
+    /// Key/value pairs carried in the archive's pax global header (as `AMK.<key>`) and in its index.
+    public var metadata: [String: String] = [:]
+    /// Unreadable files or directories: fail (default) or skip with a warning.
+    public var unreadable: Tolerance = .fail
+    /// Files whose size changes while they are read: fail (default) or store the bytes read, padded
+    /// or cut to the size in the header, with a warning.
+    public var changedWhileReading: Tolerance = .fail
+
+    /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick.
+    public var onEvent: (@Sendable (PackEvent) -> Void)? = nil
+    /// Advanced by the content bytes of each member stored. Set its `totalUnitCount` to the
+    /// expected byte count (``ArchivePacker/contentSize(of:)`` measures it) to get a fraction.
+    public var progress: Progress? = nil
+
+    public init() {}
+
+    /// Cores this process may run on.
+    public static var activeCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// Chunks allowed in flight between the serializer and the writer.
+    var chunksInFlight: Int {
+        let defaultCount = 2 * workers
+        guard let memoryBudget else { return defaultCount }
+        return max(workers, min(defaultCount, memoryBudget / max(chunkSize, 1)))
+    }
+
+    func validated() throws(ArchiveError) -> PackOptions {
+        guard (0...9).contains(preset) else {
+            throw ArchiveError(.invalidOptions, "preset must be 0 to 9, not \(preset)")
+        }
+        guard chunkSize >= 1 << 20, chunkSize <= 1 << 30 else {
+            throw ArchiveError(.invalidOptions, "chunk size must be 1 MiB to 1 GiB, not \(chunkSize)")
+        }
+        guard workers >= 1, workers <= 256 else {
+            throw ArchiveError(.invalidOptions, "workers must be 1 to 256, not \(workers)")
+        }
+        return self
+    }
+}

@@ -1,0 +1,46 @@
+/// A file or directory on disk and the path it takes inside the archive.
+///
+/// Several sources make one archive: an app's documents and its caches can sit side by side under
+/// names the caller chooses, whatever their places on disk.
+public struct PackSource: Sendable, Hashable {
+    /// Where the file or directory is on disk.
+    public var path: String
+    /// Its path inside the archive: relative, `/`-separated, no `.` or `..` components.
+    public var archivePath: String
+
+    /// - Parameters:
+    ///   - path: the file or directory on disk.
+    ///   - archivePath: its path inside the archive; `nil` takes the last component of `path`.
+    public init(path: String, archivePath: String? = nil) {
+        self.path = path
+        self.archivePath = archivePath ?? PackSource.lastComponent(of: path)
+    }
+
+    static func lastComponent(of path: String) -> String {
+        let trimmed = path.split(separator: "/", omittingEmptySubsequences: true)
+        return trimmed.last.map(String.init) ?? "."
+    }
+
+    /// The archive path with redundant slashes and `.` removed, or an error saying why it cannot
+    /// be stored: an archive must never carry a name that escapes the extraction root.
+    public static func normalizedArchivePath(_ path: String) throws(ArchiveError) -> String {
+        if path.hasPrefix("/") {
+            throw ArchiveError(.invalidArchivePath, "archive path must be relative", member: path)
+        }
+        var parts: [Substring] = []
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            if part == "." { continue }
+            if part == ".." {
+                throw ArchiveError(.invalidArchivePath, "archive path must not contain '..'", member: path)
+            }
+            parts.append(part)
+        }
+        if parts.isEmpty {
+            throw ArchiveError(.invalidArchivePath, "archive path is empty", member: path)
+        }
+        if path.utf8.contains(0) {
+            throw ArchiveError(.invalidArchivePath, "archive path contains a NUL byte", member: path)
+        }
+        return parts.joined(separator: "/")
+    }
+}

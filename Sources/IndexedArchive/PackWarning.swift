@@ -1,0 +1,15 @@
+/// Something the packer skipped or tolerated instead of failing, by the caller's choice or because
+/// the archive format cannot hold it (sockets, devices, FIFOs).
+public struct PackWarning: Sendable, Hashable, CustomStringConvertible {
+    /// The file on disk concerned.
+    public var path: String
+    /// What happened.
+    public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin wrappers over the system calls the engine uses: they retry `EINTR` and turn failures into
+/// an ``ArchiveError`` that names the call, the path and the errno's text.
+enum SystemCall {
+    static func error(_ operation: String, path: String?, errno code: Int32 = errno) -> ArchiveError {
+        let text = String(cString: strerror(code))
+        return ArchiveError(.io(errno: code), "\(operation) failed: \(text)", path: path)
+    }
+
+    static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
+        while true {
+            let result = body()
+            if result == -1 && errno == EINTR { continue }
+            return result
+        }
+    }
+
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(ArchiveError) -> Int32 {
+        let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw error("open", path: path) }
+        return fd
+    }
+
+    static func openat(_ dirfd: Int32, _ name: String, _ flags: Int32, mode: mode_t = 0, path: String) throws(ArchiveError) -> Int32 {
+        let fd = retrying { Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw error("open", path: path) }
+        return fd
+    }
+
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// Reads up to `count` bytes at `offset`; fewer only at end of file.
+    static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String?) throws(ArchiveError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = retrying { Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
+            if n < 0 { throw error("read", path: path) }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Reads up to `buffer.count` bytes from the current position; fewer only at end of file.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String?) throws(ArchiveError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = retrying { Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done) }
+            if n < 0 { throw error("read", path: path) }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String?) throws(ArchiveError) {
+        var done = 0
+        while done < bytes.count {
+            let n = retrying { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
+            if n < 0 { throw error("write", path: path) }
+            done += n
+        }
+    }
+
+    static func fstat(_ fd: Int32, path: String?) throws(ArchiveError) -> stat {
+        var info = stat()
+        guard Glibc.fstat(fd, &info) == 0 else { throw error("stat", path: path) }
+        return info
+    }
+
+    static func lstat(_ path: String) throws(ArchiveError) -> stat {
+        var info = stat()
+        guard Glibc.lstat(path, &info) == 0 else { throw error("stat", path: path) }
+        return info
+    }
+
+    static func readlink(_ path: String) throws(ArchiveError) -> [UInt8] {
+        var size = 256
+        while true {
+            var buffer = [UInt8](repeating: 0, count: size)
+            let n = buffer.withUnsafeMutableBufferPointer { Glibc.readlink(path, $0.baseAddress!, size) }
+            if n < 0 { throw error("readlink", path: path) }
+            if n < size { return Array(buffer[..<n]) }
+            size *= 4
+            if size > 1 << 20 { throw ArchiveError(.io(errno: ENAMETOOLONG), "symlink target too long", path: path) }
+        }
+    }
+
+    static func fsync(_ fd: Int32, path: String?) throws(ArchiveError) {
+        guard retrying({ Glibc.fsync(fd) }) == 0 else { throw error("fsync", path: path) }
+    }
+
+    static func rename(_ from: String, _ to: String) throws(ArchiveError) {
+        guard Glibc.rename(from, to) == 0 else { throw error("rename to '\(to)'", path: from) }
+    }
+
+    static func unlink(_ path: String) {
+        _ = Glibc.unlink(path)
+    }
+}

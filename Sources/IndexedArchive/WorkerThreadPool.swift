@@ -1,0 +1,148 @@
+import Foundation
+import Synchronization
+
+/// A fixed set of threads of our own that run CPU-heavy or blocking jobs.
+///
+/// Swift's cooperative pool has one thread per core; a 16 MiB LZMA encode or a `read` stuck in the
+/// kernel would take one of them for seconds or forever, and the watchdog, which is an actor on that
+/// pool, could then not run on time. Jobs run here instead, and a Swift task awaits the result.
+///
+/// The pool is owned by one operation (a pack, an extraction) and shut down when it ends; a job that
+/// never returns leaves its thread behind, detached, rather than blocking the caller.
+package final class WorkerThreadPool: Sendable {
+    private struct State {
+        var jobs: [@Sendable () -> Void] = []
+        var head = 0
+        var shuttingDown = false
+        var idle = 0
+        var running = 0
+    }
+
+    // NSCondition is the lock and the wake-up signal together; every access to `state` happens
+    // while it is held, which is what makes this class Sendable.
+    private let condition = NSCondition()
+    private nonisolated(unsafe) var state = State()
+    private let exited = Atomic<Int>(0)
+    /// How many threads the pool started.
+    package let threadCount: Int
+    /// A name for the threads, as `top -H` and debuggers show it.
+    package let name: String
+
+    package init(threads: Int, name: String) {
+        precondition(threads > 0, "a pool needs at least one thread")
+        self.threadCount = threads
+        self.name = name
+        for index in 0..<threads {
+            let thread = Thread { [self] in self.workLoop() }
+            thread.name = "\(name)-\(index)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    private func workLoop() {
+        while true {
+            condition.lock()
+            while state.head == state.jobs.count && !state.shuttingDown {
+                state.idle += 1
+                condition.wait()
+                state.idle -= 1
+            }
+            if state.head == state.jobs.count {
+                condition.unlock()
+                exited.add(1, ordering: .relaxed)
+                return
+            }
+            let job = state.jobs[state.head]
+            state.head += 1
+            if state.head > 64 && state.head * 2 > state.jobs.count {
+                state.jobs.removeFirst(state.head)
+                state.head = 0
+            }
+            state.running += 1
+            condition.unlock()
+            job()
+            condition.lock()
+            state.running -= 1
+            condition.unlock()
+        }
+    }
+
+    /// Queues a job without waiting for it.
+    package func submit(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        state.jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs `body` on one of the pool's threads and returns its result.
+    ///
+    /// `body` receives a flag that turns true when the calling task is cancelled; long jobs poll it
+    /// between slices and throw `CancellationError`. A job cancelled before it started is not run.
+    package func run<T: Sendable>(
+        _ body: @escaping @Sendable (_ cancellation: CancellationFlag) throws -> T
+    ) async throws -> T {
+        let flag = CancellationFlag()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                submit {
+                    if flag.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                        return
+                    }
+                    continuation.resume(with: Result { try body(flag) })
+                }
+            }
+        } onCancel: {
+            flag.cancel()
+        }
+    }
+
+    /// Jobs being run right now.
+    package var busyThreads: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.running
+    }
+
+    /// Threads that have left their loop after `shutdown()`.
+    package var exitedThreads: Int { exited.load(ordering: .relaxed) }
+
+    /// Lets the threads finish the queued jobs and exit. It does not wait: a thread stuck in a job
+    /// that never returns is left behind.
+    package func shutdown() {
+        condition.lock()
+        state.shuttingDown = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until every thread has exited or `timeout` passes; returns whether they all did.
+    ///
+    /// Teardown must not be skipped by cancellation, so this wait ignores it: it is bounded by
+    /// `timeout` instead.
+    package func awaitExit(timeout: Duration) async -> Bool {
+        if exitedThreads == threadCount { return true }
+        let once = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            once.withLock { $0 = continuation }
+            let resume: @Sendable (Bool) -> Void = { value in
+                once.withLock { pending in
+                    pending?.resume(returning: value)
+                    pending = nil
+                }
+            }
+            // Poll from a plain thread: cheap, and independent of the cooperative pool.
+            let thread = Thread { [self] in
+                let deadline = ContinuousClock.now + timeout
+                while exitedThreads < threadCount {
+                    if ContinuousClock.now >= deadline { resume(false); return }
+                    Thread.sleep(forTimeInterval: 0.001)
+                }
+                resume(true)
+            }
+            thread.start()
+        }
+    }
+}
