@@ -18,6 +18,7 @@ public enum ArchivePacker {
     public static let writerVersion = "AppMigration 0.1.0"
 
     /// Packs `sources` (each a file or a directory, under its archive path) into one archive.
+    @discardableResult
     public static func pack(_ sources: [PackSource], to destination: ArchiveDestination,
                             options: PackOptions = PackOptions()) async throws -> PackSummary {
         try await withBuilder(to: destination, options: options) { builder in

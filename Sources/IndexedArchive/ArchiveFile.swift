@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An archive opened for reading by offset. The descriptor never changes and `pread` shares no
+/// file position, so concurrent readers on several threads are safe.
+final class ArchiveFile: Sendable {
+    let fd: Int32
+    let size: UInt64
+    let path: String
+
+    init(path: String) throws {
+        let fd = try SystemCall.open(path, O_RDONLY)
+        do {
+            let info = try SystemCall.fstat(fd, path: path)
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw ArchiveError(.notAnArchive, "not a regular file", path: path)
+            }
+            self.size = UInt64(info.st_size)
+        } catch {
+            SystemCall.close(fd)
+            throw error
+        }
+        self.fd = fd
+        self.path = path
+    }
+
+    /// Exactly `count` bytes at `offset`, or an error saying the file is truncated there.
+    func read(at offset: UInt64, count: Int) throws -> [UInt8] {
+        guard offset <= size, UInt64(count) <= size - offset else {
+            throw ArchiveError(.corrupt, "needs \(count) bytes past the end of the file (\(size) bytes)", path: path, offset: offset)
+        }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let got = try buffer.withUnsafeMutableBytes { raw -> Int in
+            try SystemCall.pread(fd, into: raw, at: offset, path: path)
+        }
+        guard got == count else {
+            throw ArchiveError(.corrupt, "file ends early", path: path, offset: offset + UInt64(got))
+        }
+        return buffer
+    }
+
+    /// Up to `count` bytes at `offset`; fewer at the end of the file.
+    func readAvailable(at offset: UInt64, count: Int) throws -> [UInt8] {
+        guard offset < size else { return [] }
+        let count = Int(min(UInt64(count), size - offset))
+        return try read(at: offset, count: count)
+    }
+
+    deinit { SystemCall.close(fd) }
+}

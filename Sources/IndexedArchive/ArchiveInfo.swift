@@ -1,0 +1,25 @@
+/// The structure of an archive file, as `amk info` shows it.
+public struct ArchiveInfo: Sendable {
+    /// xz streams in the file.
+    public var streams: Int
+    /// All xz blocks, index blocks included.
+    public var blocks: Int
+    /// Data blocks (all blocks for an archive without our index).
+    public var dataBlocks: Int
+    public var fileSize: UInt64
+    /// Decompressed bytes of the whole file.
+    public var uncompressedSize: UInt64
+    /// Length of the tar stream, when the index gives it.
+    public var tarSize: UInt64?
+    /// Uncompressed bytes per data block, when the index gives it.
+    public var chunkSize: UInt64?
+    /// Members listed by the index.
+    public var indexedEntries: Int?
+    /// Whether the archive has our index (random access) or is read sequentially.
+    public var isIndexed: Bool
+    public var hasPixzIndex: Bool
+    public var metadata: [String: String]
+
+    /// File size over uncompressed size.
+    public var ratio: Double { uncompressedSize == 0 ? 0 : Double(fileSize) / Double(uncompressedSize) }
+}

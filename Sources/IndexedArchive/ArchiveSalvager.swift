@@ -1,0 +1,100 @@
+import Foundation
+import Tar
+import XZ
+
+/// Recovers what can be trusted from a damaged archive.
+///
+/// It walks the xz blocks forward from the start, using the sizes each Block Header carries,
+/// decodes each one and verifies its check, and stops at the first block that fails. The members
+/// that lie wholly in verified blocks are extracted (safely, as ``ArchiveReader`` does); one cut by
+/// the damage is removed. The xz Index at the end is not needed, so a truncated archive salvages too.
+public enum ArchiveSalvager {
+    public static func salvage(path: String, to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> SalvageReport {
+        let file = try ArchiveFile(path: path)
+        let indexEntries = (try? ArchiveReader(path: path)).flatMap { $0.index?.entries }
+        let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
+        var consumer = TarConsumer(extractor: extractor, filter: options.members)
+        consumer.collected = []
+        let box = ConsumerBox(consumer)
+        let io = WorkerThreadPool(threads: 1, name: "amk-salvage")
+        defer { io.shutdown() }
+        let walk = try await io.run { flag in try walkBlocks(file: file, box: box, flag: flag) }
+        let (seen, unfinished) = box.state.withLock { state -> ([ArchiveEntry], String?) in
+            let unfinished = state.consumer.unfinishedMember
+            state.consumer.extractor?.abandonCurrent()
+            try? state.consumer.extractor?.finish()
+            return (state.consumer.collected ?? [], unfinished)
+        }
+        var recovered = seen.map(\.path)
+        if let unfinished, recovered.last == unfinished { recovered.removeLast() }
+        let recoveredSet = Set(recovered)
+        var lost: [String]
+        if let indexEntries {
+            lost = indexEntries.map(\.path).filter { !recoveredSet.contains($0) }
+        } else {
+            lost = unfinished.map { [$0] } ?? []
+        }
+        if walk.damage == nil { lost = [] }
+        return SalvageReport(recovered: recovered, lost: lost, goodBlocks: walk.goodBlocks,
+                             damageOffset: walk.damageOffset, damage: walk.damage)
+    }
+
+    struct Walk: Sendable {
+        var goodBlocks = 0
+        var damageOffset: UInt64?
+        var damage: String?
+    }
+
+    static func walkBlocks(file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag) throws -> Walk {
+        var walk = Walk()
+        let check: XZCheck
+        do {
+            let header = try file.read(at: 0, count: StreamHeader.size)
+            check = try header.withUnsafeBytes { try StreamHeader.decode($0) }
+        } catch {
+            walk.damageOffset = 0
+            walk.damage = "no valid xz stream header"
+            return walk
+        }
+        var offset = UInt64(StreamHeader.size)
+        let decoder = BlockDecoder()
+        while offset < file.size {
+            if flag.isCancelled { throw CancellationError() }
+            do {
+                let head = try file.readAvailable(at: offset, count: 1024)
+                guard let first = head.first else { break }
+                if first == 0 { return walk }  // the xz Index: every block is behind us
+                let info = try head.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: check, fileOffset: offset) }
+                guard let total = info.totalSize(check: check), total <= file.size - offset else {
+                    throw ArchiveError(.corrupt, "block header without a usable size", offset: offset)
+                }
+                let block = try file.read(at: offset, count: Int(total))
+                var out: [UInt8] = []
+                _ = try block.withUnsafeBytes { raw in
+                    try decoder.decode(block: raw, check: check, fileOffset: offset) { out.append(contentsOf: $0) }
+                }
+                // Only verified bytes reach the tar parser.
+                try box.state.withLock { state in
+                    try out.withUnsafeBytes { try state.consumer.consume($0) }
+                }
+                walk.goodBlocks += 1
+                offset += total
+            } catch let error as XZError {
+                walk.damageOffset = error.offset ?? offset
+                walk.damage = error.description
+                return walk
+            } catch let error as ArchiveError {
+                walk.damageOffset = error.offset ?? offset
+                walk.damage = error.message
+                return walk
+            } catch let error as TarError {
+                walk.damageOffset = offset
+                walk.damage = error.description
+                return walk
+            }
+        }
+        walk.damageOffset = file.size
+        walk.damage = "the file ends before the xz Index"
+        return walk
+    }
+}

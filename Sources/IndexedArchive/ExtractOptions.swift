@@ -1,0 +1,25 @@
+/// How to extract, and the limits that keep a hostile archive from exhausting memory or disk.
+public struct ExtractOptions: Sendable {
+    /// Only these members (paths as listed, with or without a directory's trailing `/`); a
+    /// directory selects everything under it. `nil` extracts everything.
+    public var members: Set<String>? = nil
+    /// Strip a leading `/` from absolute member paths instead of refusing them.
+    public var allowAbsolutePaths: Bool = false
+    /// Restore permission bits (set-id bits included) from the archive.
+    public var restorePermissions: Bool = true
+    /// Restore owners and groups (only possible as root).
+    public var restoreOwnership: Bool = false
+    /// Refuse archives with more members than this.
+    public var maxEntries: Int = 10_000_000
+    /// Refuse to write more content bytes than this. `nil` allows 1000 times the archive's size,
+    /// at least 4 GiB: more than any real data compresses, less than a decompression bomb wants.
+    public var maxBytes: UInt64? = nil
+    /// Blocks decoded at once.
+    public var parallelism: Int = PackOptions.activeCores
+
+    public init() {}
+
+    func byteLimit(archiveSize: UInt64) -> UInt64 {
+        maxBytes ?? max(4 << 30, archiveSize.multipliedReportingOverflow(by: 1000).partialValue)
+    }
+}

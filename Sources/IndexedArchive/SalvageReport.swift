@@ -1,0 +1,14 @@
+/// What ``ArchiveSalvager`` recovered from a damaged archive.
+public struct SalvageReport: Sendable {
+    /// Members written whole, every byte from a block whose check verified.
+    public var recovered: [String]
+    /// Members known to be lost: from the index when it could still be read, otherwise the member
+    /// that was cut by the damage.
+    public var lost: [String]
+    /// Blocks that decoded and verified.
+    public var goodBlocks: Int
+    /// Where in the file the damage starts, or `nil` if every block verified.
+    public var damageOffset: UInt64?
+    /// What was wrong there.
+    public var damage: String?
+}

@@ -1,0 +1,147 @@
+import Synchronization
+import Tar
+import XZ
+
+/// Everything that happens to the decompressed tar stream, in order: parsing, listing, checking
+/// each member against the index, checksums, and extraction. One job at a time feeds it from a
+/// thread of our own, under a Mutex that makes the hand-off between jobs safe.
+struct TarConsumer {
+    var parser = TarParser()
+    /// The index entries, when the archive has an index: each parsed member must match.
+    var expected: [ArchiveEntry]?
+    var nextExpected = 0
+    /// Members seen, when listing.
+    var collected: [ArchiveEntry]? = nil
+    var extractor: Extractor?
+    /// Members to extract; nil means all.
+    var filter: Set<String>?
+    var metadata: [String: String] = [:]
+    var members = 0
+    /// A member whose content to keep (sequential reads of one member), and what was kept.
+    var capture: String?
+    var captureLimit = 1 << 30
+    var captured: [UInt8]?
+    private var capturing = false
+    /// The captured member is complete.
+    private(set) var captureDone = false
+    private var current: TarMember?
+    private var currentSelected = false
+    private var checksum: UInt64 = 0
+    private var dataSeen: UInt64 = 0
+    private(set) var endOffset: UInt64?
+
+    init(expected: [ArchiveEntry]? = nil, collect: Bool = false, extractor: Extractor? = nil, filter: Set<String>? = nil) {
+        self.expected = expected
+        self.collected = collect ? [] : nil
+        self.extractor = extractor
+        self.filter = filter
+    }
+
+    mutating func consume(_ bytes: UnsafeRawBufferPointer) throws {
+        var parser = self.parser
+        defer { self.parser = parser }
+        try parser.consume(bytes) { event in try handle(event) }
+    }
+
+    mutating func finish(requireEndMarker: Bool = true) throws {
+        try parser.finish(requireEndMarker: requireEndMarker)
+        if let expected, nextExpected != expected.count {
+            throw ArchiveError(.corrupt, "the index lists \(expected.count) members but the tar stream has \(nextExpected)")
+        }
+        try extractor?.finish()
+    }
+
+    static func selected(_ path: String, by filter: Set<String>?) -> Bool {
+        guard let filter else { return true }
+        var name = path.hasSuffix("/") ? String(path.dropLast()) : path
+        while true {
+            if filter.contains(name) || filter.contains(name + "/") { return true }
+            guard let slash = name.lastIndex(of: "/") else { return false }
+            name = String(name[..<slash])
+        }
+    }
+
+    private mutating func handle(_ event: TarParser.Event) throws {
+        switch event {
+        case .globalHeader(let records, _):
+            for record in records where record.key.hasPrefix("AMK.") {
+                metadata[String(record.key.dropFirst(4))] = record.value
+            }
+        case .member(let member):
+            current = member
+            checksum = 0
+            dataSeen = 0
+            members += 1
+            if let expected {
+                guard nextExpected < expected.count else {
+                    throw ArchiveError(.corrupt, "member is not in the index", member: member.header.path, offset: member.headerOffset)
+                }
+                let entry = expected[nextExpected]
+                let header = member.header
+                guard entry.path == header.path, entry.kind == header.kind, entry.size == header.size,
+                      entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
+                      entry.mode == header.mode, entry.mtime == header.mtime,
+                      entry.linkTarget == header.linkTarget else {
+                    throw ArchiveError(.corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
+                                       member: header.path, offset: member.headerOffset)
+                }
+            }
+            collected?.append(ArchiveEntry(
+                path: member.header.path, kind: member.header.kind, size: member.header.size, mode: member.header.mode,
+                uid: member.header.uid, gid: member.header.gid, mtime: member.header.mtime,
+                linkTarget: member.header.linkTarget, headerOffset: member.headerOffset, dataOffset: member.dataOffset,
+                checksum: nil, hasPaxHeader: member.hasPaxHeader))
+            if let capture, captured == nil, member.header.path == capture || member.header.path == capture + "/" {
+                capturing = true
+                captured = []
+            }
+            currentSelected = extractor != nil && Self.selected(member.header.path, by: filter)
+            if currentSelected { try extractor!.begin(member.header) }
+        case .data(let bytes, _):
+            if expected != nil { checksum = CRC.crc64(bytes, previous: checksum) }
+            dataSeen += UInt64(bytes.count)
+            if capturing {
+                guard captured!.count + bytes.count <= captureLimit else {
+                    throw ArchiveError(.limitExceeded, "member is over the limit of \(captureLimit) bytes", member: capture)
+                }
+                captured!.append(contentsOf: bytes)
+            }
+            if currentSelected { try extractor!.write(bytes) }
+        case .memberEnd:
+            if let expected, let member = current {
+                let entry = expected[nextExpected]
+                if entry.kind == .regular, let sum = entry.checksum, sum != checksum {
+                    throw ArchiveError(.checksumMismatch, "content checksum mismatch (index \(hex(sum)), data \(hex(checksum)))",
+                                       member: member.header.path, offset: member.dataOffset)
+                }
+                nextExpected += 1
+            }
+            if currentSelected { try extractor!.endMember() }
+            if capturing { capturing = false; captureDone = true }
+            current = nil
+            currentSelected = false
+        case .end(let offset):
+            endOffset = offset
+        }
+    }
+
+    private func hex(_ value: UInt64) -> String { String(value, radix: 16) }
+
+    /// The member the stream stopped inside, if any.
+    var unfinishedMember: String? { current?.header.path }
+}
+
+/// A `TarConsumer` (and, for sequential reads, the decoder in front of it) shared by the jobs that
+/// feed it one after another.
+final class ConsumerBox: Sendable {
+    struct State {
+        var consumer: TarConsumer
+        var decoder: StreamDecoder?
+    }
+
+    let state: Mutex<State>
+
+    init(_ consumer: sending TarConsumer, decoder: sending StreamDecoder? = nil) {
+        state = Mutex(State(consumer: consumer, decoder: decoder))
+    }
+}
