@@ -26,7 +26,7 @@ struct InfoCommand: AsyncParsableCommand {
             ("archive", archive),
             ("file size", sizeWithBytes(info.fileSize)),
             ("uncompressed", sizeWithBytes(info.uncompressedSize)),
-            ("ratio", String(format: "%.1f%%", info.ratio * 100)),
+            ("ratio", String(format: "%.1f%%", ratio(info) * 100)),
             ("streams", "\(info.streams)"),
             ("blocks", "\(info.blocks) (\(info.dataBlocks) data, \(info.blocks - info.dataBlocks) index)"),
         ]
@@ -49,6 +49,13 @@ struct InfoCommand: AsyncParsableCommand {
             }
         }
         return rows
+    }
+
+    /// File size over tar size, as `amk pack` reports it; over all decompressed bytes when the
+    /// archive has no index to give the tar size (then the index blocks are not there to count).
+    static func ratio(_ info: ArchiveInfo) -> Double {
+        guard let tarSize = info.tarSize, tarSize > 0 else { return info.ratio }
+        return Double(info.fileSize) / Double(tarSize)
     }
 
     /// Left column padded to its widest label.
