@@ -33,7 +33,7 @@ struct AMK: AsyncParsableCommand {
 
     /// `amk` alone: a script that forgot its subcommand should fail, not succeed with help text.
     func run() async throws {
-        StandardError.write(AMK.helpMessage())
+        StandardError.line(AMK.helpMessage())
         throw ExitCode(AMK.usageStatus)
     }
 
