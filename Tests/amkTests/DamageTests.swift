@@ -40,6 +40,9 @@ extension AMKTests {
             try handle.close()
 
             #expect(try AMKProcess.run(["verify", archive], scratch: tree.root).status == 1)
+            let info = try AMKProcess.run(["info", archive], scratch: tree.root)
+            #expect(info.stdout.contains("structure  unknown: no valid xz index"), "\(info.stdout)")
+            #expect(!info.stdout.contains("streams"), "no zero counts for a damaged file: \(info.stdout)")
 
             let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
             #expect(result.status == 0, "\(result.stderr)")
