@@ -40,6 +40,9 @@ public struct MigrationSystem: Sendable {
     public var requiredImportBytes: @Sendable (_ contentBytes: UInt64, _ members: Int) -> UInt64
     /// Free bytes on the file system holding a path; `statvfs` by default, replaced by tests.
     public var freeBytes: @Sendable (_ path: String) throws -> UInt64
+    /// Called on the compressing thread before each chunk of an export is compressed; tests use
+    /// it to make compression slow. Nil, and free, in production.
+    package var compressionHook: (@Sendable (_ sequence: Int) throws -> Void)? = nil
 
     public init(watchdogPolicy: WatchdogPolicy = WatchdogPolicy(),
                 importWatchdogPolicy: WatchdogPolicy = WatchdogPolicy(defaultStallTimeout: .seconds(600)),
@@ -142,6 +145,7 @@ public struct MigrationSystem: Sendable {
         options.workers = workers
         options.compressible = compressible
         options.watchdog = watchdog
+        options.compressionHook = compressionHook
         options.metadata = [
             ArchiveMetadataKey.resourcesVersion: version,
             ArchiveMetadataKey.sizeEstimate: String(estimate),

@@ -34,6 +34,7 @@ struct Scratch: Sendable {
     }
 
     /// Runs `body` with a scratch folder that is removed afterwards.
+    @discardableResult
     static func with<T>(_ body: (Scratch) async throws -> T) async throws -> T {
         let scratch = try Scratch()
         defer { scratch.remove() }
