@@ -87,9 +87,23 @@ public struct MigrationSystem: Sendable {
         sourceApp: MigrationAppIdentifier? = nil,
         progress: Progress? = nil
     ) async throws -> DeviceToDeviceExportProperties {
+        try await exportResources(of: migrationExtension, named: name, from: container, request: request,
+                                  toDestination: .file(archive.path(percentEncoded: false)), sourceApp: sourceApp,
+                                  progress: progress)
+    }
+
+    /// The export, into a file or onto a descriptor (a pipe or a socket, written without seeking;
+    /// see `MigrationSystem+Streaming.swift`).
+    func exportResources<Extension: ResourcesExportingWithOptions>(
+        of migrationExtension: Extension, named name: String?,
+        from container: MigrationDataContainer,
+        request: MigrationRequestWithOptions<Extension.OptionsType>,
+        toDestination destination: ArchiveDestination,
+        sourceApp: MigrationAppIdentifier?,
+        progress: Progress?
+    ) async throws -> DeviceToDeviceExportProperties {
         let name = name ?? String(describing: Extension.self)
         let confinement = try ContainerConfinement(container: container, extensionName: name)
-        let destination = archive.path(percentEncoded: false)
         let settings = self
         return try await ContainerLock.withLock(on: container, extensionName: name) {
             let outcome: ExportOutcome
@@ -127,7 +141,7 @@ public struct MigrationSystem: Sendable {
     private func runExport<Extension: ResourcesExportingWithOptions>(
         _ migrationExtension: Extension, name: String, container: MigrationDataContainer,
         confinement: ContainerConfinement, request: MigrationRequestWithOptions<Extension.OptionsType>,
-        destination: String, sourceApp: MigrationAppIdentifier?, progress: Progress?, watchdog: Watchdog
+        destination: ArchiveDestination, sourceApp: MigrationAppIdentifier?, progress: Progress?, watchdog: Watchdog
     ) async throws -> ExportOutcome {
         // The properties are extension code too, and may walk the container: watch them.
         watchdog.begin(.extensionCode)
@@ -161,7 +175,7 @@ public struct MigrationSystem: Sendable {
             options.progress = progress
         }
         do {
-            let (_, summary) = try await ArchivePacker.withBuilder(to: .file(destination), options: options) { builder in
+            let (_, summary) = try await ArchivePacker.withBuilder(to: destination, options: options) { builder in
                 let archiver = ResourcesArchiver(builder: builder, watchdog: watchdog, confinement: confinement)
                 watchdog.begin(.extensionCode)
                 do {
