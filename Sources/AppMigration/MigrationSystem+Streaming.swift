@@ -56,6 +56,9 @@ extension MigrationSystem {
             defer { try? FileManager.default.removeItem(at: staging) }
             var extensionStarted = false
             do {
+                // A receiver killed mid-stream could not remove its staging folder; under the lock
+                // no other import is running, so any staging folder left is such a leftover.
+                try Self.removeStaleStaging(in: container)
                 let request = try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
                 progress.completedUnitCount = total / 4
                 extensionStarted = true
@@ -74,6 +77,15 @@ extension MigrationSystem {
                 try? MigrationStatus.record(.failure(error), in: container)
                 throw error
             }
+        }
+    }
+
+    /// Removes staging folders that imports killed before their cleanup left in `container`.
+    static func removeStaleStaging(in container: MigrationDataContainer) throws {
+        let host = container.hostDirectory.path(percentEncoded: false)
+        guard FileManager.default.fileExists(atPath: host) else { return }
+        for name in try FileManager.default.contentsOfDirectory(atPath: host) where name.hasPrefix("staging-") {
+            try FileManager.default.removeItem(at: container.hostDirectory.appending(path: name, directoryHint: .isDirectory))
         }
     }
 
