@@ -53,6 +53,7 @@ extension MigrationSystem {
         // mid-stream stops the export at once instead of after the last block.
         var exported: Result<DeviceToDeviceExportProperties, any Error>?
         var status: Result<StatusFrame?, any Error>?
+        var stoppedExport = false
         await withTaskGroup(of: SenderEvent.self) { group in
             group.addTask {
                 do {
@@ -92,8 +93,14 @@ extension MigrationSystem {
                     }
                 case .status(let result):
                     status = result
-                    // An answer before the export has finished means the receiver stopped.
-                    if exported == nil { group.cancelAll() }
+                    // An answer (or the end of the connection) before the export has finished
+                    // means the receiver stopped: the export is stopped, and what it then
+                    // reports (a cancellation, or a termination if the extension returned
+                    // normally) is a consequence, not the cause.
+                    if exported == nil {
+                        stoppedExport = true
+                        group.cancelAll()
+                    }
                 case .gaveUp:
                     group.cancelAll()
                 }
@@ -101,23 +108,26 @@ extension MigrationSystem {
             }
         }
         try Task.checkCancellation()
-        return try Self.senderVerdict(exported: exported!, status: status, endpoint: endpoint)
+        return try Self.senderVerdict(exported: exported!, status: status, stoppedExport: stoppedExport, endpoint: endpoint)
     }
 
     /// What the sender reports, from what its two halves saw.
     private static func senderVerdict(exported: Result<DeviceToDeviceExportProperties, any Error>,
-                                      status: Result<StatusFrame?, any Error>?,
+                                      status: Result<StatusFrame?, any Error>?, stoppedExport: Bool,
                                       endpoint: TransferEndpoint) throws -> (DeviceToDeviceExportProperties, String) {
         switch (exported, status) {
         case (.success(let properties), .success(.some(let frame))) where frame.ok:
             return (properties, frame.message)
-        case (.failure(let error), _) where !isLostConnection(error):
+        case (.failure(let error), _) where !stoppedExport && !isLostConnection(error):
             // The export itself failed (the extension threw, stalled...): that is the cause; the
             // receiver failed because of it.
             throw error
         case (_, .success(.some(let frame))) where !frame.ok:
             throw TransferError(.remoteFailure, "the receiver at \(endpoint) failed to import: \(frame.message)")
-        case (.failure(let error), _):
+        case (.failure(let error), _) where !stoppedExport:
+            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: \(error)",
+                                underlying: error)
+        case (.failure, .failure(let error)):
             throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: \(error)",
                                 underlying: error)
         case (.success, .failure(let error)):

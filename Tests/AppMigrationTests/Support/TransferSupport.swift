@@ -91,5 +91,6 @@ func importStatus(of container: MigrationDataContainer) -> MigrationStatus? {
 /// The staging folders in `container`'s host folder.
 func stagingFolders(in container: MigrationDataContainer) throws -> [String] {
     let host = container.containerRootDirectory.appending(path: ".amk").path(percentEncoded: false)
+    guard FileManager.default.fileExists(atPath: host) else { return [] }
     return try FileManager.default.contentsOfDirectory(atPath: host).filter { $0.hasPrefix("staging-") }
 }
