@@ -143,11 +143,13 @@ public struct MigrationSystem: Sendable {
         confinement: ContainerConfinement, request: MigrationRequestWithOptions<Extension.OptionsType>,
         destination: ArchiveDestination, sourceApp: MigrationAppIdentifier?, progress: Progress?, watchdog: Watchdog
     ) async throws -> ExportOutcome {
+        let executor = ExtensionExecutor(name: name)
         // The properties are extension code too, and may walk the container: watch them.
         watchdog.begin(.extensionCode)
-        let estimate = await migrationExtension.resourcesSizeEstimate
-        let version = migrationExtension.resourcesVersion
-        let compressible = migrationExtension.resourcesCompressible
+        let (estimate, version, compressible) = await withTaskExecutorPreference(executor) {
+            (await migrationExtension.resourcesSizeEstimate, migrationExtension.resourcesVersion,
+             migrationExtension.resourcesCompressible)
+        }
         watchdog.end(.extensionCode)
         try Task.checkCancellation()
 
@@ -179,7 +181,9 @@ public struct MigrationSystem: Sendable {
                 let archiver = ResourcesArchiver(builder: builder, watchdog: watchdog, confinement: confinement)
                 watchdog.begin(.extensionCode)
                 do {
-                    try await migrationExtension.exportResources(to: archiver, request: request)
+                    try await withTaskExecutorPreference(executor) {
+                        try await migrationExtension.exportResources(to: archiver, request: request)
+                    }
                 } catch {
                     watchdog.end(.extensionCode)
                     throw error
@@ -307,7 +311,7 @@ public struct MigrationSystem: Sendable {
                 let hostSide = Progress(totalUnitCount: 100)
                 try await ImportProgressScope.$bound.withValue(hostSide) {
                     try await MigrationDataContainer.withCurrent(container) {
-                        try await watchImport(migrationExtension, at: staged, request: request, watchdog: watchdog,
+                        try await watchImport(migrationExtension, name: name, at: staged, request: request, watchdog: watchdog,
                                               progress: progress, progressRange: progressRange)
                     }
                 }
@@ -320,12 +324,13 @@ public struct MigrationSystem: Sendable {
     /// Calls the importer while a child task follows its progress: each advance is a heartbeat
     /// and is mirrored into `progress`.
     private static func watchImport<Extension: ResourcesImporting>(
-        _ migrationExtension: Extension, at staged: URL, request: ResourcesImportRequest, watchdog: Watchdog,
+        _ migrationExtension: Extension, name: String, at staged: URL, request: ResourcesImportRequest, watchdog: Watchdog,
         progress: Progress?, progressRange: (Int64, Int64)
     ) async throws {
+        let executor = ExtensionExecutor(name: name)
         // Read once: an extension that stores its progress (or uses the default) hands out the
         // object it advances; one that makes a new object per read cannot be followed.
-        let reported = migrationExtension.resourcesImportProgress
+        let reported = await withTaskExecutorPreference(executor) { migrationExtension.resourcesImportProgress }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var last = reported.completedUnitCount
@@ -348,7 +353,9 @@ public struct MigrationSystem: Sendable {
             defer { watchdog.end(.extensionCode) }
             // Returning normally after a cancellation is judged by the supervisor: the import is
             // reported as terminated.
-            try await migrationExtension.importResources(at: staged, request: request)
+            try await withTaskExecutorPreference(executor) {
+                try await migrationExtension.importResources(at: staged, request: request)
+            }
             group.cancelAll()
         }
     }

@@ -22,22 +22,15 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     static func rows(archive: String, info: ArchiveInfo) -> [(String, String)] {
+        // A damaged file never gets here: `info()` throws when the xz Index cannot be read.
         var rows: [(String, String)] = [
             ("archive", archive),
             ("file size", sizeWithBytes(info.fileSize)),
+            ("uncompressed", sizeWithBytes(info.uncompressedSize)),
+            ("ratio", String(format: "%.1f%%", ratio(info) * 100)),
+            ("streams", "\(info.streams)"),
+            ("blocks", "\(info.blocks) (\(info.dataBlocks) data, \(info.blocks - info.dataBlocks) index)"),
         ]
-        if info.streams == 0 {
-            // The reader found no xz Index at the end, and then reports zero streams and blocks;
-            // printing those zeros (and a 0% ratio) would describe a damaged file as an empty one.
-            rows.append(("structure", "unknown: no valid xz index at the end of the file (truncated or damaged?)"))
-        } else {
-            rows += [
-                ("uncompressed", sizeWithBytes(info.uncompressedSize)),
-                ("ratio", String(format: "%.1f%%", ratio(info) * 100)),
-                ("streams", "\(info.streams)"),
-                ("blocks", "\(info.blocks) (\(info.dataBlocks) data, \(info.blocks - info.dataBlocks) index)"),
-            ]
-        }
         if let tarSize = info.tarSize { rows.append(("tar size", sizeWithBytes(tarSize))) }
         if let chunkSize = info.chunkSize { rows.append(("chunk size", ByteSize.format(chunkSize))) }
         var index: String

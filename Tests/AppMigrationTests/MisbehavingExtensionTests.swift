@@ -3,31 +3,63 @@ import Foundation
 import Testing
 
 /// Extensions that misbehave in each way the system guards against, run through the host with a
-/// short watchdog policy (300 ms stall timeout, 300 ms grace).
+/// short watchdog policy (300 ms stall timeout; 300 ms grace, or longer where the verdict depends
+/// on seeing the extension stop).
+///
+/// A 300 ms budget is tight on a loaded two-core machine: the stall may fire before the extension
+/// reaches its misbehaviour. Each misbehaving extension therefore says when it gets there, and the
+/// scenario is run again (up to three times) until it did; the verdict is checked on that run.
 @Suite struct MisbehavingExtensionTests {
     struct Staller: ResourcesExporting {
+        let reached: Box<Bool>
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            reached.current = true
             // Never appends, and never beats: the watchdog cancels it after the stall timeout.
             try await Task.sleep(for: .seconds(30))
         }
     }
 
-    /// Exports with `fastSystem` and returns the error, how long the answer took, and the archive URL.
-    func failingExport<E: ResourcesExportingWithOptions>(_ exporter: E, in scratch: Scratch,
+    struct Outcome {
+        var error: (any Error)?
+        var elapsed: Duration
+        var archive: URL
+        /// Set by the extension when it reaches its misbehaviour (it may go on after the verdict).
+        var reachedBox: Box<Bool>
+        var reached: Bool { reachedBox.current }
+    }
+
+    /// Exports with `system` and returns the error, how long the answer took, the archive URL, and
+    /// whether the extension reached its misbehaviour; retries when it did not.
+    func misbehavingExport<E: ResourcesExportingWithOptions>(
+        in scratch: Scratch, system: MigrationSystem = fastSystem, _ make: (Box<Bool>) -> E
+    ) async throws -> Outcome {
+        var outcome: Outcome?
+        for attempt in 1...3 {
+            let reached = Box(false)
+            let found = try await failingExport(make(reached), in: scratch, system: system, name: "attempt\(attempt)")
+            outcome = Outcome(error: found.error, elapsed: found.elapsed, archive: found.archive, reachedBox: reached)
+            if reached.current { break }
+        }
+        return outcome!
+    }
+
+    /// Exports with `system` and returns the error, how long the answer took, and the archive URL.
+    func failingExport<E: ResourcesExportingWithOptions>(_ exporter: E, in scratch: Scratch, system: MigrationSystem = fastSystem,
+                                                         name: String = "app",
                                                          seed: (MigrationDataContainer) throws -> Void = SampleData.seed)
         async throws -> (error: (any Error)?, elapsed: Duration, archive: URL) {
-        let container = try scratch.container("app")
+        let container = try scratch.container(name)
         try seed(container)
-        let archive = scratch.url("out/export.tar.xz")
+        let archive = scratch.url("\(name)-out/export.tar.xz")
         try FileManager.default.createDirectory(at: archive.deletingLastPathComponent(), withIntermediateDirectories: true)
         let start = ContinuousClock.now
         var caught: (any Error)?
         do {
-            try await fastSystem.exportResources(of: exporter, from: container, request: MigrationRequestWithOptions(destinationPlatform: .android),
-                                                 to: archive)
+            try await system.exportResources(of: exporter, from: container,
+                                             request: MigrationRequestWithOptions(destinationPlatform: .android), to: archive)
         } catch {
             caught = error
         }
@@ -36,20 +68,21 @@ import Testing
 
     @Test func stallingExtensionIsCancelledAndNamed() async throws {
         try await Scratch.with { scratch in
-            let (error, elapsed, archive) = try await failingExport(Staller(), in: scratch)
-            let failure = try #require(error as? AppMigrationError, "got \(String(describing: error))")
+            let outcome = try await misbehavingExport(in: scratch, system: stallSystem) { Staller(reached: $0) }
+            #expect(outcome.reached)
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
             #expect(failure.code == .stalled)
             #expect(failure.extensionName == "Staller")
             #expect(failure.description.contains("extension 'Staller'"), "\(failure)")
             #expect(failure.description.contains("stage 'extension'"), "\(failure)")
-            #expect(elapsed >= .milliseconds(300))
-            #expect(elapsed < .seconds(3), "answered after \(elapsed)")
-            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+            #expect(outcome.elapsed >= .milliseconds(300))
+            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
         }
     }
 
     struct Swallower: ResourcesExporting {
-        let appendsAfterCancellation: Box<Int>
+        let reached: Box<Bool>
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
@@ -60,7 +93,7 @@ import Testing
                     try await archiver.appendItem(at: docs.appending(path: name))
                 } catch is CancellationError {
                     // WRONG, as the skill says: swallowing the cancellation and carrying on.
-                    appendsAfterCancellation.current += 1
+                    reached.current = true
                 }
                 // Slow work between appends that ignores cancellation.
                 await waitIgnoringCancellation(.milliseconds(400))
@@ -70,24 +103,26 @@ import Testing
 
     @Test func extensionThatSwallowsCancellationIsTerminated() async throws {
         try await Scratch.with { scratch in
-            let swallowed = Box(0)
-            let (error, elapsed, archive) = try await failingExport(Swallower(appendsAfterCancellation: swallowed), in: scratch)
-            let failure = try #require(error as? AppMigrationError, "got \(String(describing: error))")
+            let outcome = try await misbehavingExport(in: scratch) { Swallower(reached: $0) }
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
             #expect(failure.code == .terminated)
             #expect(failure.description.contains("cancellation ignored"), "\(failure)")
-            #expect(elapsed < .seconds(3), "answered after \(elapsed)")
-            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
-            // It did carry on after the cancellation: at least one append threw and was swallowed.
-            #expect(try await eventually { swallowed.current >= 1 })
+            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
+            // It did carry on after the cancellation: an append threw and was swallowed (which
+            // may happen after the verdict, since the extension is left behind).
+            #expect(try await eventually { outcome.reached })
         }
     }
 
     struct ReturnsAfterCancellation: ResourcesExporting {
+        let reached: Box<Bool>
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
+            reached.current = true
             // Waits, and when cancelled returns as if all went well.
             try? await Task.sleep(for: .seconds(30))
         }
@@ -95,24 +130,29 @@ import Testing
 
     @Test func extensionThatReturnsNormallyAfterCancellationIsTerminated() async throws {
         try await Scratch.with { scratch in
-            let (error, elapsed, archive) = try await failingExport(ReturnsAfterCancellation(), in: scratch)
-            let failure = try #require(error as? AppMigrationError, "got \(String(describing: error))")
+            // A grace period long enough for the return to be seen: with a short one, the verdict
+            // is "did not stop" before the abandoned archive is cleaned up.
+            let outcome = try await misbehavingExport(in: scratch, system: stallSystem) { ReturnsAfterCancellation(reached: $0) }
+            #expect(outcome.reached)
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
             #expect(failure.code == .terminated)
             #expect(failure.description.contains("cancellation ignored"), "\(failure)")
             #expect(failure.description.contains("returned"), "\(failure)")
-            #expect(elapsed < .seconds(3))
+            #expect(outcome.elapsed < .seconds(3))
             // The export was called off: the half-made archive is not delivered.
-            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
         }
     }
 
     struct ThreadBlocker: ResourcesExporting {
         let gate: Gate
+        let reached: Box<Bool>
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
+            reached.current = true
             // Holds its thread, as a read stuck in the kernel would; cancellation cannot reach it.
             gate.blockThread()
         }
@@ -121,19 +161,44 @@ import Testing
     @Test func extensionThatBlocksItsThreadStillGetsTheCallerAnAnswerOnTime() async throws {
         try await Scratch.with { scratch in
             let gate = Gate()
-            // Released however the test ends, so the blocked thread returns to the pool.
+            // Released however the test ends, so the blocked thread is given back.
             defer { gate.open() }
-            let (error, elapsed, archive) = try await failingExport(ThreadBlocker(gate: gate), in: scratch)
-            let failure = try #require(error as? AppMigrationError, "got \(String(describing: error))")
+            let outcome = try await misbehavingExport(in: scratch) { ThreadBlocker(gate: gate, reached: $0) }
+            #expect(outcome.reached)
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
             #expect(failure.code == .terminated)
             #expect(failure.description.contains("did not stop"), "\(failure)")
             // Stall (300 ms) + grace (300 ms) + checks; far less than "never".
-            #expect(elapsed < .seconds(2), "answered after \(elapsed)")
-            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
             gate.open()
             // Once the abandoned export unwinds, its temporary file beside the destination goes too.
-            let folder = archive.deletingLastPathComponent().path(percentEncoded: false)
+            let folder = outcome.archive.deletingLastPathComponent().path(percentEncoded: false)
             #expect(try await eventually { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? ["?"]).isEmpty })
+        }
+    }
+
+    @Test func severalExtensionsBlockingThreadsAtOnceStillAnswer() async throws {
+        // More blocked extensions than this machine may have cores: were extension code run on
+        // Swift's cooperative pool, no thread would be left to deliver the verdicts.
+        try await Scratch.with { scratch in
+            let gate = Gate()
+            defer { gate.open() }
+            let count = max(4, ProcessInfo.processInfo.activeProcessorCount + 2)
+            let start = ContinuousClock.now
+            let codes = try await withThrowingTaskGroup(of: AppMigrationError.Code?.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        let found = try await failingExport(ThreadBlocker(gate: gate, reached: Box(false)), in: scratch,
+                                                            name: "blocker\(index)")
+                        return (found.error as? AppMigrationError)?.code
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(codes.count == count)
+            #expect(codes.allSatisfy { $0 == .terminated || $0 == .stalled }, "\(codes)")
+            #expect(ContinuousClock.now - start < .seconds(5))
         }
     }
 
@@ -155,7 +220,7 @@ import Testing
             try write("secret", to: "outside/secret.txt", in: scratch.root)
             try write("secret", to: "app2/secret.txt", in: scratch.root)
             let target = scratch.url(path)
-            let (error, _, archive) = try await failingExport(Escaper(target: target), in: scratch) { container in
+            let (error, _, archive) = try await failingExport(Escaper(target: target), in: scratch, system: quickSystem) { container in
                 try SampleData.seed(container)
                 try FileManager.default.createSymbolicLink(atPath: container.documentsDirectory.appending(path: "link").path(percentEncoded: false),
                                                            withDestinationPath: "../../outside")
@@ -180,7 +245,7 @@ import Testing
 
     @Test func extensionThatThrowsFailsTheExportAndLeavesNothing() async throws {
         try await Scratch.with { scratch in
-            let (error, _, archive) = try await failingExport(FailingExporter(), in: scratch)
+            let (error, _, archive) = try await failingExport(FailingExporter(), in: scratch, system: quickSystem)
             #expect(error as? FailingExporter.Broken == FailingExporter.Broken(), "the extension's own error: \(String(describing: error))")
             let folder = archive.deletingLastPathComponent().path(percentEncoded: false)
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "no archive, no temporary file")
@@ -213,7 +278,7 @@ import Testing
             try write("shared", to: "shared.txt", in: group)
 
             await #expect(throws: FailingImporter.Broken.self) {
-                try await fastSystem.importResources(from: archive, into: destination, using: FailingImporter())
+                try await quickSystem.importResources(from: archive, into: destination, using: FailingImporter())
             }
             let root = destination.containerRootDirectory
             #expect(files(under: root).allSatisfy { $0.hasPrefix(".amk/") }, "\(files(under: root))")
@@ -247,7 +312,7 @@ import Testing
             let destination = try scratch.container("destination")
             let start = ContinuousClock.now
             let error = await #expect(throws: AppMigrationError.self) {
-                try await fastSystem.importResources(from: archive, into: destination, using: StallingImporter())
+                try await stallSystem.importResources(from: archive, into: destination, using: StallingImporter())
             }
             #expect(error?.code == .stalled)
             #expect(ContinuousClock.now - start < .seconds(3))

@@ -17,9 +17,11 @@ import Testing
     }
 
     func export(in scratch: Scratch, system: MigrationSystem = quickSystem,
+                seed: (MigrationDataContainer) throws -> Void = { _ in },
                 _ body: @escaping @Sendable (ResourcesArchiver, MigrationDataContainer) async throws -> Void) async throws -> URL {
         let container = try scratch.container("app-\(UUID().uuidString)")
         try SampleData.seed(container)
+        try seed(container)
         let archive = scratch.url("\(UUID().uuidString).tar.xz")
         try await system.exportResources(of: Scripted(body: body), from: container,
                                          request: MigrationRequest(destinationPlatform: .android), to: archive)
@@ -113,10 +115,11 @@ import Testing
         system.compressionHook = { _ in usleep(150_000) }
         try await Scratch.with { scratch in
             let elapsed = Box(Duration.zero)
-            let archive = try await export(in: scratch, system: system) { archiver, container in
-                let url = try write(Data(count: 6 << 20), to: "big.bin", in: container.documentsDirectory)
+            let archive = try await export(in: scratch, system: system, seed: { container in
+                try write(Data(count: 6 << 20), to: "big.bin", in: container.documentsDirectory)
+            }) { archiver, container in
                 let start = ContinuousClock.now
-                try await archiver.appendItem(at: url)
+                try await archiver.appendItem(at: container.documentsDirectory.appending(path: "big.bin"))
                 elapsed.current = ContinuousClock.now - start
             }
             #expect(elapsed.current > .milliseconds(300), "the append must outlast the extension's timeout to prove anything")

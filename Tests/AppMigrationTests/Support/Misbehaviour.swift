@@ -10,6 +10,8 @@ final class Gate: Sendable {
         isOpen.store(true, ordering: .releasing)
     }
 
+    var isOpenNow: Bool { isOpen.load(ordering: .acquiring) }
+
     /// Blocks the calling thread until the gate opens, whatever happens to the task.
     func blockThread() {
         while !isOpen.load(ordering: .acquiring) { usleep(5_000) }

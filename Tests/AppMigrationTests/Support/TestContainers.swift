@@ -50,6 +50,16 @@ let fastSystem: MigrationSystem = {
                            chunkSize: 1 << 20, workers: 2)
 }()
 
+/// 300 ms stall timeout, but a grace period long enough for a cancelled export to unwind (the
+/// engine waits up to 600 ms for its threads), so that a stall that stops is told from one that
+/// does not.
+let stallSystem: MigrationSystem = {
+    let policy = WatchdogPolicy(defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(2),
+                                checkInterval: .milliseconds(10))
+    return MigrationSystem(watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
+                           chunkSize: 1 << 20, workers: 2)
+}()
+
 /// A quick host for tests that do not test the watchdog: preset 0, generous timeouts.
 let quickSystem = MigrationSystem(compressionPreset: 0, chunkSize: 1 << 20, workers: 2)
 
