@@ -18,7 +18,20 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The receiver's address, HOST:PORT (IPv4), e.g. 127.0.0.1:7070.", valueName: "host:port"))
     var to: String
 
+    @Option(help: "LZMA preset, 0 (fastest) to 9 (smallest).")
+    var preset: Int = 6
+
+    @Option(help: ArgumentHelp("Uncompressed bytes per xz block, 1MiB to 1GiB. Smaller blocks reach the receiver sooner.",
+                               valueName: "size"))
+    var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
+
     func validate() throws {
+        guard (0...9).contains(preset) else {
+            throw ValidationError("--preset must be 0 to 9, not \(preset).")
+        }
+        guard chunkSize.bytes >= 1 << 20, chunkSize.bytes <= 1 << 30 else {
+            throw ValidationError("--chunk-size must be 1 MiB to 1 GiB, not \(chunkSize.bytes) bytes.")
+        }
         do {
             _ = try TransferEndpoint(parsing: to)
         } catch let error as TransferError {
@@ -30,8 +43,9 @@ struct SendCommand: AsyncParsableCommand {
         let endpoint = try TransferEndpoint(parsing: to)
         let container = try options.dataContainer()
         let name = options.extensionName
+        let system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
         let (exported, message) = try await SignalCancellation.run {
-            try await MigrationSystem().send(ContainerFilesMigration(), named: name, from: container,
+            try await system.send(ContainerFilesMigration(), named: name, from: container,
                                              request: MigrationRequest(destinationPlatform: .current), to: endpoint)
         }
         let compressed = exported.compressedBytes.map { ", \($0) compressed" } ?? ""

@@ -74,7 +74,7 @@ func noise(_ count: Int, seed: UInt64) -> Data {
 }
 
 /// Fills an export container: small files, a nested folder, a symlink, and `bigBytes` of noise.
-func seedTransferContainer(_ container: MigrationDataContainer, bigBytes: Int = 3 << 20) throws {
+func seedTransferContainer(_ container: MigrationDataContainer, bigBytes: Int = 1_500_000) throws {
     let docs = container.documentsDirectory
     try write("hello, transfer\n", to: "notes/a.txt", in: docs)
     try write(noise(bigBytes, seed: 42), to: "media/big.bin", in: docs)
