@@ -4,7 +4,8 @@ import IndexedArchive
 import Testing
 
 /// Tests `MigrationSystem+Streaming.swift`: export and import joined by a pipe.
-@Suite struct MigrationSystemStreamingTests {
+// Serialized: each test compresses megabytes, and the host's watchdog tests measure time.
+@Suite(.serialized) struct MigrationSystemStreamingTests {
     @Test func aMigrationThroughAPipeArrivesByteIdentical() async throws {
         try await Scratch.with { scratch in
             let source = try scratch.container("export")

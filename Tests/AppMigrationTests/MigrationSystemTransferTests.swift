@@ -4,7 +4,8 @@ import Testing
 
 /// Tests `MigrationSystem+Transfer.swift`: a migration over a loopback TCP connection, in one
 /// process (the two-process version is in amkTests).
-@Suite struct MigrationSystemTransferTests {
+// Serialized: each test compresses megabytes, and the host's watchdog tests measure time.
+@Suite(.serialized) struct MigrationSystemTransferTests {
     static let loopback = TransferEndpoint(host: "127.0.0.1", port: 0)
 
     /// Receives on a new listener while `send` runs; returns both outcomes.

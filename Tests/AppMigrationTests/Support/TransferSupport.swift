@@ -62,22 +62,19 @@ func snapshot(_ directory: URL, excluding excluded: Set<String> = [".amk"]) thro
     return result
 }
 
-/// Pseudo-random bytes (fixed seed), incompressible enough to make several blocks.
-func noise(_ count: Int, seed: UInt64) -> Data {
-    var state = seed | 1
-    var bytes = [UInt8](repeating: 0, count: count)
-    for index in bytes.indices {
-        state ^= state << 13; state ^= state >> 7; state ^= state << 17
-        bytes[index] = UInt8(truncatingIfNeeded: state)
-    }
-    return Data(bytes)
+/// Random bytes from the kernel: incompressible, so they make several blocks, and quick to make
+/// (a generator in Swift is slow in a debug build, and these tests share two cores).
+func noise(_ count: Int) throws -> Data {
+    let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+    defer { try? random.close() }
+    return random.readData(ofLength: count)
 }
 
 /// Fills an export container: small files, a nested folder, a symlink, and `bigBytes` of noise.
 func seedTransferContainer(_ container: MigrationDataContainer, bigBytes: Int = 1_500_000) throws {
     let docs = container.documentsDirectory
     try write("hello, transfer\n", to: "notes/a.txt", in: docs)
-    try write(noise(bigBytes, seed: 42), to: "media/big.bin", in: docs)
+    try write(try noise(bigBytes), to: "media/big.bin", in: docs)
     try write(#"{"theme":"dark"}"#, to: "settings.json", in: container.applicationSupportDirectory)
     try FileManager.default.createSymbolicLink(atPath: docs.appending(path: "notes/link").path(percentEncoded: false),
                                                withDestinationPath: "a.txt")
