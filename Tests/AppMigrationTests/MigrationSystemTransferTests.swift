@@ -152,6 +152,36 @@ import Testing
         }
     }
 
+    /// A sender that says hello, sends a few bytes and then nothing: the idle timeout fails the
+    /// import instead of waiting for good.
+    @Test func aStalledSenderTimesOut() async throws {
+        try await Scratch.with { scratch in
+            let destination = try scratch.container("import")
+            let listener = try TransferListener(Self.loopback)
+            async let received = capture {
+                try await quickSystem.receive(TreeCopyMigration(), into: destination, on: listener, acceptTimeout: .seconds(20),
+                                              idleTimeout: .milliseconds(500))
+            }
+            let fd = try rawConnect(listener.endpoint)
+            defer { close(fd) }
+            sendAll(fd, helloBytes(version: 1))
+            #expect(receiveExactly(fd, 16) == helloBytes(version: 1))
+            sendAll(fd, [0xFD, 0x37, 0x7A, 0x58]) // the start of an xz header, then silence
+            let start = ContinuousClock.now
+            do {
+                _ = try await received.get()
+                Issue.record("a stalled stream was imported")
+            } catch let error as AppMigrationError {
+                #expect(error.code == .unreadableArchive)
+                #expect("\(error)".contains("Resource temporarily unavailable"), "\(error)")
+            }
+            #expect(ContinuousClock.now - start < .seconds(10))
+            let header = receiveExactly(fd, 5)
+            #expect(header.first == 1, "the sender is told of the failure")
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
     @Test func aSenderOfAnotherVersionIsRefusedOnBothSides() async throws {
         try await Scratch.with { scratch in
             let destination = try scratch.container("import")
