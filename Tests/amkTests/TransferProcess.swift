@@ -6,14 +6,18 @@ enum TransferProcess {
     /// Whether this build of `amk` has `command` registered (the CLI owner adds the transfer
     /// commands to `AMK.commands`); the transfer tests are skipped, visibly, until it does.
     static func has(_ command: String) -> Bool {
+        // An unknown subcommand with --help prints the root's help and exits 0, so look for the
+        // subcommand's own usage line.
         let process = Process()
         process.executableURL = AMKProcess.binary
         process.arguments = [command, "--help"]
-        process.standardOutput = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return process.terminationStatus == 0
+        return process.terminationStatus == 0 && text.contains("USAGE: amk \(command) ")
     }
 
     /// Starts `amk receive` on a free loopback port and waits for its "listening on" line.
