@@ -64,41 +64,42 @@ import Testing
         }
     }
 
-    /// Release 1 exported a v1 profile; this app stores v3. The archive's `sourceVersion` picks
-    /// the schema steps to run on import.
-    @Test func aV1ArchiveImportsIntoAV3App() async throws {
-        struct ProfileMigration: ResourcesExporting, ResourcesImporting {
-            let store: URL
-            var resourcesVersion: String { "1" }
-            var resourcesCompressible: Bool { true }
-            var resourcesSizeEstimate: Int { get async { 1024 } }
-            func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
-                try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"),
-                                              pathInArchive: "profile.json")
-            }
-            func importResources(at url: URL, request: ResourcesImportRequest) async throws {
-                let data = try Data(contentsOf: url.appending(path: "profile.json"))
-                let current = try SchemaMigrator(userProfileSteps).migrate(
-                    data, model: "user_profile", fromSourceVersion: request.sourceVersion, to: UserProfile.schemaVersion)
-                _ = try JSONDecoder().decode(UserProfile.self, from: current)
-                try VersionedStore(directory: store).write(current, version: UserProfile.schemaVersion, for: "user_profile")
-            }
-        }
+/// Release 1 exported a v1 profile; this app stores v3. The archive's `sourceVersion` picks
+/// the schema steps to run on import.
+@Test func aV1ArchiveImportsIntoAV3App() async throws {
+    try await Scratch.with { scratch in
+        let source = try scratch.container("export")
+        let destination = try scratch.container("import")
+        try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
+        let store = destination.applicationSupportDirectory.appending(path: "store")
+        let migration = ProfileMigration(store: store)
+        try await quickSystem.migrate(exporting: migration, from: source,
+                                      request: MigrationRequest(destinationPlatform: .current),
+                                      importing: migration, into: destination)
+        let record = try #require(try VersionedStore(directory: store).read("user_profile"))
+        #expect(record.version == 3)
+        let profile = try JSONDecoder().decode(UserProfile.self, from: record.data)
+        #expect(profile.userId == "usr_123")
+        #expect(profile.preferences.theme == "system")
+        #expect(!profile.notificationSettings.marketingOptIn)
+    }
+}
+
+    /// The same through the host's archive-file path: export to a file, import from it.
+    @Test func aV1ArchiveFileImportsIntoAV3App() async throws {
         try await Scratch.with { scratch in
             let source = try scratch.container("export")
             let destination = try scratch.container("import")
             try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
             let store = destination.applicationSupportDirectory.appending(path: "store")
             let migration = ProfileMigration(store: store)
-            try await quickSystem.migrate(exporting: migration, from: source,
-                                          request: MigrationRequest(destinationPlatform: .current),
-                                          importing: migration, into: destination)
+            let archive = scratch.url("v1.tar.xz")
+            try await quickSystem.exportResources(of: migration, from: source,
+                                                  request: MigrationRequest(destinationPlatform: .current), to: archive)
+            try await quickSystem.importResources(from: archive, into: destination, using: migration)
             let record = try #require(try VersionedStore(directory: store).read("user_profile"))
             #expect(record.version == 3)
-            let profile = try JSONDecoder().decode(UserProfile.self, from: record.data)
-            #expect(profile.userId == "usr_123")
-            #expect(profile.preferences.theme == "system")
-            #expect(!profile.notificationSettings.marketingOptIn)
+            #expect(try JSONDecoder().decode(UserProfile.self, from: record.data).notificationSettings.pushEnabled)
         }
     }
 
@@ -190,6 +191,25 @@ import Testing
         }
     }
 }
+
+    /// Release 1 exported `profile.json` at schema version 1; this release stores version 3.
+struct ProfileMigration: ResourcesExporting, ResourcesImporting {
+        let store: URL
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        var resourcesSizeEstimate: Int { get async { 1024 } }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"),
+                                          pathInArchive: "profile.json")
+        }
+        func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+            let data = try Data(contentsOf: url.appending(path: "profile.json"))
+            let current = try SchemaMigrator(userProfileSteps).migrate(
+                data, model: "user_profile", fromSourceVersion: request.sourceVersion, to: UserProfile.schemaVersion)
+            _ = try JSONDecoder().decode(UserProfile.self, from: current)
+            try VersionedStore(directory: store).write(current, version: UserProfile.schemaVersion, for: "user_profile")
+        }
+    }
 
 /// Writes `bytes` into a pipe from a thread of its own and closes it, while `body` reads the
 /// other end.
