@@ -192,24 +192,24 @@ import Testing
     }
 }
 
-    /// Release 1 exported `profile.json` at schema version 1; this release stores version 3.
+/// Release 1 exported `profile.json` at schema version 1; this release stores version 3.
 struct ProfileMigration: ResourcesExporting, ResourcesImporting {
-        let store: URL
-        var resourcesVersion: String { "1" }
-        var resourcesCompressible: Bool { true }
-        var resourcesSizeEstimate: Int { get async { 1024 } }
-        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
-            try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"),
-                                          pathInArchive: "profile.json")
-        }
-        func importResources(at url: URL, request: ResourcesImportRequest) async throws {
-            let data = try Data(contentsOf: url.appending(path: "profile.json"))
-            let current = try SchemaMigrator(userProfileSteps).migrate(
-                data, model: "user_profile", fromSourceVersion: request.sourceVersion, to: UserProfile.schemaVersion)
-            _ = try JSONDecoder().decode(UserProfile.self, from: current)
-            try VersionedStore(directory: store).write(current, version: UserProfile.schemaVersion, for: "user_profile")
-        }
+    let store: URL
+    var resourcesVersion: String { "1" }
+    var resourcesCompressible: Bool { true }
+    var resourcesSizeEstimate: Int { get async { 1024 } }
+    func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+        try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"),
+                                      pathInArchive: "profile.json")
     }
+    func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+        let data = try Data(contentsOf: url.appending(path: "profile.json"))
+        let current = try SchemaMigrator(userProfileSteps).migrate(
+            data, model: "user_profile", fromSourceVersion: request.sourceVersion, to: UserProfile.schemaVersion)
+        _ = try JSONDecoder().decode(UserProfile.self, from: current)
+        try VersionedStore(directory: store).write(current, version: UserProfile.schemaVersion, for: "user_profile")
+    }
+}
 
 /// Writes `bytes` into a pipe from a thread of its own and closes it, while `body` reads the
 /// other end.
