@@ -111,8 +111,8 @@ public enum ArchivePacker {
         compressor.shutdown()
         // Threads finish their current 64 KiB slice and exit; one stuck in a system call or a
         // hanging hook is left behind rather than holding the caller.
-        _ = await compressor.awaitExit(timeout: .milliseconds(500))
-        _ = await io.awaitExit(timeout: .milliseconds(100))
+        _ = await compressor.awaitExit(timeout: .milliseconds(200))
+        _ = await io.awaitExit(timeout: .milliseconds(50))
     }
 
     /// Compresses chunks as they arrive, at most `limit` in flight counting those waiting for an

@@ -3,9 +3,11 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Blocks the calling thread without end, as a read stuck in the kernel would.
-func blockForever() -> Never {
-    while true { usleep(50_000) }
+/// Never returns and ignores cancellation, as a read stuck in the kernel would; it suspends
+/// rather than blocking, so the test process does not lose a thread of the cooperative pool.
+func hangForever() async -> Never {
+    await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+    fatalError("unreachable: the continuation is never resumed")
 }
 
 final class Counter: Sendable {
@@ -75,8 +77,8 @@ final class Counter: Sendable {
         let error = await #expect(throws: ArchiveError.self) {
             try await Watchdog.supervise(policy: Self.impatient) { watchdog in
                 watchdog.begin(.extensionCode)
-                // Blocks its thread for good, as a stuck system call would.
-                blockForever()
+                // Never returns, whatever cancellation says.
+                await hangForever()
             }
         }
         let elapsed = ContinuousClock.now - start
