@@ -23,6 +23,8 @@ extension TextSynth {
         isoDate(into: &out)
         out += Array(#"","items":["#.utf8)
         out += newline
+        // A feed quotes the same few people again and again; so do these documents.
+        let authors = (0..<rng.int(in: 3...12)).map { _ in jsonAuthor() }
         var first = true
         while out.count < bytes - 16 {
             if !first {
@@ -31,7 +33,7 @@ extension TextSynth {
             }
             first = false
             indent(2, &out)
-            jsonItem(into: &out, pretty: pretty)
+            jsonItem(into: &out, author: authors[rng.below(authors.count)], pretty: pretty)
         }
         out += newline
         indent(1, &out)
@@ -42,17 +44,25 @@ extension TextSynth {
         return out
     }
 
-    private mutating func jsonItem(into out: inout [UInt8], pretty: Bool) {
-        let separator: [UInt8] = pretty ? [0x2c, 0x20] : [0x2c]
-        out += Array(#"{"id":""#.utf8)
-        uuid(into: &out)
-        out += Array(#"","author":{"id":"#.utf8)
+    /// `{"id":…,"name":…,"email":…}` for one author.
+    private mutating func jsonAuthor() -> [UInt8] {
+        var out = Array(#"{"id":"#.utf8)
         integer(into: &out, upTo: 1_000_000)
         out += Array(#","name":""#.utf8)
         fullName(into: &out)
         out += Array(#"","email":""#.utf8)
         email(into: &out)
-        out += Array(#""},"createdAt":""#.utf8)
+        out += Array(#""}"#.utf8)
+        return out
+    }
+
+    private mutating func jsonItem(into out: inout [UInt8], author: [UInt8], pretty: Bool) {
+        let separator: [UInt8] = pretty ? [0x2c, 0x20] : [0x2c]
+        out += Array(#"{"id":""#.utf8)
+        uuid(into: &out)
+        out += Array(#"","author":"#.utf8)
+        out += author
+        out += Array(#","createdAt":""#.utf8)
         isoDate(into: &out)
         out += Array(#"","text":""#.utf8)
         prose(into: &out, bytes: rng.logUniform(30, 600))
