@@ -47,6 +47,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Keep the archives written (their folder is printed).")
     var keep = false
 
+    @Flag(help: "Only generate (or find) the corpus and print its path.")
+    var corpusOnly = false
+
     func validate() throws {
         if let scale, !(scale > 0 && scale <= 10) { throw ValidationError("--scale must be in (0, 10], not \(scale)") }
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
@@ -62,6 +65,10 @@ struct BenchCommand: ParsableCommand {
         let log: (String) -> Void = { FileHandle.standardError.write(Data(("amk-bench: " + $0 + "\n").utf8)) }
 
         let tree = try CorpusCache(cacheRoot: cacheDir).directory(for: corpus, scale: scale, log: log)
+        if corpusOnly {
+            print(tree)
+            return
+        }
         let name = (tree as NSString).lastPathComponent
         let stats = try CorpusStats(root: tree, prefix: name)
         if stats.symlinks > 0 { log("note: \(stats.symlinks) symlinks in the corpus are packed as links") }

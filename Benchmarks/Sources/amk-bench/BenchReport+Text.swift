@@ -20,8 +20,10 @@ extension BenchReport {
         out.append(tarLine)
         out.append("  \(host.cores) cores, preset \(settings.preset), amk workers \(settings.workers), "
                    + "\(settings.runs) round(s), tools alternated within each round; warm page cache")
-        out.append("  figures: median [min–max] over rounds (a lone figure: one run); MiB = 2^20 bytes; "
-                   + "MiB/s = input tar MiB / wall s; peak RSS = largest process of the run")
+        out.append("  figures: median [min–max] over rounds (a lone figure: one run); MiB = 2^20 bytes; peak RSS = "
+                   + "largest process of the run")
+        out.append("  MiB/s and ratio use the GNU tar stream's length for every tool: the same work, whatever "
+                   + "each tool's own tar stream adds")
         out.append("")
 
         out.append(table("PACK", phase: .pack, columns: ["wall s", "CPU s", "MiB/s", "archive MiB", "ratio",

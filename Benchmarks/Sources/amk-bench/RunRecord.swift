@@ -15,7 +15,8 @@ struct RunRecord: Codable, Sendable {
     /// The member extracted, for `extract-one`.
     var member: String?
     var usage: ProcessUsage
-    /// Uncompressed tar bytes the run processed (the MiB/s numerator).
+    /// The corpus's GNU tar stream length, the same for every tool (the MiB/s numerator and the
+    /// ratio's denominator); nil for runs that are not throughput measures.
     var inputBytes: Int?
     /// Archive bytes written, for `pack`.
     var outputBytes: Int?

@@ -4,8 +4,8 @@ struct Tool {
     var name: String
     /// The shell command for a run; the argument is the member for one-member extraction.
     var command: (String?) -> String
-    /// Uncompressed tar bytes a run processes, for MiB/s (nil: not a throughput measure). Asked
-    /// after the run's check, because our own tar length is known only from the pack's summary.
+    /// The input size for MiB/s and ratio (nil: not a throughput measure). Asked after the run,
+    /// as it is measured during the session.
     var inputBytes: () -> Int? = { nil }
     /// Runs before each measurement, untimed: clears the output of the previous run.
     var prepare: () throws -> Void = {}
