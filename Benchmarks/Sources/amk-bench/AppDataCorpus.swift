@@ -48,8 +48,9 @@ struct AppDataCorpus {
             var name: [UInt8] = []
             text.uuid(into: &name)
             let folder = String(decoding: name.prefix(2), as: UTF8.self)
-            let path = "Library/Caches/com.example.app/Responses/\(folder)/\(String(decoding: name, as: UTF8.self)).json"
-            try writer.write(path, text.jsonDocument(bytes: size))
+            let file = String(decoding: name, as: UTF8.self) + ".json"
+            let document = text.jsonDocument(bytes: size)
+            try writer.write("Library/Caches/com.example.app/Responses/\(folder)/\(file)", document)
         }
     }
 

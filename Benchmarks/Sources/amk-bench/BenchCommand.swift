@@ -17,7 +17,10 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "appdata, smallfiles, or the path of a directory to pack.")
     var corpus: CorpusKind = .appdata
 
-    @Option(help: "Size of a generated corpus relative to its full size (1 = ~364 MiB of appdata, 100,000 small files). Default 1, or 0.02 with --quick.")
+    @Option(help: """
+        Size of a generated corpus relative to its full size (1: ~364 MiB of appdata, 100,000 small \
+        files). Default 1, or 0.02 with --quick.
+        """)
     var scale: Double?
 
     @Option(help: "Rounds: every tool runs once per round. Default 3, or 1 with --quick.")
@@ -41,7 +44,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Where generated corpora are cached.")
     var cacheDir: String = "/tmp"
 
-    @Option(help: "The amk CLI used for our listing and extraction. Default: .build/release/amk of the root package, then PATH.")
+    @Option(help: "The amk CLI for our listing and extraction. Default: the root's .build/release/amk, then PATH.")
     var amk: String?
 
     @Flag(help: "Keep the archives written (their folder is printed).")
@@ -98,7 +101,10 @@ struct BenchCommand: ParsableCommand {
         }
         // Our pack must work: a CI smoke test should fail when it does not. A peer that fails
         // (a missing or broken tool) is reported but does not fail the run.
-        if benchmark.records.contains(where: { $0.phase == .pack && $0.tool == Benchmark.Label.amk && $0.failure != nil }) {
+        let ourPackFailed = benchmark.records.contains {
+            $0.phase == .pack && $0.tool == Benchmark.Label.amk && $0.failure != nil
+        }
+        if ourPackFailed {
             throw ExitCode(1)
         }
     }

@@ -34,7 +34,8 @@ extension BenchReport {
         })
         out += comparisonLines(.pack)
         out.append("")
-        out.append(table("FULL EXTRACTION", phase: .extract, columns: ["wall s", "CPU s", "MiB/s", "peak RSS MiB"]) { s in
+        let extractColumns = ["wall s", "CPU s", "MiB/s", "peak RSS MiB"]
+        out.append(table("FULL EXTRACTION", phase: .extract, columns: extractColumns) { s in
             [s.wallSeconds?.formatted(), s.cpuSeconds?.formatted(), s.mibPerSecond?.formatted("%.1f"),
              s.peakRSSMiB?.formatted("%.0f")]
         })
@@ -46,7 +47,8 @@ extension BenchReport {
         })
         out += comparisonLines(.extractOne)
         out.append("")
-        out.append(table("LISTING (\(corpus.files) files)", phase: .list, columns: ["wall s", "CPU s", "peak RSS MiB"]) { s in
+        let listColumns = ["wall s", "CPU s", "peak RSS MiB"]
+        out.append(table("LISTING (\(corpus.files) files)", phase: .list, columns: listColumns) { s in
             [s.wallSeconds?.formatted("%.3f"), s.cpuSeconds?.formatted("%.3f"), s.peakRSSMiB?.formatted("%.0f")]
         })
         out += comparisonLines(.list)

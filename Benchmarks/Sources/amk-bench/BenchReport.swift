@@ -80,7 +80,8 @@ struct BenchReport: Codable, Sendable {
                                  phase: .pack, records: runs, numerator: Label.amk, denominator: Label.amkSingle,
                                  factor: Double(workers), value: rate))
         result.append(Comparison("amk MiB/s / (\(workers) × tar | xz -T1 MiB/s)", phase: .pack, records: runs,
-                                 numerator: Label.amk, denominator: Label.xzSingle, factor: Double(workers), value: rate))
+                                 numerator: Label.amk, denominator: Label.xzSingle, factor: Double(workers),
+                                 value: rate))
         result.append(Comparison("amk archive bytes / tar | xz -T1 archive bytes", phase: .pack, records: runs,
                                  numerator: Label.amk, denominator: Label.xzSingle) { $0.outputBytes.map(Double.init) })
         for peer in peers(.extract, excluding: Label.amkExtract) {

@@ -82,7 +82,8 @@ final class Benchmark {
     private func measureTarLength() throws {
         let out = path("tar-length.txt")
         // Piped to wc: GNU tar skips reading file contents when its output is /dev/null.
-        let usage = try ChildProcess.run("tar -C \(Shell.quote(parent)) -cf - \(Shell.quote(name)) | wc -c", stdout: out)
+        let command = "tar -C \(Shell.quote(parent)) -cf - \(Shell.quote(name)) | wc -c"
+        let usage = try ChildProcess.run(command, stdout: out)
         guard usage.exitStatus == 0,
               let text = try? String(contentsOfFile: out, encoding: .utf8),
               let bytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
@@ -135,8 +136,8 @@ final class Benchmark {
         // One worker measures the single-thread rate behind the efficiency figure; when the tar
         // stream fits in one block there is nothing to share, both runs would do the same work.
         let single: String? = cores == 1 ? "skipped: with --workers 1 the run above is the one-worker run"
-            : gnuTarBytes <= PackOptions().chunkSize ? "skipped: the tar stream fits in one block, so one worker would repeat the run above"
-            : nil
+            : gnuTarBytes <= PackOptions().chunkSize
+                ? "skipped: the tar stream fits in one block, so one worker would repeat the run above" : nil
         return [
             ours(Label.amk, workers: cores, file: "amk"),
             ours(Label.amkSingle, workers: 1, file: "amk-1")
@@ -154,7 +155,8 @@ final class Benchmark {
         let pending = "our listing and extraction are n/a until the reader (ArchiveReader, branch engine) and"
             + " the CLI's `amk list` / `amk extract` land"
         guard let cli = config.amkCLI else {
-            notes.append("amk CLI not found (build it with `swift build -c release --product amk` at the root, or pass --amk): \(pending).")
+            notes.append("amk CLI not found (build it with `swift build -c release --product amk` at the root,"
+                         + " or pass --amk): \(pending).")
             return nil
         }
         guard FileManager.default.fileExists(atPath: path("amk.tar.xz")) else { return nil }
@@ -249,7 +251,9 @@ final class Benchmark {
                 check: { _ in
                     let text = try String(contentsOfFile: out, encoding: .utf8)
                     let lines = text.split(separator: "\n").count
-                    guard lines >= minimumLines else { throw BenchError("listed \(lines) names, expected \(minimumLines)+") }
+                    guard lines >= minimumLines else {
+                        throw BenchError("listed \(lines) names, expected \(minimumLines) or more")
+                    }
                     return nil
                 },
                 unavailable: self.missing(archive: archive, tool: needs))
@@ -259,10 +263,15 @@ final class Benchmark {
             tool(Label.amkList, archive: "amk.tar.xz", needs: nil, minimumLines: 1) {
                 "\(Shell.quote(cli ?? "amk")) list \($0)"
             }.markedUnavailable(cli == nil ? "n/a: needs the reader (see notes)" : nil),
-            tool("pixz -l (amk archive)", archive: "amk.tar.xz", needs: "pixz", minimumLines: expected) { "pixz -l \($0)" },
-            tool("pixz -l (pixz archive)", archive: "pixz.tpxz", needs: "pixz", minimumLines: expected) { "pixz -l \($0)" },
+            tool("pixz -l (amk archive)", archive: "amk.tar.xz", needs: "pixz", minimumLines: expected) {
+                "pixz -l \($0)"
+            },
+            tool("pixz -l (pixz archive)", archive: "pixz.tpxz", needs: "pixz", minimumLines: expected) {
+                "pixz -l \($0)"
+            },
             // What listing costs without an index: decompress everything.
-            tool("xz -dc | tar -t (xz -T\(cores) archive)", archive: "xz-2.tar.xz", needs: "xz", minimumLines: expected) {
+            tool("xz -dc | tar -t (xz -T\(cores) archive)", archive: "xz-2.tar.xz", needs: "xz",
+                 minimumLines: expected) {
                 "xz -dc -T\(cores) \($0) | tar -t"
             },
         ]
@@ -271,7 +280,9 @@ final class Benchmark {
     /// Why a tool that reads `archive` with `tool` cannot run, or nil.
     private func missing(archive: String, tool: String?) -> String? {
         if let tool, Benchmark.which(tool) == nil { return "\(tool) is not installed" }
-        if !FileManager.default.fileExists(atPath: path(archive)) { return "no \(archive): its pack failed or did not run" }
+        if !FileManager.default.fileExists(atPath: path(archive)) {
+            return "no \(archive): its pack failed or did not run"
+        }
         return nil
     }
 

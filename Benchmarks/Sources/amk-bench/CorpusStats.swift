@@ -36,8 +36,10 @@ struct CorpusStats: Sendable {
     /// middle and late members sit in different blocks.
     func sampleMembers(_ count: Int) -> [String] {
         let names = files.keys.sorted()
-        guard !names.isEmpty, count > 0 else { return [] }
-        let picked = (0..<min(count, names.count)).map { names[($0 * names.count + names.count / 2) / max(1, min(count, names.count))] }
+        let count = min(count, names.count)
+        guard count > 0 else { return [] }
+        // The middle of each of `count` equal slices.
+        let picked = (0..<count).map { names[($0 * names.count + names.count / 2) / count] }
         return Array(Set(picked)).sorted()
     }
 }

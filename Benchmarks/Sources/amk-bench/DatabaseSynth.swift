@@ -54,7 +54,8 @@ struct DatabaseSynth {
             schema += Array("CREATE TABLE \(table.rawValue)(id INTEGER PRIMARY KEY, \(columns(table))); ".utf8)
             schema += Array("CREATE INDEX \(table.rawValue)_idx_\(i) ON \(table.rawValue)(created); ".utf8)
         }
-        page.replaceSubrange(200..<(200 + min(schema.count, Self.pageSize - 300)), with: schema.prefix(Self.pageSize - 300))
+        let kept = schema.prefix(Self.pageSize - 300)
+        page.replaceSubrange(200..<(200 + kept.count), with: kept)
         return page
     }
 

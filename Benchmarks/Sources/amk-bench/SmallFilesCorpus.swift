@@ -11,9 +11,9 @@ struct SmallFilesCorpus {
             var text = TextSynth(rng: SplitMix64(seed: seed, stream: "small", index: index))
             // About 200 files a folder, two or three levels deep, named like a project's tree.
             let folder = index / 200
-            let top = String(decoding: Vocabulary.shared.words[folder / 25 % Vocabulary.shared.words.count], as: UTF8.self)
-            let middle = String(decoding: Vocabulary.shared.words[100 + folder % 25], as: UTF8.self)
-            let leaf = folder % 3 == 0 ? "/" + String(decoding: Vocabulary.shared.words[200 + folder % 50], as: UTF8.self) : ""
+            let top = Self.word(folder / 25 % 100)
+            let middle = Self.word(100 + folder % 25)
+            let leaf = folder % 3 == 0 ? "/" + Self.word(200 + folder % 50) : ""
             let fileExtension = extensions[text.rng.below(extensions.count)]
             let name = "\(String(decoding: text.word(), as: UTF8.self))-\(index).\(fileExtension)"
             let size = text.rng.logUniform(100, 8_192)
@@ -30,5 +30,10 @@ struct SmallFilesCorpus {
             }
             try writer.write("src/\(top)/\(middle)\(leaf)/\(name)", Array(contents.prefix(8_192)))
         }
+    }
+
+    /// The vocabulary's word of that rank, for folder names.
+    private static func word(_ rank: Int) -> String {
+        String(decoding: Vocabulary.shared.words[rank], as: UTF8.self)
     }
 }

@@ -29,7 +29,8 @@ struct Vocabulary: Sendable {
         while list.count < Vocabulary.commonCount + tailWords {
             var word = ""
             for _ in 0..<rng.int(in: 1...3) {
-                word += onsets[rng.below(onsets.count)] + vowels[rng.below(vowels.count)] + codas[rng.below(codas.count)]
+                word += onsets[rng.below(onsets.count)] + vowels[rng.below(vowels.count)]
+                word += codas[rng.below(codas.count)]
             }
             if rng.chance(0.3) { word += ["ing", "ed", "er", "ly", "tion", "ment", "s", "able"][rng.below(8)] }
             let bytes = Array(word.utf8)
