@@ -29,7 +29,7 @@ final class Benchmark {
         static let amk = "amk"
         static let amkSingle = "amk, 1 worker"
         static let xzSingle = "tar | xz -T1"
-        static let xzParallel = "tar | xz -T2"
+        static func xzParallel(_ threads: Int) -> String { "tar | xz -T\(threads)" }
         static let pixz = "tar -I pixz"
         static let amkExtract = "amk extract"
         static let amkList = "amk list"
@@ -57,8 +57,6 @@ final class Benchmark {
     private var name: String { (config.corpusPath as NSString).lastPathComponent }
     private var work: String { config.workDirectory }
     private func path(_ file: String) -> String { "\(work)/\(file)" }
-    private var hasXZ: Bool { Benchmark.which("xz") != nil }
-    private var hasPixz: Bool { Benchmark.which("pixz") != nil }
 
     init(config: Configuration, stats: CorpusStats, log: @escaping (String) -> Void) {
         self.config = config
@@ -143,10 +141,10 @@ final class Benchmark {
             ours(Label.amkSingle, workers: 1, file: "amk-1")
                 .markedUnavailable(single),
             peer(Label.xzSingle, file: "xz-1.tar.xz", needs: "xz", "\(tarInput) | xz -\(preset) -T1 > @OUT@"),
-            peer(Label.xzParallel, file: "xz-2.tar.xz", needs: "xz", "\(tarInput) | xz -\(preset) -T\(cores) > @OUT@"),
-            // GNU tar splits -I's argument into words, so the level goes along with the program.
+            peer(Label.xzParallel(cores), file: "xz-2.tar.xz", needs: "xz", "\(tarInput) | xz -\(preset) -T\(cores) > @OUT@"),
+            // GNU tar splits -I's argument into words, so the level and threads go along with it.
             peer(Label.pixz, file: "pixz.tpxz", needs: "pixz",
-                 "tar -C \(Shell.quote(parent)) -I 'pixz -\(preset)' -cf @OUT@ \(Shell.quote(name))"),
+                 "tar -C \(Shell.quote(parent)) -I 'pixz -\(preset) -p \(cores)' -cf @OUT@ \(Shell.quote(name))"),
         ]
     }
 
