@@ -8,8 +8,8 @@ struct BenchCommand: ParsableCommand {
         commandName: "run",
         abstract: "Measure pack, extraction and listing of a corpus with amk, tar | xz and pixz.",
         discussion: """
-            Generated corpora are cached in <cache-dir>/amk-bench-corpus-<name>-<scale> and reused.
-            Tools run in rounds, alternating, and the tables give medians with [min–max]. Progress
+            Generated corpora are cached in <cache-dir>/amk-bench-corpus-<name>-<scale> and reused. \
+            Tools run in rounds, alternating, and the tables give medians with [min–max]. Progress \
             goes to stderr, the tables to stdout.
             """
     )
@@ -32,7 +32,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "LZMA preset for every tool.")
     var preset = 6
 
-    @Option(help: "amk's compressing workers and the peers' thread count. Default: the active cores.")
+    @Option(help: "amk's compressing workers and the peers' thread count (the active cores by default).")
     var workers = PackOptions.activeCores
 
     @Option(help: "Members per round for one-member extraction. Default 12, or 4 with --quick.")
