@@ -66,6 +66,7 @@ final class Benchmark {
 
     func run() throws {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        notes.append(ChildProcess.rssMethod)
         try measureTarLength()
         measure(.pack, packTools(), rounds: config.runs)
         let cli = probeCLI()
@@ -141,7 +142,8 @@ final class Benchmark {
             ours(Label.amkSingle, workers: 1, file: "amk-1")
                 .markedUnavailable(single),
             peer(Label.xzSingle, file: "xz-1.tar.xz", needs: "xz", "\(tarInput) | xz -\(preset) -T1 > @OUT@"),
-            peer(Label.xzParallel(cores), file: "xz-2.tar.xz", needs: "xz", "\(tarInput) | xz -\(preset) -T\(cores) > @OUT@"),
+            peer(Label.xzParallel(cores), file: "xz-2.tar.xz", needs: "xz",
+                 "\(tarInput) | xz -\(preset) -T\(cores) > @OUT@"),
             // GNU tar splits -I's argument into words, so the level and threads go along with it.
             peer(Label.pixz, file: "pixz.tpxz", needs: "pixz",
                  "tar -C \(Shell.quote(parent)) -I 'pixz -\(preset) -p \(cores)' -cf @OUT@ \(Shell.quote(name))"),

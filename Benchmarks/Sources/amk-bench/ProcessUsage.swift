@@ -6,8 +6,8 @@ struct ProcessUsage: Codable, Sendable {
     var userSeconds: Double
     /// System CPU seconds, likewise.
     var systemSeconds: Double
-    /// Peak resident set of the largest single process in the tree, in bytes. `wait4` reports the
-    /// maximum over the child and its reaped descendants, not a sum: for `tar | xz` that is xz.
+    /// Peak resident set of the largest single process in the run, in bytes (a maximum over the
+    /// processes, not a sum: for `tar | xz` that is xz). See ``ChildProcess`` for how.
     var peakRSSBytes: Int
     /// The exit status, or 128 + the signal number when the child was killed.
     var exitStatus: Int32
