@@ -39,6 +39,7 @@ public final class ArchiveReader: Sendable {
     ///   - maxEntries: refuse an index listing more members.
     public init(path: String, maxIndexBytes: Int = ArchiveReader.defaultMaxIndexBytes, maxEntries: Int = 10_000_000) throws {
         self.path = path
+        _ = AllocatorTuning.applied
         let file = try ArchiveFile(path: path)
         self.file = file
         var fileIndex: XZFileIndex?
