@@ -1,6 +1,8 @@
 import Foundation
 import IndexedArchive
+import Tar
 import Testing
+import XZ
 
 /// A temporary directory removed when the test ends, and helpers to fill and compare trees.
 final class TemporaryDirectory {
@@ -330,4 +332,141 @@ struct PackedTree {
         let summary = try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .file(archive), options: options)
         return PackedTree(dir: dir, root: root, archive: archive, summary: summary)
     }
+}
+
+// MARK: - Hand-made archives
+
+/// A tar stream of `members` (header, content), with the end marker unless `end` is false. The
+/// Tar module's encoder writes whatever path it is given, `..` and absolute ones included.
+func tarStream(_ members: [(TarHeader, [UInt8])], end: Bool = true) throws -> [UInt8] {
+    var out: [UInt8] = []
+    for (header, content) in members {
+        out += try TarEncoder.encode(header)
+        out += content
+        out += [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: UInt64(content.count)))
+    }
+    if end { out += TarEncoder.endOfArchive }
+    return out
+}
+
+func tarFile(_ path: String, _ text: String, mode: UInt32 = 0o644) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .regular, size: UInt64(text.utf8.count), mode: mode,
+               mtime: TarTimestamp(seconds: 1_700_000_000)), Array(text.utf8))
+}
+
+func tarDirectory(_ path: String) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .directory, mode: 0o755, mtime: TarTimestamp(seconds: 1_700_000_000)), [])
+}
+
+func tarSymlink(_ path: String, to target: String) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .symbolicLink, mode: 0o777, linkTarget: target), [])
+}
+
+func tarHardLink(_ path: String, to target: String) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .hardLink, mode: 0o644, linkTarget: target), [])
+}
+
+/// `bytes` compressed by the `xz` tool: a foreign, single-block archive our reader reads sequentially.
+func xzTool(_ bytes: [UInt8]) throws -> [UInt8] {
+    let result = try runTool(["xz", "-c", "-0", "--check=crc64"], stdin: Data(bytes))
+    guard result.status == 0 else { throw CocoaError(.fileWriteUnknown) }
+    return Array(result.stdout)
+}
+
+/// The index entries of a tar stream, as our writer would record them.
+func indexEntries(of tar: [UInt8]) throws -> [ArchiveEntry] {
+    var parser = TarParser()
+    var entries: [ArchiveEntry] = []
+    var crc: UInt64 = 0
+    try tar.withUnsafeBytes { raw in
+        try parser.consume(raw) { event in
+            switch event {
+            case .member(let member):
+                let h = member.header
+                crc = 0
+                entries.append(ArchiveEntry(path: h.path, kind: h.kind, size: h.size, mode: h.mode, uid: h.uid, gid: h.gid,
+                                            mtime: h.mtime, linkTarget: h.linkTarget, headerOffset: member.headerOffset,
+                                            dataOffset: member.dataOffset, checksum: h.kind == .regular ? 0 : nil,
+                                            hasPaxHeader: member.hasPaxHeader))
+            case .data(let bytes, _):
+                crc = CRC.crc64(bytes, previous: crc)
+            case .memberEnd:
+                if entries[entries.count - 1].kind == .regular { entries[entries.count - 1].checksum = crc }
+            default:
+                break
+            }
+        }
+    }
+    return entries
+}
+
+/// An archive in our indexed layout, assembled with the XZ module from any tar stream (hostile
+/// ones included): data blocks of `chunk` bytes, the rich index (`index`, or one describing the
+/// tar, possibly tampered by `tamper`), the pixz index, the xz Index and the footer.
+func indexedArchive(tar: [UInt8], chunk: Int = 1 << 20, index: [UInt8]? = nil,
+                    tamper: (inout ArchiveIndex) -> Void = { _ in }) throws -> [UInt8] {
+    let encoder = try BlockEncoder(preset: 0, maxChunkSize: chunk)
+    var out = StreamHeader.encode(check: .crc64)
+    var xzIndex = XZIndexBuilder()
+    func add(_ payload: [UInt8]) throws {
+        let block = try payload.withUnsafeBytes { try encoder.encode($0) }
+        out += block.bytes
+        try xzIndex.append(unpaddedSize: block.unpaddedSize, uncompressedSize: block.uncompressedSize)
+    }
+    var start = 0
+    while start < tar.count {
+        try add(Array(tar[start..<min(tar.count, start + chunk)]))
+        start += chunk
+    }
+    let entries = try indexEntries(of: tar)
+    var rich = ArchiveIndex(entries: entries, tarSize: UInt64(tar.count), chunkSize: UInt64(chunk), metadata: ["writer": "tests"])
+    tamper(&rich)
+    try add(index ?? rich.encoded())
+    var pixz: [UInt8] = [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb]
+    for entry in entries {
+        pixz += Array(entry.path.utf8) + [0]
+        withUnsafeBytes(of: entry.headerOffset.littleEndian) { pixz += $0 }
+    }
+    pixz += [0]
+    withUnsafeBytes(of: UInt64(tar.count).littleEndian) { pixz += $0 }
+    try add(pixz)
+    let encodedIndex = xzIndex.encoded()
+    out += encodedIndex
+    out += StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count))
+    return out
+}
+
+/// How a hostile archive is presented to the reader.
+enum ReadMode: String, CaseIterable, Sendable {
+    /// Compressed by `xz`: no index, read from the start.
+    case sequential
+    /// In our layout with an index that agrees with the tar stream.
+    case indexed
+}
+
+/// Writes `tar` as an archive read in `mode` and opens it.
+func hostileArchive(_ tar: [UInt8], mode: ReadMode, at path: String) throws -> ArchiveReader {
+    switch mode {
+    case .sequential: try writeBytes(path, try xzTool(tar))
+    case .indexed: try writeBytes(path, try indexedArchive(tar: tar))
+    }
+    let reader = try ArchiveReader(path: path)
+    guard reader.mode == (mode == .indexed ? .indexed : .sequential) else { throw CocoaError(.fileReadCorruptFile) }
+    return reader
+}
+
+/// Runs `body` and returns the ArchiveError it throws; records an issue if it does not throw or
+/// throws something else.
+@discardableResult
+func expectArchiveError<T>(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+                           _ body: () async throws -> T) async -> ArchiveError? {
+    do {
+        _ = try await body()
+        Issue.record("\(what): expected an ArchiveError, nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as ArchiveError {
+        return error
+    } catch {
+        Issue.record("\(what): expected an ArchiveError, got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
 }
