@@ -74,7 +74,7 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
 
     init(_ root: String, timesOfDirectories: Bool = true) throws {
         items = [:]
-        let enumerator = FileManager.default.enumerator(atPath: root)!
+        guard exists(root), let enumerator = FileManager.default.enumerator(atPath: root) else { return }
         while let relative = enumerator.nextObject() as? String {
             let full = root + "/" + relative
             var info = stat()
