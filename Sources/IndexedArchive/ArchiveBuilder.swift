@@ -29,11 +29,11 @@ public actor ArchiveBuilder {
     private var appending = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    init(options: PackOptions, io: WorkerThreadPool, fileSystem: FileSystem, channel: AsyncChannel<Chunk>,
+    init(options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>,
          status: PipelineStatus, metadata: [String: String]) throws {
         self.options = options
         self.io = io
-        self.fileSystem = fileSystem
+        self.fileSystem = options.fileSystem
         self.channel = channel
         self.status = status
         var serializer = TarSerializer(chunkSize: options.chunkSize)
@@ -73,7 +73,7 @@ public actor ArchiveBuilder {
 
     private func appendLocked(_ source: PackSource) async throws {
         let enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
-                                             pool: io, fileSystem: fileSystem)
+                                             pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
         for try await batch in enumerator {
             for warning in batch.warnings { record(warning) }
             var index = 0
@@ -92,7 +92,10 @@ public actor ArchiveBuilder {
                     }
                     let fileSystem = self.fileSystem
                     let paths = run.map(\.sourcePath)
-                    let contents = try await io.run { flag in
+                    options.watchdog?.begin(.read)
+                    defer { options.watchdog?.end(.read) }
+                    // Each read opens and closes its own files, so a stuck one can be left behind.
+                    let contents = try await io.run(abandonOnCancel: true) { flag in
                         try paths.map { path -> Result<FileContent, ArchiveError> in
                             if flag.isCancelled { throw CancellationError() }
                             do { return .success(try FileContent.read(path: path, fileSystem: fileSystem)) }
@@ -240,8 +243,11 @@ public actor ArchiveBuilder {
         let fileSystem = self.fileSystem
         let path = entry.sourcePath
         let opened: (Int32, FileStatus)
+        let watchdog = options.watchdog
         do {
-            opened = try await io.run { _ in
+            watchdog?.begin(.read)
+            defer { watchdog?.end(.read) }
+            opened = try await io.run(abandonOnCancel: true, discard: { fd, _ in fileSystem.close(fd) }) { _ in
                 let fd = try fileSystem.openForReading(path)
                 do {
                     let status = FileStatus(try fileSystem.fstat(fd, path))
@@ -258,8 +264,9 @@ public actor ArchiveBuilder {
             try tolerateUnreadable(error, path: path)
             return
         }
-        let (fd, status) = opened
-        defer { fileSystem.close(fd) }
+        let (rawDescriptor, status) = opened
+        let descriptor = SharedDescriptor(rawDescriptor, close: fileSystem.close)
+        defer { descriptor.close() }
         rememberIfLinked(entry)
         try await begin(header(for: entry, kind: .regular, size: status.size, status: status), source: path)
         var remaining = status.size
@@ -269,9 +276,11 @@ public actor ArchiveBuilder {
             try checkRunning()
             let want = Int(min(remaining, UInt64(slice)))
             let previous = checksum
-            let (bytes, crc) = try await io.run { _ -> ([UInt8], UInt64) in
+            watchdog?.begin(.read)
+            defer { watchdog?.end(.read) }
+            let (bytes, crc) = try await io.run(abandonOnCancel: true) { _ -> ([UInt8], UInt64) in
                 var buffer = [UInt8](repeating: 0, count: want)
-                let count = try buffer.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) }
+                let count = try descriptor.use { fd in try buffer.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } }
                 buffer.removeLast(want - count)
                 return (buffer, CRC.crc64(buffer, previous: previous))
             }
@@ -291,9 +300,9 @@ public actor ArchiveBuilder {
             try await append(bytes)
             remaining -= UInt64(bytes.count)
         }
-        let grew = try await io.run { _ -> Bool in
+        let grew = try await io.run(abandonOnCancel: true) { _ -> Bool in
             var probe = [UInt8](repeating: 0, count: 1)
-            return try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } > 0
+            return try descriptor.use { fd in try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } } > 0
         }
         if grew {
             try tolerateChange("grew while it was read; only the first \(status.size) bytes are stored", path: path)

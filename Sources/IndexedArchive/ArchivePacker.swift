@@ -19,11 +19,24 @@ public enum ArchivePacker {
 
     /// Packs `sources` (each a file or a directory, under its archive path) into one archive.
     @discardableResult
+    ///
+    /// Unless `options.watchdog` is given or `options.stallPolicy` is nil, the pack runs under a
+    /// ``Watchdog``: a stage silent past its timeout cancels it with an `ArchiveError` `.stalled`
+    /// naming the stage.
     public static func pack(_ sources: [PackSource], to destination: ArchiveDestination,
                             options: PackOptions = PackOptions()) async throws -> PackSummary {
-        try await withBuilder(to: destination, options: options) { builder in
-            try await builder.append(contentsOf: sources)
-        }.summary
+        guard options.watchdog == nil, let policy = options.stallPolicy else {
+            return try await withBuilder(to: destination, options: options) { builder in
+                try await builder.append(contentsOf: sources)
+            }.summary
+        }
+        return try await Watchdog.supervise(policy: policy) { watchdog in
+            var watched = options
+            watched.watchdog = watchdog
+            return try await withBuilder(to: destination, options: watched) { builder in
+                try await builder.append(contentsOf: sources)
+            }.summary
+        }
     }
 
     /// Opens an archive, lets `body` append to it, then finishes it.
@@ -33,15 +46,6 @@ public enum ArchivePacker {
     public static func withBuilder<Result: Sendable>(
         to destination: ArchiveDestination,
         options: PackOptions = PackOptions(),
-        _ body: (ArchiveBuilder) async throws -> Result
-    ) async throws -> (result: Result, summary: PackSummary) {
-        try await withBuilder(to: destination, options: options, fileSystem: .system, body)
-    }
-
-    package static func withBuilder<Result: Sendable>(
-        to destination: ArchiveDestination,
-        options: PackOptions,
-        fileSystem: FileSystem,
         _ body: (ArchiveBuilder) async throws -> Result
     ) async throws -> (result: Result, summary: PackSummary) {
         let options = try options.validated()
@@ -56,19 +60,18 @@ public enum ArchivePacker {
         if let onEvent {
             onBlockWritten = { sequence, bytes in onEvent(.blockWritten(sequence: sequence, archiveBytes: bytes)) }
         }
-        let writer = ArchiveWriter(destination: destination, io: io, onBlockWritten: onBlockWritten)
+        let writer = ArchiveWriter(destination: destination, io: io, watchdog: options.watchdog, onBlockWritten: onBlockWritten)
         do {
             try await writer.open()
             let channel = AsyncChannel<Chunk>()
             let status = PipelineStatus()
-            let builder = try ArchiveBuilder(options: options, io: io, fileSystem: fileSystem, channel: channel,
-                                             status: status, metadata: metadata)
+            let builder = try ArchiveBuilder(options: options, io: io, channel: channel, status: status, metadata: metadata)
             let limit = options.chunksInFlight
             typealias Closing = (entries: [ArchiveEntry], tarSize: UInt64, fileBytes: UInt64)
             let (result, closing) = try await withThrowingTaskGroup(of: Void.self, returning: (Result, Closing).self) { group in
                 group.addTask {
                     try await runPipeline(chunks: channel, compressor: compressor, writer: writer, limit: limit,
-                                          status: status, onEvent: onEvent)
+                                          status: status, options: options)
                 }
                 do {
                     let result = try await body(builder)
@@ -91,7 +94,7 @@ public enum ArchivePacker {
             let summary = PackSummary(
                 entries: closing.entries.count, fileBytes: closing.fileBytes, tarBytes: closing.tarSize,
                 archiveBytes: await writer.bytesWritten, blocks: await writer.dataBlocks,
-                storedBlocks: await writer.storedBlocks, seconds: (ContinuousClock.now - start).seconds,
+                storedBlocks: await writer.storedBlocks, seconds: (ContinuousClock.now - start).secondsValue,
                 warnings: await builder.warnings)
             await teardown(io: io, compressor: compressor)
             return (result, summary)
@@ -106,14 +109,17 @@ public enum ArchivePacker {
     private static func teardown(io: WorkerThreadPool, compressor: CompressorPool) async {
         io.shutdown()
         compressor.shutdown()
-        _ = await compressor.awaitExit(timeout: .seconds(2))
-        _ = await io.awaitExit(timeout: .milliseconds(200))
+        // Threads finish their current 64 KiB slice and exit; one stuck in a system call or a
+        // hanging hook is left behind rather than holding the caller.
+        _ = await compressor.awaitExit(timeout: .milliseconds(500))
+        _ = await io.awaitExit(timeout: .milliseconds(100))
     }
 
     /// Compresses chunks as they arrive, at most `limit` in flight counting those waiting for an
     /// earlier block, and writes them in order.
     static func runPipeline(chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
-                            limit: Int, status: PipelineStatus, onEvent: (@Sendable (PackEvent) -> Void)?) async throws {
+                            limit: Int, status: PipelineStatus, options: PackOptions) async throws {
+        let onEvent = options.onEvent, watchdog = options.watchdog, hook = options.compressionHook
         do {
             try await withThrowingTaskGroup(of: (Int, EncodedBlock).self) { group in
                 var inFlight = 0
@@ -126,7 +132,8 @@ public enum ArchivePacker {
                     }
                     try Task.checkCancellation()
                     group.addTask {
-                        let block = try await compressor.compress(chunk.bytes)
+                        let block = try await compressor.compress(chunk.bytes, sequence: chunk.sequence,
+                                                                  watchdog: watchdog, hook: hook)
                         onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
                         return (chunk.sequence, block)
                     }
@@ -157,13 +164,5 @@ public enum ArchivePacker {
             }
         }
         return total
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a Double.
-    var seconds: Double {
-        let (s, attoseconds) = components
-        return Double(s) + Double(attoseconds) / 1e18
     }
 }

@@ -242,7 +242,7 @@ public final class ArchiveReader: Sendable {
         let result = try await run(TarConsumer(expected: index?.entries, extractor: extractor, filter: options.members),
                                    parallelism: options.parallelism)
         return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
-                              seconds: (ContinuousClock.now - start).seconds)
+                              seconds: (ContinuousClock.now - start).secondsValue)
     }
 
     /// Feeds the whole tar stream through `consumer`: blocks decoded in parallel and consumed in

@@ -28,10 +28,13 @@ actor ArchiveWriter {
     private(set) var dataBlocks = 0
     private(set) var storedBlocks = 0
     private let onBlockWritten: (@Sendable (Int, UInt64) -> Void)?
+    private let watchdog: Watchdog?
 
-    init(destination: ArchiveDestination, io: WorkerThreadPool, onBlockWritten: (@Sendable (Int, UInt64) -> Void)? = nil) {
+    init(destination: ArchiveDestination, io: WorkerThreadPool, watchdog: Watchdog? = nil,
+         onBlockWritten: (@Sendable (Int, UInt64) -> Void)? = nil) {
         self.destination = destination
         self.io = io
+        self.watchdog = watchdog
         self.onBlockWritten = onBlockWritten
     }
 
@@ -48,7 +51,10 @@ actor ArchiveWriter {
         case .fileDescriptor(let descriptor):
             fd = descriptor
         case .file(let path):
-            let (descriptor, temporary) = try await io.run { _ in try ArchiveWriter.createTemporary(for: path) }
+            let (descriptor, temporary) = try await io.run(abandonOnCancel: true, discard: { fd, temporary in
+                SystemCall.close(fd)
+                if let temporary { SystemCall.unlink(temporary) }
+            }) { _ in try ArchiveWriter.createTemporary(for: path) }
             fd = descriptor
             temporaryPath = temporary
             ownsDescriptor = true
@@ -84,6 +90,8 @@ actor ArchiveWriter {
 
     private func write(_ bytes: [UInt8]) async throws {
         let fd = self.fd, path = displayPath
+        watchdog?.begin(.write)
+        defer { watchdog?.end(.write) }
         try await io.run { _ in try bytes.withUnsafeBytes { try SystemCall.writeAll(fd, $0, path: path) } }
         bytesWritten += UInt64(bytes.count)
     }

@@ -31,9 +31,16 @@ package final class CompressorPool: Sendable {
 
     /// Compresses one chunk into one block: stored when packing without compression or when the
     /// sample says the data will not compress, else LZMA2 at the preset.
-    func compress(_ bytes: [UInt8]) async throws -> EncodedBlock {
+    ///
+    /// The job shares nothing with the caller, so a cancelled caller does not wait for it: the job
+    /// stops at its next 64 KiB slice, or is left behind if a hook made it hang.
+    func compress(_ bytes: [UInt8], sequence: Int = 0, watchdog: Watchdog? = nil,
+                  hook: (@Sendable (Int) throws -> Void)? = nil) async throws -> EncodedBlock {
         let preset = self.preset, extreme = self.extreme, chunkSize = self.chunkSize, compressible = self.compressible
-        return try await threads.run { flag in
+        watchdog?.begin(.compress)
+        defer { watchdog?.end(.compress) }
+        return try await threads.run(abandonOnCancel: true) { flag in
+            try hook?(sequence)
             let encoder = try CompressorPool.threadEncoder(key: "amk.encoder", preset: preset, extreme: extreme, maxChunkSize: chunkSize)
             return try bytes.withUnsafeBytes { raw in
                 if !compressible { return try encoder.encodeStored(raw) }
@@ -41,10 +48,17 @@ package final class CompressorPool: Sendable {
                 if try CompressorPool.looksIncompressible(raw, sampler: sampler) {
                     return try encoder.encodeStored(raw)
                 }
-                return try encoder.encode(raw, isCancelled: { flag.isCancelled })
+                return try encoder.encode(raw, sliceSize: CompressorPool.sliceSize, isCancelled: {
+                    watchdog?.beat(.compress)
+                    return flag.isCancelled
+                })
             }
         }
     }
+
+    /// Input bytes between two cancellation checks (and heartbeats): about 20–40 ms of preset-6
+    /// work on this class of machine, so a cancelled pack returns within the 100 ms budget.
+    static let sliceSize = 64 * 1024
 
     /// Compresses a block that is not a data chunk (the indexes), with no sampling.
     func compressWhole(_ bytes: [UInt8]) async throws -> EncodedBlock {

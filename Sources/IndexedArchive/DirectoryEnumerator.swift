@@ -25,26 +25,29 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     let batchSize: Int
     let pool: WorkerThreadPool?
     let fileSystem: FileSystem
+    let watchdog: Watchdog?
 
     /// - Parameters:
     ///   - sources: the roots, each with its archive path.
     ///   - unreadable: `.fail` throws for an entry that cannot be read; `.warn` skips it.
     ///   - batchSize: entries per step.
     public init(sources: [PackSource], unreadable: PackOptions.Tolerance = .fail, batchSize: Int = 256) {
-        self.init(sources: sources, unreadable: unreadable, batchSize: batchSize, pool: nil, fileSystem: .system)
+        self.init(sources: sources, unreadable: unreadable, batchSize: batchSize, pool: nil, fileSystem: .system, watchdog: nil)
     }
 
-    init(sources: [PackSource], unreadable: PackOptions.Tolerance, batchSize: Int, pool: WorkerThreadPool?, fileSystem: FileSystem) {
+    init(sources: [PackSource], unreadable: PackOptions.Tolerance, batchSize: Int, pool: WorkerThreadPool?,
+         fileSystem: FileSystem, watchdog: Watchdog?) {
         self.sources = sources
         self.unreadable = unreadable
         self.batchSize = Swift.max(1, batchSize)
         self.pool = pool
         self.fileSystem = fileSystem
+        self.watchdog = watchdog
     }
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(walker: DirectoryWalker(sources: sources, unreadable: unreadable, fileSystem: fileSystem),
-                 batchSize: batchSize, pool: pool)
+                 batchSize: batchSize, pool: pool, watchdog: watchdog)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -52,9 +55,11 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
         let batchSize: Int
         let pool: WorkerThreadPool
         let ownsPool: Bool
+        let watchdog: Watchdog?
         var finished = false
 
-        init(walker: DirectoryWalker, batchSize: Int, pool: WorkerThreadPool?) {
+        init(walker: DirectoryWalker, batchSize: Int, pool: WorkerThreadPool?, watchdog: Watchdog?) {
+            self.watchdog = watchdog
             self.walker = walker
             self.batchSize = batchSize
             self.ownsPool = pool == nil
@@ -66,7 +71,12 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
             let walker = self.walker
             let size = batchSize
             do {
-                let batch = try await pool.run { flag in try walker.nextBatch(max: size, cancellation: flag) }
+                watchdog?.begin(.enumerate)
+                defer { watchdog?.end(.enumerate) }
+                // The walk holds no resource the caller shares, so a stuck listing can be left behind.
+                let batch = try await pool.run(abandonOnCancel: true) { flag in
+                    try walker.nextBatch(max: size, cancellation: flag)
+                }
                 if batch == nil { finish() }
                 return batch
             } catch {

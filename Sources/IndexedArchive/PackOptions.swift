@@ -38,6 +38,19 @@ public struct PackOptions: Sendable {
     /// expected byte count (``ArchivePacker/contentSize(of:)`` measures it) to get a fraction.
     public var progress: Progress? = nil
 
+    /// Receives the heartbeats of every stage. Set it to watch the pack with a ``Watchdog`` of
+    /// your own (the extension host does); ``ArchivePacker/pack(_:to:options:)`` otherwise makes
+    /// one from ``stallPolicy``.
+    public var watchdog: Watchdog? = nil
+    /// The stall timeouts ``ArchivePacker/pack(_:to:options:)`` watches with when no ``watchdog``
+    /// is given; `nil` turns the watchdog off.
+    public var stallPolicy: WatchdogPolicy? = WatchdogPolicy()
+    /// The file system read from; tests substitute one that injects faults.
+    package var fileSystem: FileSystem = .system
+    /// Called on the compressing thread before chunk `sequence` is compressed; tests use it to make
+    /// compression stall or fail. Nil, and free, in production.
+    package var compressionHook: (@Sendable (_ sequence: Int) throws -> Void)? = nil
+
     public init() {}
 
     /// Cores this process may run on.

@@ -41,6 +41,13 @@ package final class WorkerThreadPool: Sendable {
     }
 
     private func workLoop() {
+        // A write to a pipe or socket whose reader is gone raises SIGPIPE in the writing thread,
+        // which by default kills the whole process. Blocked here, the write fails with EPIPE and
+        // becomes an error the caller sees, and the process's own signal handling is untouched.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         while true {
             condition.lock()
             while state.head == state.jobs.count && !state.shuttingDown {
@@ -80,22 +87,39 @@ package final class WorkerThreadPool: Sendable {
     ///
     /// `body` receives a flag that turns true when the calling task is cancelled; long jobs poll it
     /// between slices and throw `CancellationError`. A job cancelled before it started is not run.
+    ///
+    /// With `abandonOnCancel`, cancellation answers the caller at once with `CancellationError`
+    /// while the job, perhaps stuck in a system call, finishes on its own; `discard` then receives
+    /// a result nobody will use (to close what it opened). Only jobs that share no state with the
+    /// caller may be abandoned.
     package func run<T: Sendable>(
+        abandonOnCancel: Bool = false,
+        discard: (@Sendable (T) -> Void)? = nil,
         _ body: @escaping @Sendable (_ cancellation: CancellationFlag) throws -> T
     ) async throws -> T {
         let flag = CancellationFlag()
+        let slot = Mutex<CheckedContinuation<T, any Error>?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                slot.withLock { $0 = continuation }
+                if abandonOnCancel && flag.isCancelled {
+                    slot.withLock { $0.take() }?.resume(throwing: CancellationError())
+                    return
+                }
                 submit {
-                    if flag.isCancelled {
-                        continuation.resume(throwing: CancellationError())
-                        return
+                    let result: Result<T, any Error> = flag.isCancelled ? .failure(CancellationError()) : Result { try body(flag) }
+                    if let waiting = slot.withLock({ $0.take() }) {
+                        waiting.resume(with: result)
+                    } else if case .success(let value) = result {
+                        discard?(value)
                     }
-                    continuation.resume(with: Result { try body(flag) })
                 }
             }
         } onCancel: {
             flag.cancel()
+            if abandonOnCancel {
+                slot.withLock { $0.take() }?.resume(throwing: CancellationError())
+            }
         }
     }
 

@@ -155,8 +155,8 @@ public struct TarParser: Sendable {
                 offset: member.offset
             )
         case .padding:
-            let where_ = currentMember?.offset ?? pending.firstOffset ?? consumed
-            error = TarError(code: .truncated, message: "stream ends inside the padding after a member", offset: where_)
+            let location = currentMember?.offset ?? pending.firstOffset ?? consumed
+            error = TarError(code: .truncated, message: "stream ends inside the padding after a member", offset: location)
         case .failed:
             error = TarError(code: .invalidValue, message: "parser cannot continue after an earlier error")
         }
@@ -245,11 +245,15 @@ public struct TarParser: Sendable {
                     consumed += UInt64(take)
                     if blockBuffer.count == UstarBlock.size {
                         let blockOffset = consumed - UInt64(UstarBlock.size)
-                        let block = blockBuffer
-                        blockBuffer.removeAll(keepingCapacity: true)
+                        // Move the storage out (no copy) so the block can be read while
+                        // `self` is mutated, then hand it back to be reused.
+                        var block: [UInt8] = []
+                        swap(&block, &blockBuffer)
                         try block.withUnsafeBytes { block in
                             try headerBlock(block, at: blockOffset, handler: handler)
                         }
+                        block.removeAll(keepingCapacity: true)
+                        swap(&block, &blockBuffer)
                     }
                 }
             }
@@ -334,8 +338,12 @@ public struct TarParser: Sendable {
     }
 
     private mutating func finishExtended(_ kind: ExtendedKind, blockOffset: UInt64, handler: (Event) throws -> Void) throws {
-        let data = extendedBuffer
-        extendedBuffer.removeAll(keepingCapacity: true)
+        var data: [UInt8] = []
+        swap(&data, &extendedBuffer)
+        defer {
+            data.removeAll(keepingCapacity: true)
+            swap(&data, &extendedBuffer)
+        }
         switch kind {
         case .longName, .longLink:
             let end = data.firstIndex(of: 0) ?? data.count

@@ -20,6 +20,7 @@ public struct TarTimestamp: Sendable, Equatable, Hashable, Comparable {
         self.nanoseconds = nanoseconds % 1_000_000_000
     }
 
+    /// Orders by seconds, then nanoseconds: chronological order.
     public static func < (lhs: TarTimestamp, rhs: TarTimestamp) -> Bool {
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }

@@ -1,0 +1,235 @@
+import Foundation
+import Synchronization
+
+/// Watches work for stalls, cancels it, and answers the caller on time even if it never stops.
+///
+/// Stages report with ``begin(_:)``/``end(_:)`` while they have work to do and ``beat(_:)`` when
+/// they make progress. A stage that has work and has been silent for its timeout has stalled: the
+/// watchdog cancels the operation and records which stage and for how long. A stage without work,
+/// such as a producer waiting for a free compressor, is never stalled: backpressure is not a stall.
+///
+/// The ladder, after swift-service-lifecycle's: stall → cancel → grace period → the caller gets a
+/// `terminated` error and the operation is left behind, even if it is stuck in a system call or a
+/// loop that ignores cancellation. The monitor runs on a thread of its own, so it fires on time
+/// even when every thread of Swift's cooperative pool is busy or blocked.
+///
+/// Heartbeats are plain lock-protected stores, callable from any thread at any rate.
+public final class Watchdog: Sendable {
+    struct StageState {
+        var active = 0
+        var lastProgress: ContinuousClock.Instant
+    }
+
+    struct State {
+        var stages: [PipelineStage: StageState] = [:]
+        var stall: StallReport?
+        var cancelledAt: ContinuousClock.Instant?
+        var finished = false
+    }
+
+    public let policy: WatchdogPolicy
+    private let state: Mutex<State>
+
+    public init(policy: WatchdogPolicy = WatchdogPolicy()) {
+        self.policy = policy
+        self.state = Mutex(State())
+    }
+
+    /// The stage has work to do from now on; its silence counts from here.
+    public func begin(_ stage: PipelineStage) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            var entry = state.stages[stage] ?? StageState(lastProgress: now)
+            if entry.active == 0 { entry.lastProgress = now }
+            entry.active += 1
+            state.stages[stage] = entry
+        }
+    }
+
+    /// The stage finished a piece of work.
+    public func end(_ stage: PipelineStage) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            guard var entry = state.stages[stage] else { return }
+            entry.active = max(0, entry.active - 1)
+            entry.lastProgress = now
+            state.stages[stage] = entry
+        }
+    }
+
+    /// The stage made progress.
+    public func beat(_ stage: PipelineStage) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            if state.stages[stage] == nil {
+                state.stages[stage] = StageState(lastProgress: now)
+            } else {
+                state.stages[stage]!.lastProgress = now
+            }
+        }
+    }
+
+    /// Runs `body` as work of `stage`.
+    public func during<T>(_ stage: PipelineStage, _ body: () async throws -> T) async rethrows -> T {
+        begin(stage)
+        defer { end(stage) }
+        return try await body()
+    }
+
+    /// The stall that tripped the watchdog, if any.
+    public var stall: StallReport? { state.withLock { $0.stall } }
+
+    /// Checks every stage; records and returns the first stall found.
+    func check(now: ContinuousClock.Instant = .now) -> StallReport? {
+        state.withLock { state in
+            if let stall = state.stall { return stall }
+            for stage in PipelineStage.allCases {
+                guard let entry = state.stages[stage], entry.active > 0 else { continue }
+                let silent = now - entry.lastProgress
+                let timeout = policy.timeout(for: stage)
+                if silent >= timeout {
+                    let report = StallReport(stage: stage, silentFor: silent, timeout: timeout)
+                    state.stall = report
+                    return report
+                }
+            }
+            return nil
+        }
+    }
+
+    // MARK: - Supervision
+
+    /// Runs `operation` under a watchdog.
+    ///
+    /// - Returns: what `operation` returns, if it finishes without being cancelled.
+    /// - Throws: `ArchiveError` `.stalled` (naming the stage and the silence) when the watchdog
+    ///   cancelled it and it stopped in time; `.terminated` when it was cancelled (by a stall or by
+    ///   the caller) and did not stop within the grace period, or returned normally as if it had
+    ///   not been cancelled; `CancellationError` when the caller cancelled and it stopped; or what
+    ///   the operation threw.
+    ///
+    /// The operation runs in a task of its own, which this function cancels and awaits, except when
+    /// it must be abandoned because it does not stop: that is the point of the grace period.
+    public static func supervise<T: Sendable>(
+        policy: WatchdogPolicy = WatchdogPolicy(),
+        _ operation: @escaping @Sendable (Watchdog) async throws -> T
+    ) async throws -> T {
+        let watchdog = Watchdog(policy: policy)
+        let supervision = Supervision<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                supervision.install(continuation)
+                let task = Task {
+                    let result: Result<T, any Error>
+                    do { result = .success(try await operation(watchdog)) } catch { result = .failure(error) }
+                    watchdog.state.withLock { $0.finished = true }
+                    supervision.finish(result, watchdog: watchdog)
+                }
+                supervision.setTask(task)
+                let monitor = Thread { watchdog.monitor(supervision: supervision) }
+                monitor.name = "amk-watchdog"
+                monitor.start()
+            }
+        } onCancel: {
+            watchdog.state.withLock { state in
+                if state.cancelledAt == nil { state.cancelledAt = .now }
+            }
+            supervision.cancelTask()
+        }
+    }
+
+    /// The monitor thread: looks every interval, cancels on a stall, gives up after the grace.
+    private func monitor<T>(supervision: Supervision<T>) {
+        let interval = policy.interval
+        while true {
+            Thread.sleep(forTimeInterval: interval.secondsValue)
+            let (finished, cancelledAt) = state.withLock { ($0.finished, $0.cancelledAt) }
+            if finished || supervision.isAnswered { return }
+            if let cancelledAt {
+                if ContinuousClock.now - cancelledAt >= policy.gracePeriod {
+                    let stall = self.stall
+                    let why = stall.map { "\($0); cancelled, it did not stop within \($0.gracePeriodText(policy.gracePeriod))" }
+                        ?? "cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))"
+                    supervision.answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
+                    return
+                }
+                continue
+            }
+            if check() != nil {
+                state.withLock { $0.cancelledAt = .now }
+                supervision.cancelTask()
+            }
+        }
+    }
+}
+
+/// The one answer a supervised call gives, from whichever of the operation, the monitor and the
+/// caller's cancellation comes first; a Mutex makes "first" well defined.
+final class Supervision<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var task: Task<Void, Never>?
+        var cancelRequested = false
+        var answered = false
+    }
+
+    private let state = Mutex(State())
+
+    func install(_ continuation: CheckedContinuation<T, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func setTask(_ task: Task<Void, Never>) {
+        let cancelNow = state.withLock { state -> Bool in
+            state.task = task
+            return state.cancelRequested
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancelTask() {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.cancelRequested = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    var isAnswered: Bool { state.withLock { $0.answered } }
+
+    func answer(_ result: Result<T, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<T, any Error>? in
+            guard !state.answered else { return nil }
+            state.answered = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: result)
+    }
+
+    /// The operation returned: translate its result by what happened to it.
+    func finish(_ result: Result<T, any Error>, watchdog: Watchdog) {
+        let cancelled = state.withLock { $0.cancelRequested }
+        guard cancelled else { return answer(result) }
+        let stall = watchdog.stall
+        switch result {
+        case .success:
+            // Cancelled work that reports success has ignored the cancellation.
+            let why = stall.map { "\($0); cancelled, it returned as if it had not been" } ?? "cancellation ignored: returned normally after being cancelled"
+            answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
+        case .failure(let error):
+            if let stall, error is CancellationError || (error as? ArchiveError)?.code != .stalled {
+                answer(.failure(ArchiveError(.stalled, stall.description)))
+            } else {
+                answer(.failure(error))
+            }
+        }
+    }
+}
+
+extension Duration {
+    var secondsValue: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
