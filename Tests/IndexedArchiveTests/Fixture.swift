@@ -4,8 +4,18 @@ import Tar
 import Testing
 import XZ
 
+/// The suites of this target that pack, extract and run tools, nested so that their tests run one
+/// at a time. Run side by side, dozens of packs (each with its compressor and I/O threads) and tool
+/// processes oversubscribe a 2-core machine so much that time-sensitive suites of the same process
+/// (WatchdogTests) miss their deadlines; one at a time, the whole set takes about as long, since
+/// the CPU is the limit either way.
+@Suite(.serialized) enum EngineSuites {}
+
+/// ArchiveStreamReaderTests uses the packer tests' tree and options by this name.
+typealias ArchivePackerTests = EngineSuites.ArchivePackerTests
+
 /// A temporary directory removed when the test ends, and helpers to fill and compare trees.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let path: String
 
     init() throws {
@@ -18,14 +28,28 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     func file(_ relative: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
-        let full = path + "/" + relative
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: full, contents: Data(bytes))
-        chmod(full, mode_t(mode))
+        try createFile(path + "/" + relative, bytes, mode: mode)
     }
 
     func file(_ relative: String, _ text: String, mode: Int = 0o644) throws {
         try file(relative, Array(text.utf8), mode: mode)
+    }
+}
+
+/// Creates a file (and its missing parent directories) with `bytes` and `mode`.
+func createFile(_ full: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
+    try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    guard FileManager.default.createFile(atPath: full, contents: Data(bytes)) else { throw CocoaError(.fileWriteUnknown) }
+    chmod(full, mode_t(mode))
+}
+
+/// Runs blocking work (file I/O, generating data) on a thread of its own. Tests run in parallel
+/// on Swift's cooperative pool, which has one thread per core (two here): holding one of them in
+/// a blocking call for long would stall every other test, the watchdog's among them.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
     }
 }
 
@@ -102,13 +126,35 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
     }
 
     var description: String { items.keys.sorted().joined(separator: "\n") }
+
+    /// The snapshot, taken off the cooperative pool.
+    static func of(_ root: String) async throws -> TreeSnapshot {
+        try await offPool { try TreeSnapshot(root) }
+    }
 }
 
-/// Runs a tool; returns its exit status, stdout and stderr. `stdin` is written on a thread of its
-/// own while the output is read, so a tool that writes as much as it reads cannot deadlock us.
+/// Runs a tool; returns its exit status, stdout and stderr.
+///
+/// The process is waited for on a thread of its own: blocking one of the few threads of Swift's
+/// cooperative pool for seconds would stall every other test running in parallel (on a 2-core
+/// machine the pool has two threads).
 @discardableResult
 func runTool(_ arguments: [String], stdin: Data? = nil, in directory: String? = nil,
-             environment: [String: String] = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]) throws -> (status: Int32, stdout: Data, stderr: String) {
+             environment: [String: String] = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]) async throws -> (status: Int32, stdout: Data, stderr: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result {
+                try runToolBlocking(arguments, stdin: stdin, in: directory, environment: environment)
+            })
+        }
+        thread.start()
+    }
+}
+
+/// `stdin` is written on a thread of its own while the output is read, so a tool that writes as
+/// much as it reads cannot deadlock us.
+private func runToolBlocking(_ arguments: [String], stdin: Data?, in directory: String?,
+                             environment: [String: String]) throws -> (status: Int32, stdout: Data, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
@@ -139,8 +185,8 @@ func runTool(_ arguments: [String], stdin: Data? = nil, in directory: String? = 
 
 /// Runs a bash script (pipelines, redirections) with the same environment as ``runTool``.
 @discardableResult
-func runShell(_ script: String, in directory: String? = nil) throws -> (status: Int32, stdout: Data, stderr: String) {
-    try runTool(["bash", "-c", "set -u; " + script], in: directory)
+func runShell(_ script: String, in directory: String? = nil) async throws -> (status: Int32, stdout: Data, stderr: String) {
+    try await runTool(["bash", "-c", "set -u; " + script], in: directory)
 }
 
 func toolExists(_ name: String) -> Bool {
@@ -152,12 +198,13 @@ let runningAsRoot = geteuid() == 0
 
 // MARK: - Files
 
-func readBytes(_ path: String) throws -> [UInt8] {
-    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+func readBytes(_ path: String) async throws -> [UInt8] {
+    try await offPool { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 }
 
-func writeBytes(_ path: String, _ bytes: some Collection<UInt8>) throws {
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
+func writeBytes(_ path: String, _ bytes: some Collection<UInt8>) async throws {
+    let data = Data(bytes)
+    try await offPool { try data.write(to: URL(fileURLWithPath: path)) }
 }
 
 func exists(_ path: String) -> Bool {
@@ -172,7 +219,11 @@ func listing(_ path: String) -> [String] {
 
 /// Every regular file under `root` (relative paths) whose bytes differ from the same path under
 /// `source`, or that has no counterpart there. Empty when every file present is whole and right.
-func filesThatDifferFromSource(_ root: String, source: String) throws -> [String] {
+func filesThatDifferFromSource(_ root: String, source: String) async throws -> [String] {
+    try await offPool { try filesThatDifferFromSourceBlocking(root, source: source) }
+}
+
+private func filesThatDifferFromSourceBlocking(_ root: String, source: String) throws -> [String] {
     let snapshot = try TreeSnapshot(root)
     var wrong: [String] = []
     for (path, item) in snapshot.items where item.type == "file" {
@@ -225,7 +276,11 @@ enum CompatTree {
     /// Builds the tree at `dir/name` and returns its path. About 3.8 MB, so an archive with 1 MiB
     /// chunks has four data blocks.
     @discardableResult
-    static func make(in dir: TemporaryDirectory, name: String = "src") throws -> String {
+    static func make(in dir: TemporaryDirectory, name: String = "src") async throws -> String {
+        try await offPool { try makeBlocking(in: dir, name: name) }
+    }
+
+    private static func makeBlocking(in dir: TemporaryDirectory, name: String) throws -> String {
         let root = dir.path + "/" + name
         try dir.file("\(name)/empty.txt", [])
         try dir.file("\(name)/exact512.bin", Samples.noise512)
@@ -294,8 +349,8 @@ struct ToolBlock {
 }
 
 /// The blocks of an .xz file according to the `xz` tool.
-func xzToolBlocks(_ path: String) throws -> [ToolBlock] {
-    let result = try runTool(["xz", "--robot", "-lvv", path])
+func xzToolBlocks(_ path: String) async throws -> [ToolBlock] {
+    let result = try await runTool(["xz", "--robot", "-lvv", path])
     guard result.status == 0 else { throw CocoaError(.fileReadCorruptFile) }
     return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
         let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
@@ -327,7 +382,7 @@ struct PackedTree {
     /// The compatibility tree packed as `src` into `dir/A.tar.xz`.
     static func make(options: PackOptions = testOptions(metadata: ["resourcesVersion": "7"])) async throws -> PackedTree {
         let dir = try TemporaryDirectory()
-        let root = try CompatTree.make(in: dir)
+        let root = try await CompatTree.make(in: dir)
         let archive = dir.path + "/A.tar.xz"
         let summary = try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .file(archive), options: options)
         return PackedTree(dir: dir, root: root, archive: archive, summary: summary)
@@ -367,8 +422,8 @@ func tarHardLink(_ path: String, to target: String) -> (TarHeader, [UInt8]) {
 }
 
 /// `bytes` compressed by the `xz` tool: a foreign, single-block archive our reader reads sequentially.
-func xzTool(_ bytes: [UInt8]) throws -> [UInt8] {
-    let result = try runTool(["xz", "-c", "-0", "--check=crc64"], stdin: Data(bytes))
+func xzTool(_ bytes: [UInt8]) async throws -> [UInt8] {
+    let result = try await runTool(["xz", "-c", "-0", "--check=crc64"], stdin: Data(bytes))
     guard result.status == 0 else { throw CocoaError(.fileWriteUnknown) }
     return Array(result.stdout)
 }
@@ -445,10 +500,10 @@ enum ReadMode: String, CaseIterable, Sendable {
 }
 
 /// Writes `tar` as an archive read in `mode` and opens it.
-func hostileArchive(_ tar: [UInt8], mode: ReadMode, at path: String) throws -> ArchiveReader {
+func hostileArchive(_ tar: [UInt8], mode: ReadMode, at path: String) async throws -> ArchiveReader {
     switch mode {
-    case .sequential: try writeBytes(path, try xzTool(tar))
-    case .indexed: try writeBytes(path, try indexedArchive(tar: tar))
+    case .sequential: try await writeBytes(path, try await xzTool(tar))
+    case .indexed: try await writeBytes(path, try indexedArchive(tar: tar))
     }
     let reader = try ArchiveReader(path: path)
     guard reader.mode == (mode == .indexed ? .indexed : .sequential) else { throw CocoaError(.fileReadCorruptFile) }
