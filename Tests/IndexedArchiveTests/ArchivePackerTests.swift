@@ -246,6 +246,40 @@ extension EngineSuites {
             #expect(progress.fractionCompleted == 1.0, "contentSize(of:) is the total that progress reaches (hard links counted once)")
         }
 
+        // MARK: - Backpressure
+
+        /// The most chunks serialized but not yet written at any moment of a pack.
+        static func largestBacklog(workers: Int, memoryBudget: Int?, in dir: TemporaryDirectory) async throws -> Int {
+            let progress = Mutex<(serialized: Int, written: Int, largest: Int)>((-1, -1, 0))
+            var options = testOptions(preset: 1)
+            options.workers = workers
+            options.memoryBudget = memoryBudget
+            options.onEvent = { event in
+                progress.withLock { state in
+                    switch event {
+                    case .chunkSerialized(let sequence, _): state.serialized = max(state.serialized, sequence)
+                    case .blockWritten(let sequence, _): state.written = max(state.written, sequence)
+                    default: return
+                    }
+                    state.largest = max(state.largest, state.serialized - state.written)
+                }
+            }
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/bp.tar.xz"), options: options)
+            #expect(summary.blocks == 10)
+            return progress.withLock { $0.largest }
+        }
+
+        @Test func aFastReaderWaitsForSlowCompressors() async throws {
+            let dir = try TemporaryDirectory()
+            try await offPool { for i in 0..<4 { try dir.file("src/t\(i).txt", Samples.text2_5M) } }
+            // Reading runs at memory speed, compressing at a few MB/s: without backpressure the
+            // serializer would run all ten chunks ahead of the writer.
+            let budgeted = try await Self.largestBacklog(workers: 1, memoryBudget: 1 << 20, in: dir)
+            #expect(budgeted <= 3, "one chunk in flight, one handed over, one being filled: \(budgeted)")
+            let standard = try await Self.largestBacklog(workers: 1, memoryBudget: nil, in: dir)
+            #expect(standard <= 4, "two chunks in flight by default for one worker: \(standard)")
+        }
+
         // MARK: - Cancellation
 
         /// About 48 MB of text-like bytes (random letters and spaces) that preset 6 compresses slowly.
