@@ -18,8 +18,9 @@ extension EngineSuites {
             let packed = try await PackedTree.make()
             let fds = try Self.pipeClosedOnExec()
             let readEnd = fds[0], writeEnd = fds[1]
-            // Drain the pipe on a thread of its own, as a socket peer would.
-            let received = Task.detached { () -> [UInt8] in
+            // Drain the pipe on a thread of its own, as a socket peer would. (Not in a task: a
+            // blocking read would hold a thread of the cooperative pool that the pack needs.)
+            async let received = offPool { () -> [UInt8] in
                 defer { close(readEnd) }
                 var out: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -36,7 +37,7 @@ extension EngineSuites {
                 summary = try await ArchivePacker.pack([PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(writeEnd),
                                                        options: testOptions(metadata: ["resourcesVersion": "7"]))
             }
-            let bytes = await received.value
+            let bytes = try await received
             #expect(UInt64(bytes.count) == summary.archiveBytes)
             #expect(summary.blocks == packed.summary.blocks)
             let path = packed.dir.path + "/piped.tar.xz"
