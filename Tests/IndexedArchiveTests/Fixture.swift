@@ -6,9 +6,9 @@ import XZ
 
 /// The suites of this target that pack, extract and run tools, nested so that their tests run one
 /// at a time. Run side by side, dozens of packs (each with its compressor and I/O threads) and tool
-/// processes oversubscribe a 2-core machine so much that time-sensitive suites of the same process
-/// (WatchdogTests) miss their deadlines; one at a time, the whole set takes about as long, since
-/// the CPU is the limit either way.
+/// processes oversubscribe a 2-core machine so much that time-sensitive tests of the same process
+/// (cancellation latency here, the watchdog's elsewhere) miss their deadlines by seconds; one at a
+/// time, the whole set takes about as long, since the CPU is the limit either way.
 @Suite(.serialized) enum EngineSuites {}
 
 /// ArchiveStreamReaderTests uses the packer tests' tree and options by this name.
