@@ -161,6 +161,19 @@ extension EngineSuites {
             #expect(!exists(dir.path + "/o.tar.xz"))
         }
 
+        @Test(arguments: ["a=b", "line\nbreak", "nul\u{0}"])
+        func metadataThatCannotBeStoredIsRefusedAsAnOption(_ key: String) async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "alpha")
+            let archive = dir.path + "/m.tar.xz"
+            let error = await expectArchiveError("metadata key \(key.debugDescription)") {
+                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive),
+                                             options: testOptions(metadata: [key: "value"]))
+            }
+            #expect(error?.code == .invalidOptions)
+            #expect(!exists(archive))
+        }
+
         // MARK: - Stored blocks
 
         @Test(.enabled(if: toolExists("xz")))

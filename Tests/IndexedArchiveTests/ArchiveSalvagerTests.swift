@@ -44,6 +44,7 @@ extension EngineSuites {
             #expect(report.damageOffset == nil)
             #expect(report.lost.isEmpty)
             #expect(report.goodBlocks == c.blocks.count, "data blocks and both index blocks verify")
+            #expect(report.lostIsComplete)
             #expect(report.recovered == c.entries.map(\.path))
             expectSameTree(try await TreeSnapshot.of(c.packed.root), try await TreeSnapshot.of(out + "/src"), "salvaged intact archive")
         }
@@ -63,6 +64,7 @@ extension EngineSuites {
                 #expect(report.recovered == expected, "block \(k)")
                 // The index at the end still reads, so every other member is reported lost.
                 #expect(report.lost == c.entries.map(\.path).filter { !expected.contains($0) }, "block \(k)")
+                #expect(report.lostIsComplete, "block \(k)")
                 #expect(report.goodBlocks == k)
                 #expect(report.damage != nil)
                 #expect(report.damageOffset.map { $0 >= block.compressedOffset && $0 <= block.compressedOffset + block.totalSize } == true,
@@ -108,9 +110,31 @@ extension EngineSuites {
                     // Without the footer the index is unreadable: the loss reported is the member cut in two.
                     let cutMember = c.entries.filter { $0.dataOffset <= verifiedEnd && $0.dataOffset + $0.size > verifiedEnd }.map(\.path)
                     #expect(report.lost == cutMember, "\(what)")
+                    #expect(!report.lostIsComplete, "\(what): members after the cut are unknown")
                     try await c.expectOutput(out, holds: expected, what)
                 }
             }
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func aSelectionSalvagesAndReportsOnlyTheSelectedMembers() async throws {
+            let c = try await Case.make()
+            let block = c.blocks[2]
+            var bytes = c.bytes
+            bytes[Int(block.compressedOffset + block.totalSize / 2)] ^= 0x04
+            let path = c.packed.dir.path + "/d.tar.xz"
+            try await writeBytes(path, bytes)
+            var options = ExtractOptions()
+            options.members = ["src/docs"]
+            let out = c.packed.dir.path + "/out"
+            let report = try await ArchiveSalvager.salvage(path: path, to: out, options: options)
+            let expected = c.wholeBefore(block.uncompressedOffset).filter { $0.hasPrefix("src/docs/") }
+            #expect(!expected.isEmpty)
+            #expect(report.recovered == expected, "recovered lists the members written")
+            #expect(report.lost == c.entries.map(\.path).filter { $0.hasPrefix("src/docs/") && !expected.contains($0) },
+                    "lost lists the selected members only")
+            #expect(!report.lost.isEmpty)
+            try await c.expectOutput(out, holds: expected + ["src/"], "selection")
         }
 
         @Test func aFileThatIsNotAnArchiveRecoversNothing() async throws {
