@@ -169,6 +169,25 @@ extension EngineSuites {
             #expect(try await readBytes(dir.path + "/out/x") == Array("file".utf8))
         }
 
+        @Test func dotIsTheDestinationForADirectoryAndRefusedForAFile() async throws {
+            let dir = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: dir.path + "/out", withIntermediateDirectories: false)
+            chmod(dir.path + "/out", 0o751)
+            var dot = tarDirectory("./")
+            dot.0.mode = 0o777
+            let reader = try await hostileArchive(try tarStream([dot, tarDirectory("././"), tarFile("./a.txt", "a")]), mode: .indexed,
+                                                  at: dir.path + "/d.tar.xz")
+            #expect(try await reader.extract(to: dir.path + "/out").entries == 3)
+            #expect(listing(dir.path + "/out") == ["a.txt"])
+            var info = stat()
+            lstat(dir.path + "/out", &info)
+            #expect(info.st_mode & 0o7777 == 0o751, "the destination keeps its own mode")
+
+            let file = try await hostileArchive(try tarStream([tarFile(".", "x")]), mode: .indexed, at: dir.path + "/f.tar.xz")
+            let error = await expectArchiveError("a file named .") { try await file.extract(to: dir.path + "/out2") }
+            #expect(error?.code == .unsafePath)
+        }
+
         @Test func devicesAndFifosAreSkippedWithAWarning() async throws {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([(TarHeader(path: "fifo", kind: .fifo), []),

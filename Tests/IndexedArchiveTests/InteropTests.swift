@@ -179,6 +179,23 @@ extension EngineSuites {
             case gnuTarPosix, gnuTarDefault, xzMultiBlock, pixz, twoStreams
         }
 
+        @Test(.enabled(if: toolExists("tar") && toolExists("xz")))
+        func readsAnArchiveOfTheCurrentDirectory() async throws {
+            // tar -C dir -cf - . is the common way to archive a directory's contents: every member
+            // starts with "./", the first is "./" itself.
+            let dir = try TemporaryDirectory()
+            let root = try await CompatTree.make(in: dir)
+            let archive = dir.path + "/dot.tar.xz"
+            #expect(try await runTool(["tar", "--format=posix", "-C", root, "-cJf", archive, "."]).status == 0)
+            let reader = try ArchiveReader(path: archive)
+            let entries = try await reader.entries()
+            #expect(entries.first?.path == "./")
+            #expect(try await reader.contents(of: "./docs/big.json") == Samples.text2_5M)
+            let out = dir.path + "/out"
+            try await reader.extract(to: out)
+            expectSameTree(try await TreeSnapshot.of(root), try await TreeSnapshot.of(out), "tar -C src -c .")
+        }
+
         @Test(.enabled(if: toolExists("tar") && toolExists("xz") && toolExists("pixz")), arguments: Foreign.allCases)
         func readsForeignArchivesSequentially(_ kind: Foreign) async throws {
             let dir = try TemporaryDirectory()
@@ -221,6 +238,7 @@ extension EngineSuites {
             #expect(try await reader.contents(of: "src/ünïcödé-名前.txt") == Array("unicode\n".utf8))
             #expect(try await reader.contents(of: "src/\(CompatTree.component200)") == Array("a 200-byte component".utf8))
             #expect(try await reader.verify() == entries.count)
+            #expect(try await reader.metadata().isEmpty, "no pax global header, no metadata")
 
             let out = dir.path + "/out"
             try await reader.extract(to: out)
