@@ -22,6 +22,20 @@ extension EngineSuites {
             #expect(a.st_uid == geteuid(), "ownership is not restored by default")
         }
 
+        @Test func extractingTwiceOverwritesInPlace() async throws {
+            let packed = try await PackedTree.make()
+            let out = packed.dir.path + "/out"
+            let reader = try ArchiveReader(path: packed.archive)
+            try await reader.extract(to: out)
+            try createFile(out + "/src/docs/notes.txt", Array("changed since".utf8))
+            try await reader.extract(to: out)
+            expectSameTree(try await TreeSnapshot.of(packed.root), try await TreeSnapshot.of(out + "/src"), "second extraction")
+            var a = stat(), b = stat()
+            lstat(out + "/src/" + CompatTree.over255, &a)
+            lstat(out + "/src/zz-hardlink-to-long-path", &b)
+            #expect(a.st_ino == b.st_ino && a.st_nlink == 2)
+        }
+
         @Test(.enabled(if: runningAsRoot))
         func ownershipIsRestoredWhenAskedAsRoot() async throws {
             let packed = try await PackedTree.make()

@@ -303,6 +303,8 @@ enum CompatTree {
         symlink(danglingTarget, root + "/dangling")
         symlink("ünïcödé-名前.txt", root + "/utf8-link")
         link(root + "/docs/notes.txt", root + "/hardlink-to-notes")
+        link(root + "/" + over255, root + "/zz-hardlink-to-long-path")  // sorts after its target: a pax linkpath on a typeflag 1
+
         mkdir(root + "/sticky", 0o1777)
         chmod(root + "/sticky", 0o1777)
         mkdir(root + "/private-dir", 0o750)
