@@ -208,6 +208,19 @@ extension EngineSuites {
             }
         }
 
+        @Test func theIndexLimitsOfTheReaderAreEnforced() async throws {
+            let dir = try TemporaryDirectory()
+            for i in 0..<10 { try dir.file("src/f\(i)", "x") }
+            let archive = dir.path + "/l.tar.xz"
+            try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: testOptions())
+            let entries = #expect(throws: ArchiveError.self) { try ArchiveReader(path: archive, maxEntries: 10) }
+            #expect(entries?.code == .limitExceeded)
+            #expect(try ArchiveReader(path: archive, maxEntries: 11).mode == .indexed)
+            let bytes = #expect(throws: ArchiveError.self) { try ArchiveReader(path: archive, maxIndexBytes: 512) }
+            #expect(bytes?.code == .limitExceeded)
+            #expect(bytes?.offset != nil, "names the index block")
+        }
+
         @Test func anEmptyDirectoryMakesAValidArchive() async throws {
             let dir = try TemporaryDirectory()
             try FileManager.default.createDirectory(atPath: dir.path + "/empty", withIntermediateDirectories: false)

@@ -115,6 +115,34 @@ extension EngineSuites {
             try await scene.expectNothingEscaped()
         }
 
+        @Test func anIndexThatHidesAnEscapingNameIsCaughtBeforeWriting() async throws {
+            let scene = try Scene()
+            let tar = try tarStream([tarFile("ok.txt", "fine"), tarFile("../escape", "pwned")])
+            // The index says "harmless.txt" where the tar header says "../escape".
+            try await writeBytes(scene.archive, try indexedArchive(tar: tar, tamper: { $0.entries[1].path = "harmless.txt" }))
+            let reader = try ArchiveReader(path: scene.archive)
+            #expect(reader.mode == .indexed)
+            #expect(try await reader.entries().map(\.path) == ["ok.txt", "harmless.txt"])
+            let error = await expectArchiveError("extract") { try await reader.extract(to: scene.dest) }
+            #expect(error?.code == .corrupt, "header and index disagree: \(String(describing: error))")
+            try await scene.expectNothingEscaped()
+        }
+
+        // Our layout only: blocks written by single-threaded xz carry no sizes in their headers,
+        // so the salvager (which walks blocks by those sizes) recovers nothing from them.
+        @Test func salvageIsAsSafeAsExtraction() async throws {
+            let mode = ReadMode.indexed
+            let scene = try Scene()
+            let tar = try tarStream([tarFile("ok.txt", "fine"), tarSymlink("link", to: scene.outside), tarFile("link/x", "pwned"),
+                                     tarFile("../escape", "pwned")])
+            _ = try await hostileArchive(tar, mode: mode, at: scene.archive)
+            let report = try await ArchiveSalvager.salvage(path: scene.archive, to: scene.dest)
+            #expect(report.damage != nil, "the refused member ends the salvage")
+            #expect(!report.recovered.contains("link/x") && !report.recovered.contains("../escape"))
+            #expect(try await readBytes(scene.dest + "/ok.txt") == Array("fine".utf8))
+            try await scene.expectNothingEscaped()
+        }
+
         // MARK: - Lying sizes
 
         @Test(arguments: ReadMode.allCases)
