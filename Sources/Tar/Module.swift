@@ -1,1 +1,0 @@
-// The Tar module. Its public types live one per file in this folder.

@@ -1,0 +1,161 @@
+/// pax extended-header records: `"<length> <keyword>=<value>\n"`, where the decimal length
+/// counts the whole record including its own digits.
+enum PaxRecords {
+    /// Appends one record, finding the self-referential length by iterating until the digit
+    /// count is stable (it can grow at most twice, e.g. 9 -> 10 -> 11).
+    static func append(key: String, value: String, to buffer: inout [UInt8]) {
+        let body = 1 + key.utf8.count + 1 + value.utf8.count + 1
+        var length = body + 1
+        while body + decimalDigits(length) != length {
+            length = body + decimalDigits(length)
+        }
+        buffer.append(contentsOf: String(length).utf8)
+        buffer.append(UInt8(ascii: " "))
+        buffer.append(contentsOf: key.utf8)
+        buffer.append(UInt8(ascii: "="))
+        buffer.append(contentsOf: value.utf8)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    private static func decimalDigits(_ value: Int) -> Int {
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        return digits
+    }
+
+    /// Calls `body` for each record in order. Every length is checked against the bytes that
+    /// are actually there, so a lying length is an error, never an out-of-bounds read.
+    /// Trailing NUL bytes after the last record are tolerated (some writers pad with them).
+    static func parse(
+        _ data: UnsafeRawBufferPointer,
+        headerOffset: UInt64,
+        _ body: (_ key: String, _ value: String) throws(TarError) -> Void
+    ) throws(TarError) {
+        func fail(_ what: String, at position: Int) -> TarError {
+            TarError(code: .badPaxRecord, message: "pax record at byte \(position) of the extended header: \(what)", offset: headerOffset)
+        }
+        let count = data.count
+        var position = 0
+        while position < count {
+            if data[position] == 0 {
+                var rest = position
+                while rest < count, data[rest] == 0 { rest += 1 }
+                if rest == count { return }
+                throw fail("unexpected NUL byte", at: position)
+            }
+            var cursor = position
+            var length = 0
+            while cursor < count, data[cursor] >= UInt8(ascii: "0"), data[cursor] <= UInt8(ascii: "9") {
+                length = length * 10 + Int(data[cursor] - UInt8(ascii: "0"))
+                if length > count - position {
+                    throw fail("length exceeds the \(count - position) bytes remaining", at: position)
+                }
+                cursor += 1
+            }
+            guard cursor > position else { throw fail("length is not a decimal number", at: position) }
+            guard cursor < count, data[cursor] == UInt8(ascii: " ") else {
+                throw fail("length is not followed by a space", at: position)
+            }
+            let end = position + length
+            let keyStart = cursor + 1
+            // Shortest possible record after the length: space, one-byte keyword, "=", "\n".
+            guard end >= keyStart + 3 else { throw fail("length \(length) is too short", at: position) }
+            guard data[end - 1] == UInt8(ascii: "\n") else {
+                throw fail("length \(length) does not end at a newline", at: position)
+            }
+            var equals = keyStart
+            while equals < end - 1, data[equals] != UInt8(ascii: "=") { equals += 1 }
+            guard equals < end - 1, equals > keyStart else { throw fail("missing keyword or '='", at: position) }
+            let key = String(decoding: UnsafeRawBufferPointer(rebasing: data[keyStart..<equals]), as: UTF8.self)
+            let value = String(decoding: UnsafeRawBufferPointer(rebasing: data[(equals + 1)..<(end - 1)]), as: UTF8.self)
+            try body(key, value)
+            position = end
+        }
+    }
+
+    // MARK: - Values
+
+    /// A non-negative decimal integer with no sign, spaces or fraction.
+    static func parseDecimal(_ text: String) -> UInt64? {
+        guard !text.isEmpty else { return nil }
+        var value: UInt64 = 0
+        for byte in text.utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// `"%d.%09d"`, or just `"%d"` for whole seconds. A negative time with a fraction is
+    /// written as the signed decimal value it denotes (seconds -2 + 0.5 is "-1.500000000"),
+    /// which is how GNU tar reads and writes it.
+    static func formatTime(_ time: TarTimestamp) -> String {
+        guard time.nanoseconds != 0 else { return String(time.seconds) }
+        if time.seconds >= 0 {
+            return String(time.seconds) + "." + nineDigits(time.nanoseconds)
+        }
+        // seconds < 0, so seconds + 1 cannot overflow and its negation is at most Int64.max.
+        let whole = -(time.seconds + 1)
+        return "-" + String(whole) + "." + nineDigits(1_000_000_000 - time.nanoseconds)
+    }
+
+    private static func nineDigits(_ value: UInt32) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: 9 - digits.count) + digits
+    }
+
+    /// Parses `[-]digits[.digits]`. Digits past nanosecond precision are truncated toward
+    /// zero, as GNU tar does.
+    static func parseTime(_ text: String) -> TarTimestamp? {
+        var bytes = Substring(text).utf8[...]
+        var negative = false
+        if bytes.first == UInt8(ascii: "-") {
+            negative = true
+            bytes = bytes.dropFirst()
+        }
+        var whole: UInt64 = 0
+        var wholeDigits = 0
+        while let byte = bytes.first, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+            let (times10, overflow1) = whole.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return nil }
+            whole = sum
+            wholeDigits += 1
+            bytes = bytes.dropFirst()
+        }
+        var fraction: UInt32 = 0
+        var fractionDigits = 0
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            while let byte = bytes.first, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                if fractionDigits < 9 {
+                    fraction = fraction * 10 + UInt32(byte - UInt8(ascii: "0"))
+                }
+                fractionDigits += 1
+                bytes = bytes.dropFirst()
+            }
+            guard fractionDigits > 0 else { return nil }
+        }
+        guard bytes.isEmpty, wholeDigits > 0 else { return nil }
+        for _ in min(fractionDigits, 9)..<9 { fraction *= 10 }
+
+        if !negative {
+            guard let seconds = Int64(exactly: whole) else { return nil }
+            return TarTimestamp(seconds: seconds, nanoseconds: fraction)
+        }
+        if fraction == 0 {
+            guard whole <= UInt64(Int64.max) + 1 else { return nil }
+            return TarTimestamp(seconds: whole == UInt64(Int64.max) + 1 ? Int64.min : -Int64(whole), nanoseconds: 0)
+        }
+        // -(whole + fraction) = -(whole + 1) + (1 - fraction)
+        guard whole < UInt64(Int64.max) else { return nil }
+        return TarTimestamp(seconds: -Int64(whole) - 1, nanoseconds: 1_000_000_000 - fraction)
+    }
+}

@@ -1,0 +1,181 @@
+import CLZMA
+
+/// Compresses chunks into independent xz Blocks whose headers carry both sizes.
+///
+/// Make one per worker thread: it owns an `lzma_stream` that it reuses across blocks so liblzma
+/// does not reallocate its match finder for every chunk. It is deliberately not `Sendable`.
+public final class BlockEncoder {
+    /// Size of the input slices between cancellation checks when the caller does not choose.
+    static let defaultSliceSize = 256 * 1024
+    /// LZMA2 stores uncompressed data in chunks of at most 64 KiB, each with a 3-byte header.
+    static let storedChunkSize = 1 << 16
+
+    /// The compression preset, 0...9.
+    public let preset: Int
+    private let stream = LZMAStream()
+    private let options = BlockOptions()
+    private let lzmaOptions: UnsafeMutablePointer<lzma_options_lzma>
+
+    /// Creates an encoder.
+    ///
+    /// The LZMA2 dictionary is `min(preset's dictionary, max(4096, maxChunkSize))`: a dictionary
+    /// larger than the chunk cannot find anything more, but costs memory and setup time per block.
+    /// Blocks always use a CRC64 check.
+    ///
+    /// - Parameters:
+    ///   - preset: 0...9, as `xz -0` ... `xz -9`.
+    ///   - extreme: the `-e` variant of the preset.
+    ///   - maxChunkSize: the largest input this encoder will be given, in bytes.
+    /// - Throws: `XZError` `.options` for a preset outside 0...9 or a negative `maxChunkSize`.
+    public init(preset: Int = 6, extreme: Bool = false, maxChunkSize: Int) throws {
+        guard (0...9).contains(preset) else {
+            throw XZError(code: .options, message: "compression preset \(preset) is outside 0...9")
+        }
+        guard maxChunkSize >= 0 else {
+            throw XZError(code: .options, message: "maximum chunk size \(maxChunkSize) is negative")
+        }
+        var lzma = lzma_options_lzma()
+        let flags = UInt32(preset) | (extreme ? amk_lzma_preset_extreme : 0)
+        guard lzma_lzma_preset(&lzma, flags) == 0 else {
+            throw XZError(code: .options, message: "liblzma rejected preset \(preset)\(extreme ? " extreme" : "")")
+        }
+        let wanted = UInt32(clamping: max(Int(amk_lzma_dict_size_min), maxChunkSize))
+        lzma.dict_size = min(lzma.dict_size, wanted)
+        self.preset = preset
+        lzmaOptions = .allocate(capacity: 1)
+        lzmaOptions.initialize(to: lzma)
+        options.filters[0] = lzma_filter(id: amk_lzma_filter_lzma2, options: UnsafeMutableRawPointer(lzmaOptions))
+        options.filters[1] = lzma_filter(id: amk_lzma_vli_unknown, options: nil)
+    }
+
+    deinit {
+        lzmaOptions.deinitialize(count: 1)
+        lzmaOptions.deallocate()
+    }
+
+    /// Size of the Compressed Data field when `count` bytes are stored as uncompressed LZMA2
+    /// chunks: a 3-byte header per 64 KiB chunk and the end-of-data byte.
+    static func storedDataSize(_ count: Int) -> Int {
+        let chunks = count / storedChunkSize + (count % storedChunkSize == 0 ? 0 : 1)
+        return count + 3 * chunks + 1
+    }
+
+    /// Compresses `input` into one block.
+    ///
+    /// The input is fed to `lzma_block_encoder` in slices of `sliceSize` bytes, and `isCancelled()`
+    /// is asked between slices, so a cancelled pack gives its thread back within one slice's work.
+    /// The output buffer leaves room for the Block Header in front; once the data is finished, the
+    /// header with both sizes is encoded right before it. When the compressed data would not be
+    /// smaller than the stored form, the block is stored instead (see ``encodeStored(_:)``); this
+    /// is detected as soon as the output outgrows that size, so incompressible data costs at most
+    /// one attempt.
+    ///
+    /// - Throws: `CancellationError` when `isCancelled()` returns true; `XZError` when liblzma
+    ///   fails or `sliceSize` is not positive.
+    public func encode(
+        _ input: UnsafeRawBufferPointer,
+        sliceSize: Int = 256 * 1024,
+        isCancelled: () -> Bool = { false }
+    ) throws -> EncodedBlock {
+        guard sliceSize > 0 else {
+            throw XZError(code: .options, message: "slice size \(sliceSize) must be positive")
+        }
+        if isCancelled() { throw CancellationError() }
+        let count = input.count
+        let storedData = Self.storedDataSize(count)
+        let block = options.block
+
+        // Reserve the header as it will be with the largest compressed size we would keep; the
+        // final header is never longer, and is moved down over the gap if it is shorter.
+        options.reset(check: .crc64)
+        block.pointee.compressed_size = UInt64(storedData)
+        block.pointee.uncompressed_size = UInt64(count)
+        var ret = lzma_block_header_size(block)
+        guard ret == LZMA_OK else { throw XZError(ret, "sizing block header") }
+        let reserved = Int(block.pointee.header_size)
+        let checkSize = XZCheck.crc64.size
+        let capacity = reserved + storedData + 3 + checkSize
+
+        options.reset(check: .crc64)
+        ret = lzma_block_encoder(stream.pointer, block)
+        guard ret == LZMA_OK else { throw XZError(ret, "starting block encoder") }
+
+        var fellBack = false
+        let bytes = try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            initialized = 0
+            let out = UnsafeMutableRawBufferPointer(buffer)
+            stream.setOutput(UnsafeMutableRawBufferPointer(rebasing: out[reserved...]))
+            let strm = stream.pointer
+
+            var position = 0
+            while position < count {
+                if position > 0, isCancelled() { throw CancellationError() }
+                let length = min(sliceSize, count - position)
+                stream.setInput(UnsafeRawBufferPointer(rebasing: input[position..<(position + length)]))
+                while strm.pointee.avail_in > 0 {
+                    let ret = lzma_code(strm, LZMA_RUN)
+                    guard ret == LZMA_OK else { throw XZError(ret, "compressing block") }
+                    if strm.pointee.avail_out == 0 { fellBack = true; return }
+                }
+                position += length
+            }
+            if isCancelled() { throw CancellationError() }
+            while true {
+                let ret = lzma_code(strm, LZMA_FINISH)
+                if ret == LZMA_STREAM_END { break }
+                guard ret == LZMA_OK else { throw XZError(ret, "finishing block") }
+                if strm.pointee.avail_out == 0 { fellBack = true; return }
+            }
+            guard block.pointee.compressed_size < UInt64(storedData) else { fellBack = true; return }
+
+            let written = capacity - reserved - strm.pointee.avail_out
+            let ret = lzma_block_header_size(block)
+            guard ret == LZMA_OK else { throw XZError(ret, "sizing block header") }
+            let headerSize = Int(block.pointee.header_size)
+            if headerSize < reserved {
+                out.baseAddress!.advanced(by: headerSize)
+                    .copyMemory(from: out.baseAddress!.advanced(by: reserved), byteCount: written)
+            }
+            let header = lzma_block_header_encode(block, buffer.baseAddress!)
+            guard header == LZMA_OK else { throw XZError(header, "encoding block header") }
+            initialized = headerSize + written
+        }
+        if fellBack { return try encodeStored(input) }
+
+        let unpadded = lzma_block_unpadded_size(block)
+        guard unpadded != 0 else {
+            throw XZError(code: .program, message: "liblzma could not compute the unpadded size of a block it encoded")
+        }
+        return EncodedBlock(bytes: bytes, unpaddedSize: unpadded, uncompressedSize: UInt64(count), isStored: false)
+    }
+
+    /// Encodes `input` as a stored block at memory speed: uncompressed LZMA2 chunks
+    /// (`lzma_block_uncomp_encode`), a CRC64 check and both sizes in the header.
+    ///
+    /// - Throws: `XZError` when liblzma fails (for example, an input too large for the format).
+    public func encodeStored(_ input: UnsafeRawBufferPointer) throws -> EncodedBlock {
+        let count = input.count
+        let capacity = lzma_block_buffer_bound(count)
+        guard capacity > 0 else {
+            throw XZError(code: .options, message: "input of \(count) bytes is too large for one block")
+        }
+        options.reset(check: .crc64)
+        let block = options.block
+        var placeholder: UInt8 = 0
+        let bytes = try withUnsafeMutablePointer(to: &placeholder) { empty in
+            // liblzma copies from `in` even for zero bytes; never hand it a null pointer.
+            let inputBase = input.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(empty)
+            return try [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+                var position = 0
+                let ret = lzma_block_uncomp_encode(block, inputBase, count, buffer.baseAddress!, &position, capacity)
+                guard ret == LZMA_OK else { throw XZError(ret, "encoding stored block") }
+                initialized = position
+            }
+        }
+        let unpadded = lzma_block_unpadded_size(block)
+        guard unpadded != 0 else {
+            throw XZError(code: .program, message: "liblzma could not compute the unpadded size of a stored block")
+        }
+        return EncodedBlock(bytes: bytes, unpaddedSize: unpadded, uncompressedSize: UInt64(count), isStored: true)
+    }
+}

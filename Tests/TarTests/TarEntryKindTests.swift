@@ -1,0 +1,39 @@
+import Tar
+import Testing
+
+struct TarEntryKindTests {
+    @Test func namedKindsUsePosixTypeflags() {
+        let expected: [(TarEntryKind, Character)] = [
+            (.regular, "0"), (.hardLink, "1"), (.symbolicLink, "2"), (.characterDevice, "3"),
+            (.blockDevice, "4"), (.directory, "5"), (.fifo, "6"),
+        ]
+        for (kind, flag) in expected {
+            #expect(kind.typeflag == flag.asciiValue, "\(kind)")
+            #expect(TarEntryKind(typeflag: flag.asciiValue!) == kind)
+        }
+    }
+
+    @Test func nulAndContiguousAreRegular() {
+        #expect(TarEntryKind(typeflag: 0) == .regular)
+        #expect(TarEntryKind(typeflag: UInt8(ascii: "7")) == .regular)
+    }
+
+    @Test func everyOtherByteIsKeptVerbatim() {
+        for byte in UInt8.min...UInt8.max {
+            let kind = TarEntryKind(typeflag: byte)
+            if byte == 0 || byte == UInt8(ascii: "7") {
+                #expect(kind.typeflag == UInt8(ascii: "0"))
+            } else {
+                #expect(kind.typeflag == byte, "typeflag \(byte)")
+            }
+            if !(UInt8(ascii: "0")...UInt8(ascii: "7")).contains(byte), byte != 0 {
+                #expect(kind == .other(byte))
+            }
+        }
+    }
+
+    @Test func hashableDistinguishesOtherFlags() {
+        let set: Set<TarEntryKind> = [.other(UInt8(ascii: "V")), .other(UInt8(ascii: "D")), .regular, .regular]
+        #expect(set.count == 3)
+    }
+}

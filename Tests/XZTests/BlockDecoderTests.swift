@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+import XZ
+
+@Suite struct BlockDecoderTests {
+    private static func makeBlock(_ input: [UInt8], preset: Int = 1) throws -> EncodedBlock {
+        let encoder = try BlockEncoder(preset: preset, maxChunkSize: max(input.count, 1))
+        return try input.withUnsafeBytes { try encoder.encode($0) }
+    }
+
+    private func decodeAll(_ bytes: [UInt8], check: XZCheck = .crc64, fileOffset: UInt64 = 0) throws -> [UInt8] {
+        var out: [UInt8] = []
+        _ = try bytes.withUnsafeBytes { block in
+            try BlockDecoder().decode(block: block, check: check, fileOffset: fileOffset) { out.append(contentsOf: $0) }
+        }
+        return out
+    }
+
+    @Test func decodesInSlices() throws {
+        let input = TestData.mild(1 << 20, seed: 30)
+        let block = try Self.makeBlock(input)
+        var slices = 0
+        var out: [UInt8] = []
+        let count = try block.bytes.withUnsafeBytes { bytes in
+            try BlockDecoder().decode(block: bytes, check: .crc64) { slice in
+                slices += 1
+                #expect(slice.count <= 256 * 1024)
+                out.append(contentsOf: slice)
+            }
+        }
+        #expect(count == UInt64(input.count))
+        #expect(out == input)
+        #expect(slices >= 4)
+    }
+
+    @Test func extraBytesAfterTheBlockAreIgnored() throws {
+        let input = TestData.mild(10_000, seed: 31)
+        let block = try Self.makeBlock(input)
+        #expect(try decodeAll(block.bytes + [0x00, 0x00, 0x01, 0xFF] + TestData.random(100)) == input)
+    }
+
+    @Test(arguments: [UInt64(0), 1, 1000, 262_144, 300_000, 600_000])
+    func stopAfterStopsEarly(stop: UInt64) throws {
+        let input = TestData.mild(500_000, seed: 32)
+        let block = try Self.makeBlock(input)
+        var out: [UInt8] = []
+        let delivered = try block.bytes.withUnsafeBytes { bytes in
+            try BlockDecoder().decode(block: bytes, check: .crc64, stopAfter: stop) { out.append(contentsOf: $0) }
+        }
+        let expected = min(stop, UInt64(input.count))
+        #expect(delivered == expected)
+        #expect(out == Array(input[..<Int(expected)]))
+    }
+
+    @Test func stopAfterNeedsOnlyThePrefix() throws {
+        // With stopAfter the caller may pass a cut-off block; it decodes as far as it must.
+        let input = TestData.mild(1 << 20, seed: 33)
+        let block = try Self.makeBlock(input)
+        let prefix = Array(block.bytes[..<(block.bytes.count / 2)])
+        var out: [UInt8] = []
+        let delivered = try prefix.withUnsafeBytes { bytes in
+            try BlockDecoder().decode(block: bytes, check: .crc64, stopAfter: 100_000) { out.append(contentsOf: $0) }
+        }
+        #expect(delivered == 100_000)
+        #expect(out == Array(input[..<100_000]))
+    }
+
+    @Test func cancellationIsPrompt() throws {
+        let input = TestData.mild(8 << 20, seed: 34)
+        let block = try Self.makeBlock(input, preset: 0)
+        let clock = ContinuousClock()
+        var calls = 0
+        var flippedAt: ContinuousClock.Instant?
+        var delivered = 0
+        #expect(throws: CancellationError.self) {
+            try block.bytes.withUnsafeBytes { bytes in
+                try BlockDecoder().decode(block: bytes, check: .crc64, isCancelled: {
+                    calls += 1
+                    if calls == 4 { flippedAt = clock.now }
+                    return calls >= 4
+                }, output: { delivered += $0.count })
+            }
+        }
+        let stopped = clock.now
+        let flipped = try #require(flippedAt)
+        #expect(stopped - flipped < .seconds(1))
+        #expect(delivered > 0)
+        #expect(delivered < input.count)
+    }
+
+    @Test func flippedDataByteIsDataError() throws {
+        let input = TestData.mild(200_000, seed: 35)
+        let block = try Self.makeBlock(input)
+        let info = try block.bytes.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: .crc64) }
+        var damaged = block.bytes
+        damaged[info.headerSize + 5000] ^= 0x55
+        let error = #expect(throws: XZError.self) { _ = try decodeAll(damaged, fileOffset: 1000) }
+        #expect(error?.code == .data)
+        let offset = try #require(error?.offset)
+        #expect(offset >= 1000 + UInt64(info.headerSize))
+        #expect(offset <= 1000 + UInt64(block.bytes.count))
+        #expect(error?.message.isEmpty == false)
+    }
+
+    @Test func flippedCheckByteIsCheckMismatch() throws {
+        let input = TestData.mild(20_000, seed: 36)
+        let block = try Self.makeBlock(input)
+        var damaged = block.bytes
+        damaged[damaged.count - 3] ^= 0x01
+        let error = #expect(throws: XZError.self) { _ = try decodeAll(damaged, fileOffset: 12) }
+        #expect(error?.code == .data)
+        #expect(error?.message.contains("check mismatch") == true)
+        #expect(error?.offset == 12 + UInt64(damaged.count - 8))
+    }
+
+    @Test func flippedHeaderByteIsDataError() throws {
+        let block = try Self.makeBlock(TestData.mild(20_000, seed: 37))
+        var damaged = block.bytes
+        damaged[2] ^= 0x01
+        let error = #expect(throws: XZError.self) { _ = try decodeAll(damaged, fileOffset: 40) }
+        #expect(error?.code == .data)
+        #expect(error?.offset == 40)
+        #expect(error?.message.contains("header") == true)
+    }
+
+    @Test func wrongCheckTypeIsAnError() throws {
+        let input = TestData.mild(20_000, seed: 38)
+        let block = try Self.makeBlock(input)
+        // Decoding a CRC64 block as CRC32 reads the wrong number of check bytes.
+        #expect(throws: XZError.self) { _ = try decodeAll(block.bytes, check: .crc32) }
+    }
+
+    @Test(arguments: [1, 4, 100, 5000])
+    func truncatedBlockIsTruncated(cut: Int) throws {
+        let input = TestData.mild(30_000, seed: 39)
+        let block = try Self.makeBlock(input)
+        let short = Array(block.bytes.dropLast(cut))
+        let error = #expect(throws: XZError.self) { _ = try decodeAll(short, fileOffset: 12) }
+        #expect(error?.code == .truncated)
+        #expect(error?.offset != nil)
+    }
+
+    @Test func truncatedWhileStreamingIsTruncated() throws {
+        // With stopAfter the size pre-check is skipped, so the decoder runs out of input mid-way.
+        let input = TestData.mild(30_000, seed: 40)
+        let block = try Self.makeBlock(input)
+        let short = Array(block.bytes.dropLast(100))
+        let error = #expect(throws: XZError.self) {
+            try short.withUnsafeBytes { bytes in
+                try BlockDecoder().decode(block: bytes, check: .crc64, stopAfter: 1 << 20) { _ in }
+            }
+        }
+        #expect(error?.code == .truncated)
+    }
+
+    @Test func indexIndicatorIsNotABlock() throws {
+        let index = XZIndexBuilder().encoded()
+        let error = #expect(throws: XZError.self) { _ = try decodeAll(index, fileOffset: 77) }
+        #expect(error?.code == .data)
+        #expect(error?.offset == 77)
+        #expect(error?.message.contains("Index") == true)
+    }
+
+    @Test func emptyInputIsTruncated() throws {
+        let error = #expect(throws: XZError.self) { _ = try decodeAll([]) }
+        #expect(error?.code == .truncated)
+    }
+
+    @Test func memoryLimitRefusesLargeDictionaries() throws {
+        let input = TestData.mild(10_000, seed: 41)
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: 8 << 20)
+        let block = try input.withUnsafeBytes { try encoder.encode($0) }
+        let error = #expect(throws: XZError.self) {
+            try block.bytes.withUnsafeBytes { try BlockDecoder(memoryLimit: 1 << 20).decode(block: $0, check: .crc64) { _ in } }
+        }
+        #expect(error?.code == .memoryLimit)
+        #expect(try block.bytes.withUnsafeBytes { try BlockDecoder(memoryLimit: 16 << 20).decode(block: $0, check: .crc64) } == input)
+    }
+
+    @Test func maxOutputIsEnforced() throws {
+        let input = TestData.mild(100_000, seed: 42)
+        let block = try Self.makeBlock(input)
+        let error = #expect(throws: XZError.self) {
+            _ = try block.bytes.withUnsafeBytes { try BlockDecoder().decode(block: $0, check: .crc64, maxOutput: 99_999) }
+        }
+        #expect(error?.code == .memoryLimit)
+        #expect(try block.bytes.withUnsafeBytes { try BlockDecoder().decode(block: $0, check: .crc64, maxOutput: 100_000) } == input)
+    }
+
+    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    func decodesBlocksWithoutSizesInTheirHeaders() throws {
+        // Single-threaded xz writes headers without sizes; the array API must still bound output.
+        let input = TestData.mild(100_000, seed: 43)
+        let file = try Tool.xz(["-6"], input)
+        let index = try readIndex(file)
+        let record = try #require(index.blocks.first)
+        let bytes = Array(file[Int(record.compressedOffset)..<Int(record.compressedOffset + record.totalSize)])
+        let info = try bytes.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: .crc64) }
+        #expect(info.uncompressedSize == nil)
+        #expect(try bytes.withUnsafeBytes { try BlockDecoder().decode(block: $0, check: .crc64) } == input)
+        let error = #expect(throws: XZError.self) {
+            _ = try bytes.withUnsafeBytes { try BlockDecoder().decode(block: $0, check: .crc64, maxOutput: 50_000) }
+        }
+        #expect(error?.code == .memoryLimit)
+    }
+
+    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    func decodesEveryBlockXZWrites() throws {
+        let input = TestData.mild(1 << 20, seed: 44)
+        let file = try Tool.xz(["-T2", "--block-size=64KiB", "-6"], input)
+        let index = try readIndex(file)
+        #expect(index.blocks.count == 16)
+        let decoder = BlockDecoder()
+        var out: [UInt8] = []
+        for (i, record) in index.blocks.enumerated() {
+            let block = try decodeBlock(decoder, file, record, check: index.check(ofBlock: i))
+            #expect(block.count == Int(record.uncompressedSize))
+            out += block
+        }
+        #expect(out == input)
+    }
+}

@@ -1,0 +1,180 @@
+import CLZMA
+import Foundation
+import Testing
+@testable import XZ
+
+@Suite struct BlockEncoderTests {
+    private func encode(_ input: [UInt8], preset: Int, maxChunkSize: Int? = nil) throws -> EncodedBlock {
+        let encoder = try BlockEncoder(preset: preset, maxChunkSize: maxChunkSize ?? max(input.count, 1))
+        return try input.withUnsafeBytes { try encoder.encode($0) }
+    }
+
+    private func decode(_ block: EncodedBlock) throws -> [UInt8] {
+        try block.bytes.withUnsafeBytes { try BlockDecoder().decode(block: $0, check: .crc64) }
+    }
+
+    /// The LZMA2 dictionary size the block's header records.
+    private func dictionarySize(_ block: EncodedBlock) throws -> UInt32? {
+        let options = BlockOptions()
+        try block.bytes.withUnsafeBytes { try options.decodeHeader($0, check: .crc64, fileOffset: 0) }
+        guard options.filters[0].id == amk_lzma_filter_lzma2, let raw = options.filters[0].options else { return nil }
+        return raw.assumingMemoryBound(to: lzma_options_lzma.self).pointee.dict_size
+    }
+
+    @Test(arguments: [0, 1, 6], [0, 1, 256 * 1024])
+    func roundTrip(preset: Int, size: Int) throws {
+        let input = TestData.mild(size, seed: UInt64(size) + 3)
+        let block = try encode(input, preset: preset)
+        #expect(block.uncompressedSize == UInt64(size))
+        #expect(try decode(block) == input)
+        if size == 256 * 1024 {
+            #expect(!block.isStored)
+            #expect(block.bytes.count < size * 2 / 3)
+        }
+    }
+
+    @Test func preset9OnSmallInput() throws {
+        let input = TestData.mild(40_000, seed: 11)
+        let block = try encode(input, preset: 9)
+        #expect(!block.isStored)
+        #expect(try decode(block) == input)
+    }
+
+    @Test(arguments: [0, 1])
+    func sixteenMiBPlusOne(preset: Int) throws {
+        let input = TestData.mild(16 << 20 + 1, seed: 5)
+        let block = try encode(input, preset: preset)
+        #expect(!block.isStored)
+        #expect(block.uncompressedSize == UInt64(input.count))
+        #expect(try decode(block) == input)
+    }
+
+    @Test func incompressibleDataIsStored() throws {
+        let input = TestData.random(300_000, seed: 12)
+        let block = try encode(input, preset: 6)
+        #expect(block.isStored)
+        // Five 64 KiB chunks of stored LZMA2: 3 bytes each, the end marker, header and check.
+        #expect(block.bytes.count <= input.count + 5 * 3 + 1 + 16 + 3 + 8)
+        #expect(try decode(block) == input)
+    }
+
+    @Test func storedEncodingRoundTrips() throws {
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: 1 << 20)
+        for size in [0, 1, 65_536, 65_537, 200_000] {
+            let input = TestData.mild(size, seed: UInt64(size))
+            let block = try input.withUnsafeBytes { try encoder.encodeStored($0) }
+            #expect(block.isStored)
+            #expect(block.bytes.count == Int((block.unpaddedSize + 3) & ~3))
+            #expect(try decode(block) == input)
+        }
+    }
+
+    @Test func emptyInput() throws {
+        let block = try encode([], preset: 6)
+        #expect(block.uncompressedSize == 0)
+        #expect(try decode(block) == [])
+    }
+
+    @Test func headerCarriesBothSizes() throws {
+        let input = TestData.mild(100_000, seed: 13)
+        let block = try encode(input, preset: 1)
+        let info = try block.bytes.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: .crc64) }
+        #expect(info.uncompressedSize == 100_000)
+        #expect(info.compressedSize == block.unpaddedSize - UInt64(info.headerSize) - 8)
+        #expect(info.totalSize(check: .crc64) == UInt64(block.bytes.count))
+    }
+
+    @Test func dictionaryFollowsChunkSize() throws {
+        let input = TestData.mild(10_000, seed: 14)
+        #expect(try dictionarySize(encode(input, preset: 6, maxChunkSize: 1 << 20)) == 1 << 20)
+        #expect(try dictionarySize(encode(input, preset: 6, maxChunkSize: 100)) == 4096)
+        #expect(try dictionarySize(encode(input, preset: 0, maxChunkSize: 16 << 20)) == 256 << 10)
+        #expect(try dictionarySize(encode(input, preset: 9, maxChunkSize: 64 << 20)) == 64 << 20)
+    }
+
+    @Test func sliceSizeDoesNotChangeOutput() throws {
+        let input = TestData.mild(300_000, seed: 15)
+        let encoder = try BlockEncoder(preset: 1, maxChunkSize: input.count)
+        let whole = try input.withUnsafeBytes { try encoder.encode($0, sliceSize: 1 << 20) }
+        let sliced = try input.withUnsafeBytes { try encoder.encode($0, sliceSize: 1000) }
+        #expect(whole.bytes == sliced.bytes)
+    }
+
+    @Test func reusedEncoderGivesSameBlocks() throws {
+        let a = TestData.mild(50_000, seed: 16)
+        let b = TestData.mild(70_000, seed: 17)
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: 70_000)
+        let first = try a.withUnsafeBytes { try encoder.encode($0) }
+        _ = try b.withUnsafeBytes { try encoder.encode($0) }
+        let again = try a.withUnsafeBytes { try encoder.encode($0) }
+        #expect(first.bytes == again.bytes)
+        #expect(try decode(again) == a)
+    }
+
+    @Test func badArgumentsThrowOptions() throws {
+        for preset in [-1, 10] {
+            let error = #expect(throws: XZError.self) { try BlockEncoder(preset: preset, maxChunkSize: 1 << 20) }
+            #expect(error?.code == .options)
+            #expect(error?.message.contains("\(preset)") == true)
+        }
+        let negative = #expect(throws: XZError.self) { try BlockEncoder(maxChunkSize: -1) }
+        #expect(negative?.code == .options)
+        let encoder = try BlockEncoder(maxChunkSize: 10)
+        let slice = #expect(throws: XZError.self) { try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try encoder.encode($0, sliceSize: 0) } }
+        #expect(slice?.code == .options)
+    }
+
+    @Test func cancellationBeforeStart() throws {
+        let encoder = try BlockEncoder(maxChunkSize: 10)
+        #expect(throws: CancellationError.self) {
+            try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try encoder.encode($0, isCancelled: { true }) }
+        }
+    }
+
+    @Test func cancellationIsPrompt() throws {
+        let input = TestData.mild(8 << 20, seed: 18)
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: input.count)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var flippedAt: ContinuousClock.Instant?
+        let isCancelled = {
+            if flippedAt == nil, clock.now - start >= .milliseconds(50) { flippedAt = clock.now }
+            return flippedAt != nil
+        }
+        #expect(throws: CancellationError.self) {
+            try input.withUnsafeBytes { try encoder.encode($0, isCancelled: isCancelled) }
+        }
+        let stopped = clock.now
+        let flipped = try #require(flippedAt)
+        #expect(stopped - flipped < .seconds(1))
+        // The encoder still works after a cancelled block.
+        let small = TestData.mild(1000, seed: 19)
+        #expect(try decode(small.withUnsafeBytes { try encoder.encode($0) }) == small)
+    }
+
+    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    func assembledStreamIsValidXZ() throws {
+        let parts = [
+            TestData.mild(200_000, seed: 20), TestData.random(70_000, seed: 21), [], [7], TestData.mild(65_536, seed: 22),
+        ]
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: 200_000)
+        let blocks = try parts.map { part in try part.withUnsafeBytes { try encoder.encode($0) } }
+        #expect(blocks.map(\.isStored) == [false, true, true, true, false])
+        let file = try assembleStream(blocks)
+
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("assembled.xz").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(file)))
+
+        let test = try Tool.run("xz", ["-t", path])
+        #expect(test.status == 0, "xz -t: \(test.stderr)")
+        let decoded = try Tool.run("xz", ["-dc", path])
+        #expect(decoded.status == 0)
+        #expect(decoded.stdout == parts.flatMap { $0 })
+        let list = try Tool.run("xz", ["-lvv", path])
+        #expect(list.status == 0)
+        #expect(list.text.contains("Sizes in headers:  Yes"))
+        #expect(list.text.contains("CRC64"))
+        #expect(list.text.contains("Blocks:            5"))
+    }
+}

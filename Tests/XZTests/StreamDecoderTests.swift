@@ -1,0 +1,98 @@
+import Testing
+import XZ
+
+@Suite struct StreamDecoderTests {
+    private func decode(_ file: [UInt8], pieces: Int = 1 << 30, memoryLimit: UInt64 = 1 << 30) throws -> [UInt8] {
+        let decoder = StreamDecoder(memoryLimit: memoryLimit)
+        var out: [UInt8] = []
+        var position = 0
+        while position < file.count {
+            let end = min(file.count, position + pieces)
+            try file[position..<end].withUnsafeBytes { try decoder.feed($0) { out.append(contentsOf: $0) } }
+            position = end
+        }
+        try decoder.finish { out.append(contentsOf: $0) }
+        #expect(decoder.totalIn == UInt64(file.count))
+        #expect(decoder.totalOut == UInt64(out.count))
+        return out
+    }
+
+    private static func ourStream(_ parts: [[UInt8]], maxChunkSize: Int = 1 << 20) throws -> [UInt8] {
+        let encoder = try BlockEncoder(preset: 1, maxChunkSize: maxChunkSize)
+        return try assembleStream(parts.map { p in try p.withUnsafeBytes { try encoder.encode($0) } })
+    }
+
+    @Test func decodesOurStream() throws {
+        let parts = [TestData.mild(300_000, seed: 120), TestData.random(50_000, seed: 121), []]
+        let file = try Self.ourStream(parts)
+        #expect(try decode(file) == parts.flatMap { $0 })
+        #expect(try decode(file, pieces: 997) == parts.flatMap { $0 })
+    }
+
+    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    func decodesConcatenatedStreamsWithPadding() throws {
+        let a = TestData.mild(100_000, seed: 122)
+        let b = TestData.random(20_000, seed: 123)
+        let file = try Tool.xz(["-T2", "--block-size=64KiB", "-1"], a) + [0, 0, 0, 0] + Tool.xz(["-6"], b) + [0, 0, 0, 0, 0, 0, 0, 0]
+        #expect(try decode(file) == a + b)
+        #expect(try decode(file, pieces: 4096) == a + b)
+    }
+
+    @Test func garbageIsFormatError() throws {
+        let error = #expect(throws: XZError.self) { _ = try decode(Array("this is plainly not an xz file".utf8)) }
+        #expect(error?.code == .format)
+        #expect(error?.offset != nil)
+        #expect(error?.message.isEmpty == false)
+    }
+
+    @Test func truncationIsDetectedAtFinish() throws {
+        let file = try Self.ourStream([TestData.mild(100_000, seed: 124)])
+        for cut in [1, 12, 40, file.count / 2] {
+            let error = #expect(throws: XZError.self) { _ = try decode(Array(file.dropLast(cut))) }
+            #expect(error?.code == .truncated, "cut \(cut)")
+        }
+        let empty = #expect(throws: XZError.self) { _ = try decode([]) }
+        #expect(empty?.code == .truncated)
+    }
+
+    @Test func corruptionIsDataError() throws {
+        let file = try Self.ourStream([TestData.mild(100_000, seed: 125)])
+        var damaged = file
+        damaged[file.count / 2] ^= 0x20
+        let error = #expect(throws: XZError.self) { _ = try decode(damaged) }
+        #expect(error?.code == .data)
+        let offset = try #require(error?.offset)
+        #expect(offset > 12 && offset <= UInt64(file.count))
+    }
+
+    @Test func trailingGarbageIsAnError() throws {
+        let file = try Self.ourStream([TestData.mild(1000, seed: 126)]) + [1, 2, 3, 4]
+        let error = #expect(throws: XZError.self) { _ = try decode(file) }
+        #expect(error != nil)
+        #expect(error?.offset != nil)
+    }
+
+    @Test func memoryLimitIsApplied() throws {
+        let file = try Self.ourStream([TestData.mild(1000, seed: 127)], maxChunkSize: 8 << 20)
+        let error = #expect(throws: XZError.self) { _ = try decode(file, memoryLimit: 1 << 20) }
+        #expect(error?.code == .memoryLimit)
+    }
+
+    @Test func useAfterFinishIsProgramError() throws {
+        let file = try Self.ourStream([[1, 2, 3]])
+        let decoder = StreamDecoder()
+        try file.withUnsafeBytes { try decoder.feed($0) { _ in } }
+        try decoder.finish { _ in }
+        let error = #expect(throws: XZError.self) { try file.withUnsafeBytes { try decoder.feed($0) { _ in } } }
+        #expect(error?.code == .program)
+    }
+
+    @Test func outputErrorsPropagateAndEndTheDecoder() throws {
+        struct Stop: Error {}
+        let file = try Self.ourStream([TestData.mild(10_000, seed: 128)])
+        let decoder = StreamDecoder()
+        #expect(throws: Stop.self) { try file.withUnsafeBytes { try decoder.feed($0) { _ in throw Stop() } } }
+        let error = #expect(throws: XZError.self) { try decoder.finish { _ in } }
+        #expect(error?.code == .program)
+    }
+}

@@ -1,0 +1,40 @@
+/// Deterministic test data, so a failure reproduces.
+struct TestData {
+    /// SplitMix64: fast, and good enough that LZMA cannot compress its output.
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Incompressible bytes.
+    static func random(_ count: Int, seed: UInt64 = 1) -> [UInt8] {
+        fill(count, seed: seed) { $0 }
+    }
+
+    /// Bytes with 4 bits of entropy each: LZMA gets them to about half, never to nothing.
+    static func mild(_ count: Int, seed: UInt64 = 2) -> [UInt8] {
+        fill(count, seed: seed) { ($0 & 0x0F0F_0F0F_0F0F_0F0F) | 0x4040_4040_4040_4040 }
+    }
+
+    private static func fill(_ count: Int, seed: UInt64, _ transform: (UInt64) -> UInt64) -> [UInt8] {
+        var generator = TestData(seed: seed)
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            var position = 0
+            while position < count {
+                let word = transform(generator.next()).littleEndian
+                let length = min(8, count - position)
+                withUnsafeBytes(of: word) { raw.baseAddress!.advanced(by: position).copyMemory(from: $0.baseAddress!, byteCount: length) }
+                position += length
+            }
+            initialized = count
+        }
+    }
+}
