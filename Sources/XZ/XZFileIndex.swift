@@ -32,11 +32,11 @@ public struct XZFileIndex: Sendable {
     ///
     /// - Parameters:
     ///   - fileSize: size of the file in bytes.
-    ///   - maxBlocks: the most blocks accepted over all streams.
+    ///   - maxBlocks: the most blocks accepted over all streams (and the most streams).
     ///   - read: returns exactly `count` bytes at `offset` (the caller does `pread`).
     /// - Throws: `XZError` naming the offset: `.format` for a file that is not .xz, `.truncated`
     ///   for one cut short, `.corruptIndex` when footer, index and header disagree, `.data` for a
-    ///   bad CRC, `.memoryLimit` for more than `maxBlocks` blocks; whatever `read` throws.
+    ///   bad CRC, `.memoryLimit` for more than `maxBlocks` blocks or streams; whatever `read` throws.
     public static func read(fileSize: UInt64, maxBlocks: Int = 50_000_000, read: (UInt64, Int) throws -> [UInt8]) throws -> XZFileIndex {
         try withoutActuallyEscaping(read) { read in
             try walk(fileSize: fileSize, maxBlocks: maxBlocks, reader: Reader(read: read))
@@ -75,6 +75,13 @@ public struct XZFileIndex: Sendable {
                 throw XZError(
                     code: .corruptIndex,
                     message: "\(position) bytes before offset \(position) are too few for an xz stream",
+                    offset: position)
+            }
+            // Empty streams cost no block records but still memory; they share the cap.
+            guard found.count < max(1, maxBlocks) else {
+                throw XZError(
+                    code: .memoryLimit,
+                    message: "file holds more than \(maxBlocks) streams, the limit",
                     offset: position)
             }
             let stream: XZStreamInfo

@@ -69,23 +69,36 @@ import XZ
         let input = TestData.mild(8 << 20, seed: 34)
         let block = try Self.makeBlock(input, preset: 0)
         let clock = ContinuousClock()
-        var calls = 0
-        var flippedAt: ContinuousClock.Instant?
+        // Cancellation is requested while the first slice is being delivered.
+        var cancelAt: ContinuousClock.Instant?
         var delivered = 0
         #expect(throws: CancellationError.self) {
             try block.bytes.withUnsafeBytes { bytes in
                 try BlockDecoder().decode(block: bytes, check: .crc64, isCancelled: {
-                    calls += 1
-                    if calls == 4 { flippedAt = clock.now }
-                    return calls >= 4
-                }, output: { delivered += $0.count })
+                    cancelAt.map { clock.now >= $0 } ?? false
+                }, output: { slice in
+                    delivered += slice.count
+                    if cancelAt == nil { cancelAt = clock.now }
+                })
             }
         }
-        let stopped = clock.now
-        let flipped = try #require(flippedAt)
-        #expect(stopped - flipped < .seconds(1))
+        let latency = clock.now - (try #require(cancelAt))
+        #expect(latency < .seconds(1), "cancellation took \(latency)")
         #expect(delivered > 0)
-        #expect(delivered < input.count)
+        #expect(delivered <= 256 * 1024)
+    }
+
+    @Test func cancellationIsCheckedBetweenSlices() throws {
+        let input = TestData.repetitive(1 << 20, seed: 45)
+        let block = try Self.makeBlock(input, preset: 0)
+        var checks = 0
+        let count = try block.bytes.withUnsafeBytes { bytes in
+            try BlockDecoder().decode(block: bytes, check: .crc64, isCancelled: { checks += 1; return false }) { _ in }
+        }
+        #expect(count == 1 << 20)
+        // Once before starting, then between output slices of 256 KiB.
+        #expect(checks >= 4)
+        #expect(checks <= 6)
     }
 
     @Test func flippedDataByteIsDataError() throws {

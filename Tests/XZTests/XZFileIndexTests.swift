@@ -155,6 +155,15 @@ import XZ
         #expect(try readIndex(file, maxBlocks: 4).blocks.count == 4)
     }
 
+    @Test func streamCountIsCapped() throws {
+        // Empty streams hold no blocks, so the block budget alone would never stop them.
+        let empty = try assembleStream([])
+        let file = Array([[UInt8]](repeating: empty, count: 10).joined())
+        #expect(try readIndex(file, maxBlocks: 10).streams.count == 10)
+        let error = #expect(throws: XZError.self) { _ = try readIndex(file, maxBlocks: 9) }
+        #expect(error?.code == .memoryLimit)
+    }
+
     @Test func truncatedFilesAreRefused() throws {
         let (file, _, _) = try Self.ourFile()
         for cut in [1, 4, 12, 100, file.count - 40] {
