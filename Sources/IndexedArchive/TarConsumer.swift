@@ -30,6 +30,16 @@ struct TarConsumer {
     private var dataSeen: UInt64 = 0
     private(set) var endOffset: UInt64?
 
+    /// Bytes of the decompressed stream consumed so far.
+    private(set) var streamPosition: UInt64 = 0
+    /// When set, the bytes after the end marker (our index blocks, in a streamed archive) are kept,
+    /// up to this many.
+    var trailingLimit: Int?
+    private(set) var trailing: [UInt8] = []
+    /// Compute each regular member's CRC64 into the collected entries (for streams, whose index
+    /// arrives only at the end).
+    var checksumCollected = false
+
     init(expected: [ArchiveEntry]? = nil, collect: Bool = false, extractor: Extractor? = nil, filter: Set<String>? = nil) {
         self.expected = expected
         self.collected = collect ? [] : nil
@@ -41,6 +51,18 @@ struct TarConsumer {
         var parser = self.parser
         defer { self.parser = parser }
         try parser.consume(bytes) { event in try handle(event) }
+        let start = streamPosition
+        streamPosition += UInt64(bytes.count)
+        if let limit = trailingLimit, let end = endOffset {
+            let trailingStart = end + UInt64(TarEncoder.endOfArchive.count)
+            if streamPosition > trailingStart {
+                let from = Int(max(start, trailingStart) - start)
+                guard trailing.count + (bytes.count - from) <= limit else {
+                    throw ArchiveError(.limitExceeded, "more than \(limit) bytes follow the tar stream", offset: trailingStart)
+                }
+                trailing.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[from...]))
+            }
+        }
     }
 
     mutating func finish(requireEndMarker: Bool = true) throws {
@@ -98,7 +120,7 @@ struct TarConsumer {
             currentSelected = extractor != nil && Self.selected(member.header.path, by: filter)
             if currentSelected { try extractor!.begin(member.header) }
         case .data(let bytes, _):
-            if expected != nil { checksum = CRC.crc64(bytes, previous: checksum) }
+            if expected != nil || checksumCollected { checksum = CRC.crc64(bytes, previous: checksum) }
             dataSeen += UInt64(bytes.count)
             if capturing {
                 guard captured!.count + bytes.count <= captureLimit else {
@@ -115,6 +137,9 @@ struct TarConsumer {
                                        member: member.header.path, offset: member.dataOffset)
                 }
                 nextExpected += 1
+            }
+            if checksumCollected, current?.header.kind == .regular, let last = collected?.indices.last {
+                collected![last].checksum = checksum
             }
             if currentSelected { try extractor!.endMember() }
             if capturing { capturing = false; captureDone = true }

@@ -41,6 +41,13 @@ package final class WorkerThreadPool: Sendable {
     }
 
     private func workLoop() {
+        // A write to a pipe or socket whose reader is gone raises SIGPIPE in the writing thread,
+        // which by default kills the whole process. Blocked here, the write fails with EPIPE and
+        // becomes an error the caller sees, and the process's own signal handling is untouched.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
         while true {
             condition.lock()
             while state.head == state.jobs.count && !state.shuttingDown {

@@ -83,4 +83,19 @@ import Testing
         }
         await #expect(throws: ArchiveError.self) { try await reader.contents(of: "src/missing") }
     }
+
+    @Test func aReaderThatGoesAwayIsAnErrorNotADeadProcess() async throws {
+        let dir = try TemporaryDirectory()
+        let root = try Self.makeTree(in: dir)
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        close(fds[0])
+        defer { close(fds[1]) }
+        // Without care, SIGPIPE would kill the test process here.
+        let error = await #expect(throws: ArchiveError.self) {
+            try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .fileDescriptor(fds[1]),
+                                         options: Self.options())
+        }
+        #expect(error?.code == .io(errno: EPIPE))
+    }
 }

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Tar
+import XZ
+
+/// Extracts an archive as it arrives on a pipe or a socket, without ever seeking.
+///
+/// Each xz block's check is verified as the block is decoded, so nothing unverified reaches the
+/// tar parser except the unfinished tail of a block; the extractor writes members as they
+/// complete. When our rich index arrives at the end, every member extracted is checked against it
+/// (path, kind, size, offsets, content CRC64). A stream that breaks off is an error, and the member
+/// it cut is removed; the caller decides what to do with the rest (the migration host discards its
+/// whole staging folder).
+public enum ArchiveStreamReader {
+    /// What a streamed extraction found.
+    public struct Result: Sendable {
+        public var entries: [ArchiveEntry]
+        public var bytes: UInt64
+        /// Metadata from the archive's pax global header.
+        public var metadata: [String: String]
+        /// Whether our index arrived and every member matched it.
+        public var indexVerified: Bool
+        public var seconds: Double
+    }
+
+    /// Reads `fd` to its end and extracts under `directory`. `fd` is not closed.
+    public static func extract(from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
+                               maxIndexBytes: Int = ArchiveReader.defaultMaxIndexBytes) async throws -> Result {
+        let start = ContinuousClock.now
+        let extractor = try Extractor(destination: directory, options: options, archiveSize: UInt64.max / 1000)
+        var consumer = TarConsumer(collect: true, extractor: extractor, filter: options.members)
+        consumer.checksumCollected = true
+        consumer.trailingLimit = maxIndexBytes
+        let box = ConsumerBox(consumer, decoder: StreamDecoder())
+        let io = WorkerThreadPool(threads: 2, name: "amk-stream")
+        defer { io.shutdown() }
+        do {
+            while true {
+                // A read on a pipe or socket can block for good: it shares nothing, so it may be
+                // abandoned when the caller is cancelled.
+                let piece = try await io.run(abandonOnCancel: true) { _ in try readSome(fd, max: 1 << 20) }
+                if piece.isEmpty { break }
+                try await io.run { _ in
+                    try box.state.withLock { state in
+                        try feed(piece, into: &state)
+                    }
+                }
+            }
+            return try await io.run { _ in
+                try box.state.withLock { state in
+                    do {
+                        try state.decoder!.finish { try state.consumer.consume($0) }
+                    } catch let error as XZError {
+                        throw ArchiveError(.corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset)
+                    }
+                    try state.consumer.finish()
+                    let verified = try verifyAgainstIndex(state.consumer)
+                    return Result(entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
+                                  metadata: state.consumer.metadata, indexVerified: verified,
+                                  seconds: (ContinuousClock.now - start).secondsValue)
+                }
+            }
+        } catch {
+            box.state.withLock { $0.consumer.extractor?.abandonCurrent() }
+            throw error
+        }
+    }
+
+    private static func feed(_ piece: [UInt8], into state: inout ConsumerBox.State) throws {
+        do {
+            try piece.withUnsafeBytes { raw in
+                try state.decoder!.feed(raw) { try state.consumer.consume($0) }
+            }
+        } catch let error as XZError {
+            throw ArchiveError(.corrupt, error.message, offset: error.offset)
+        }
+    }
+
+    /// One `read(2)`: what is available now, up to `max`; empty at end of stream.
+    static func readSome(_ fd: Int32, max: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: max)
+        let count = buffer.withUnsafeMutableBytes { raw in
+            SystemCall.retrying { Glibc.read(fd, raw.baseAddress!, max) }
+        }
+        if count < 0 { throw SystemCall.error("read", path: "file descriptor \(fd)") }
+        buffer.removeLast(max - count)
+        return buffer
+    }
+
+    /// Checks the members seen against the rich index that followed them, if it did.
+    static func verifyAgainstIndex(_ consumer: TarConsumer) throws -> Bool {
+        guard ArchiveIndex.hasMagic(consumer.trailing) else { return false }
+        let index = try ArchiveIndex.decode(consumer.trailing)
+        let seen = consumer.collected ?? []
+        guard index.entries.count == seen.count else {
+            throw ArchiveError(.corrupt, "the index lists \(index.entries.count) members, the stream had \(seen.count)")
+        }
+        guard index.tarSize == (consumer.endOffset ?? 0) + UInt64(TarEncoder.endOfArchive.count) else {
+            throw ArchiveError(.corrupt, "the index's tar size \(index.tarSize) does not match the stream")
+        }
+        for (listed, got) in zip(index.entries, seen) {
+            guard listed.path == got.path, listed.kind == got.kind, listed.size == got.size,
+                  listed.headerOffset == got.headerOffset, listed.dataOffset == got.dataOffset,
+                  listed.linkTarget == got.linkTarget else {
+                throw ArchiveError(.corrupt, "member disagrees with the index", member: got.path, offset: got.headerOffset)
+            }
+            if listed.kind == .regular, listed.checksum != got.checksum {
+                throw ArchiveError(.checksumMismatch, "content checksum mismatch", member: got.path, offset: got.dataOffset)
+            }
+        }
+        return true
+    }
+}
