@@ -1,10 +1,93 @@
 import ArgumentParser
+import Foundation
+import IndexedArchive
 
 /// `amk`: pack, inspect and extract indexed `.tar.xz` archives, and run app migrations.
+///
+/// Exit status: 0 success, 1 failure (including an interruption by Ctrl-C or SIGTERM), 2 usage
+/// error. ArgumentParser's own `main()` exits with 64 (`EX_USAGE`) for usage errors and prints
+/// runtime errors with an `Error:` prefix, so the root command brings its own ``main()``.
 @main
 struct AMK: AsyncParsableCommand {
+    /// Exit status for a runtime failure.
+    static let failureStatus: Int32 = 1
+    /// Exit status for bad command-line input.
+    static let usageStatus: Int32 = 2
+
+    /// The subcommands, in the order `amk --help` lists them. New commands are added here.
+    static let commands: [any ParsableCommand.Type] = [
+        PackCommand.self,
+        ListCommand.self,
+        ExtractCommand.self,
+        VerifyCommand.self,
+        InfoCommand.self,
+        SalvageCommand.self,
+    ]
+
     static let configuration = CommandConfiguration(
         commandName: "amk",
-        abstract: "Pack, inspect and extract indexed .tar.xz archives, and run app migrations."
+        abstract: "Pack, inspect and extract indexed .tar.xz archives, and run app migrations.",
+        discussion: "Exit status: 0 on success, 1 on failure or interruption, 2 for a usage error.",
+        subcommands: commands
     )
+
+    /// Parses the command line, runs the chosen command and maps every outcome to an exit status.
+    static func main() async {
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            // Everything that fails while parsing (and validating) is a usage error, except a
+            // request for help or the version, which ArgumentParser also reports as an "error".
+            let message = fullMessage(for: error)
+            if exitCode(for: error) == .success {
+                print(message)
+                Foundation.exit(0)
+            }
+            StandardError.line(message)
+            Foundation.exit(usageStatus)
+        }
+        do {
+            var command = command
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            Foundation.exit(status(reporting: error))
+        }
+        Foundation.exit(0)
+    }
+
+    /// Prints what went wrong and returns the exit status.
+    ///
+    /// Not every error here is a failure of the work: `amk --help` parses to ArgumentParser's
+    /// help command, whose `run()` throws the help request, so ArgumentParser classifies first.
+    static func status(reporting error: any Error) -> Int32 {
+        if let code = error as? ExitCode { return code.rawValue }
+        switch exitCode(for: error) {
+        case .success:
+            print(fullMessage(for: error))
+            return 0
+        case .validationFailure:
+            StandardError.line(fullMessage(for: error))
+            return usageStatus
+        default:
+            // A runtime failure: one line, not ArgumentParser's "Error: " and usage text.
+            StandardError.line("amk: \(describe(error))")
+            return failureStatus
+        }
+    }
+
+    /// One line for a person. `ArchiveError` names its file, member and offset itself.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as ArchiveError: return error.description
+        case let error as InterruptedError: return error.description
+        case is CancellationError: return "cancelled"
+        case let error as any CustomStringConvertible: return error.description
+        default: return error.localizedDescription
+        }
+    }
 }

@@ -1,0 +1,59 @@
+import ArgumentParser
+import IndexedArchive
+
+/// `amk salvage A -C DIR`: recovers the members of a damaged or truncated archive that lie wholly
+/// in blocks whose checks verify.
+///
+/// Exits 0 when the salvage ran, whatever it recovered: the report says what was lost. Only a
+/// failure to salvage at all (unreadable file, unwritable directory) exits 1.
+struct SalvageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "salvage",
+        abstract: "Recover what can be trusted from a damaged or truncated archive."
+    )
+
+    /// Lost members listed by name; beyond this only a count, so a badly damaged archive does not
+    /// bury the summary.
+    static let lostNamesShown = 20
+
+    @Argument(help: ArgumentHelp("The damaged archive.", valueName: "archive"), completion: .file())
+    var archive: String
+
+    @Option(name: [.customShort("C"), .customLong("directory")],
+            help: ArgumentHelp("Write recovered members under this directory (created if missing).", valueName: "dir"),
+            completion: .directory)
+    var directory: String
+
+    func run() async throws {
+        let path = archive, directory = directory
+        let (report, indexed) = try await SignalCancellation.run {
+            let report = try await ArchiveSalvager.salvage(path: path, to: directory)
+            // The salvager lists every lost member only when it could read the index; otherwise it
+            // knows of the one the damage cut, and the report must not pretend that is all.
+            let indexed = (try? ArchiveReader(path: path))?.mode == .indexed
+            return (report, indexed)
+        }
+        for line in Self.lines(for: report, lostListIsComplete: indexed) { print(line) }
+    }
+
+    static func lines(for report: SalvageReport, lostListIsComplete: Bool) -> [String] {
+        var lines: [String] = []
+        let recovered = report.recovered.count
+        lines.append("recovered \(recovered) \(recovered == 1 ? "member" : "members") from \(report.goodBlocks) good \(report.goodBlocks == 1 ? "block" : "blocks")")
+        guard let offset = report.damageOffset else {
+            lines.append("no damage found")
+            return lines
+        }
+        lines.append("damage at offset \(offset): \(report.damage ?? "unknown")")
+        let lost = report.lost.count
+        let noun = lost == 1 ? "member" : "members"
+        if lostListIsComplete {
+            lines.append("lost \(lost) \(noun)\(lost == 0 ? "" : ":")")
+        } else {
+            lines.append("lost at least \(lost) \(noun) (the index is unreadable, so later members are unknown)\(lost == 0 ? "" : ":")")
+        }
+        for name in report.lost.prefix(lostNamesShown) { lines.append("  \(name)") }
+        if lost > lostNamesShown { lines.append("  ... and \(lost - lostNamesShown) more") }
+        return lines
+    }
+}

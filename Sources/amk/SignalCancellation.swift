@@ -1,0 +1,75 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns SIGINT and SIGTERM into structured cancellation of the work in progress.
+///
+/// The default action of both signals kills the process on the spot, and a pack killed that way
+/// would skip the engine's cleanup (on systems without `O_TMPFILE` it leaves a hidden temporary
+/// file). So the default action is replaced by `SIG_IGN` and the signals are observed through
+/// dispatch sources instead; a signal ends a race in a task group between the work and a watcher,
+/// the group cancels the work, and waits for it to unwind before ``run(_:)`` throws
+/// ``InterruptedError``. A second signal while that cleanup runs exits at once.
+enum SignalCancellation {
+    /// The signals that cancel the work.
+    static let signals: [Int32] = [SIGINT, SIGTERM]
+
+    /// Which child of the race finished first.
+    private enum Outcome<Value: Sendable>: Sendable {
+        case finished(Value)
+        /// The watcher's stream ended without a signal: only happens once the group cancels it.
+        case watcherStopped
+    }
+
+    /// Runs `operation`, cancelling it when SIGINT or SIGTERM arrives.
+    ///
+    /// - Returns: what `operation` returned, if it finished first.
+    /// - Throws: ``InterruptedError`` after a signal (once `operation` has returned or thrown in
+    ///   response to its cancellation), or whatever `operation` threw.
+    static func run<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let (stream, continuation) = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(4))
+        let received = SignalCounter()
+        var sources: [any DispatchSourceSignal] = []
+        for number in signals {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if received.increment() > 1 {
+                    // The user insists: the cleanup of the first signal is taking too long.
+                    StandardError.line("amk: interrupted")
+                    _exit(1)
+                }
+                continuation.yield(number)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer {
+            continuation.finish()
+            for source in sources { source.cancel() }
+            for number in signals { signal(number, SIG_DFL) }
+        }
+        return try await withThrowingTaskGroup(of: Outcome<Value>.self) { group in
+            group.addTask { .finished(try await operation()) }
+            group.addTask {
+                for await number in stream { throw InterruptedError(signal: number) }
+                return .watcherStopped
+            }
+            // Whichever child ends first decides; the other is cancelled, and the group waits for
+            // it before returning, so the work has cleaned up by the time this function returns.
+            defer { group.cancelAll() }
+            while let outcome = try await group.next() {
+                switch outcome {
+                case .finished(let value): return value
+                case .watcherStopped: continue
+                }
+            }
+            // Both children returned without a value: only possible if the watcher stopped and
+            // the work neither returned nor threw, which cannot happen.
+            preconditionFailure("the work ended without a result")
+        }
+    }
+}

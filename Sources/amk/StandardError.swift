@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes to file descriptor 2 directly.
+///
+/// `FileHandle.standardError` would do, but the C `stderr` global is not concurrency-safe in Swift
+/// 6, and the progress bar writes from whatever thread reports progress: one `write(2)` per
+/// message keeps lines from different threads whole.
+enum StandardError {
+    /// Whether standard error is a terminal: progress bars only make sense there.
+    static var isTerminal: Bool { isatty(STDERR_FILENO) != 0 }
+
+    /// Writes `text` as is.
+    static func write(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { raw in
+                #if canImport(Glibc)
+                Glibc.write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                #else
+                Darwin.write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                #endif
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return  // nowhere left to report a failing stderr
+            }
+            offset += written
+        }
+    }
+
+    /// Writes `line` and a newline.
+    static func line(_ line: String) {
+        write(line + "\n")
+    }
+
+    /// Columns of the terminal on standard error, 80 when it cannot be told.
+    static var columns: Int {
+        var size = winsize()
+        let result = withUnsafeMutablePointer(to: &size) { ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), $0) }
+        return result == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+    }
+}

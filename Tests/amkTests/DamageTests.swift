@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// A damaged archive fails `verify` with an offset; a truncated one salvages its early members.
+    @Suite struct Damage {
+        let tree: TestTree
+        let archive: String
+
+        /// Ten 512 KiB files of noise in 1 MiB blocks: noise does not compress, so every block is
+        /// stored and about 1 MiB long, which puts a cut or a flipped byte at a known place.
+        init() throws {
+            tree = try TestTree()
+            for index in 0..<10 {
+                try tree.write("src/data/file\(index).bin", TestTree.noise(count: 512 * 1024, seed: UInt64(index + 1)))
+            }
+            archive = tree.path("data.tar.xz")
+            let pack = try AMKProcess.run(["pack", tree.path("src/data"), "-o", archive, "--chunk-size", "1M"], scratch: tree.root)
+            #expect(pack.status == 0, "\(pack.stderr)")
+        }
+
+        @Test func corruptedArchiveFailsVerifyNamingAnOffset() throws {
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
+            let middle = bytes.count / 2
+            for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
+            try bytes.write(to: URL(fileURLWithPath: archive))
+
+            let result = try AMKProcess.run(["verify", archive], scratch: tree.root)
+            #expect(result.status == 1)
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.hasPrefix("amk: "), "\(result.stderr)")
+            #expect(result.stderr.contains(/offset \d+/), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+
+        @Test func truncatedArchiveSalvagesEarlyMembers() throws {
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: archive))
+            let size = try handle.seekToEnd()
+            try handle.truncate(atOffset: size / 2)
+            try handle.close()
+
+            #expect(try AMKProcess.run(["verify", archive], scratch: tree.root).status == 1)
+
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            let recovered = try #require(lines.first?.firstMatch(of: /recovered (\d+) members/)).output.1
+            #expect(Int(recovered)! >= 3, "\(result.stdout)")
+            #expect(lines.contains { $0.wholeMatch(of: /damage at offset \d+: .+/) != nil }, "\(result.stdout)")
+            // Without the index (cut off with the end) only the member cut by the damage is known lost.
+            #expect(lines.contains { $0.hasPrefix("lost at least 1 member (the index is unreadable") }, "\(result.stdout)")
+            #expect(lines.contains("  data/file3.bin"), "the member cut by the damage is named: \(result.stdout)")
+            // Early members come back whole; the late ones are not there at all.
+            for index in 0..<3 {
+                #expect(try tree.read("rescued/data/file\(index).bin") == tree.read("src/data/file\(index).bin"))
+            }
+            #expect(!tree.exists("rescued/data/file9.bin"))
+        }
+
+        @Test func damagedMiddleSalvagesAndNamesEveryLostMember() throws {
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
+            let middle = bytes.count / 2
+            for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
+            try bytes.write(to: URL(fileURLWithPath: archive))
+
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            // The index at the end is intact, so every member after the damage is named.
+            let lost = try #require(lines.first { $0.hasPrefix("lost ") }?.firstMatch(of: /^lost (\d+) members:$/)).output.1
+            #expect(Int(lost)! >= 5, "\(result.stdout)")
+            #expect(lines.contains("  data/file9.bin"), "\(result.stdout)")
+            #expect(try tree.read("rescued/data/file0.bin") == tree.read("src/data/file0.bin"))
+            #expect(!tree.exists("rescued/data/file9.bin"))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// 0 success, 1 failure, 2 usage; errors as one `amk: ...` line naming what failed.
+    @Suite struct ExitStatus {
+        let tree: TestTree
+
+        init() throws {
+            tree = try TestTree()
+            try tree.write("src/a.txt", "a\n")
+        }
+
+        @Test(arguments: [
+            ["pack", "SRC", "-o", "OUT", "--preset", "12"],
+            ["pack", "SRC", "-o", "OUT", "--preset", "-1"],
+            ["pack", "SRC"],
+            ["pack", "-o", "OUT"],
+            ["pack", "SRC", "-o", "OUT", "--chunk-size", "16X"],
+            ["pack", "SRC", "-o", "OUT", "--chunk-size", "512K"],
+            ["pack", "SRC", "-o", "OUT", "--jobs", "0"],
+            ["pack", "SRC", "SRC", "-o", "OUT"],
+            ["list", "--long", "--json", "OUT"],
+            ["list"],
+            ["salvage", "OUT"],
+            ["frobnicate"],
+        ])
+        func usageErrorsExit2(arguments: [String]) throws {
+            let resolved = arguments.map { $0 == "SRC" ? tree.path("src") : $0 == "OUT" ? tree.path("out.tar.xz") : $0 }
+            let result = try AMKProcess.run(resolved, scratch: tree.root)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.isEmpty)
+            #expect(result.stdout.isEmpty)
+            #expect(!tree.exists("out.tar.xz"))
+        }
+
+        @Test func presetMessageSaysWhatIsWrong() throws {
+            let result = try AMKProcess.run(["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--preset", "12"],
+                                            scratch: tree.root)
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("--preset must be 0 to 9, not 12"), "\(result.stderr)")
+        }
+
+        @Test func helpExits0OnStdout() throws {
+            for arguments in [["--help"], ["pack", "--help"], ["help", "extract"]] {
+                let result = try AMKProcess.run(arguments, scratch: tree.root)
+                #expect(result.status == 0, "\(arguments)")
+                #expect(result.stdout.contains("USAGE:"), "\(arguments): \(result.stdout)")
+            }
+        }
+
+        @Test func sizeFormsAreAccepted() throws {
+            for (index, size) in ["2M", "2MiB", "2097152"].enumerated() {
+                let out = tree.path("out\(index).tar.xz")
+                let pack = try AMKProcess.run(["pack", tree.path("src"), "-o", out, "--chunk-size", size], scratch: tree.root)
+                #expect(pack.status == 0, "\(size): \(pack.stderr)")
+                let info = try AMKProcess.run(["info", out], scratch: tree.root)
+                #expect(info.stdout.contains("chunk size    2.0 MiB"), "\(size): \(info.stdout)")
+            }
+        }
+
+        @Test(arguments: ["list", "extract", "verify", "info"])
+        func missingArchiveExits1NamingIt(command: String) throws {
+            let missing = tree.path("no-such.tar.xz")
+            let result = try AMKProcess.run([command, missing], in: tree.root, scratch: tree.root)
+            #expect(result.status == 1)
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "one line expected: \(result.stderr)")
+            #expect(result.stderr.hasPrefix("amk: ") && result.stderr.contains(missing), "\(result.stderr)")
+        }
+
+        @Test func missingSourceExits1NamingItAndWritesNothing() throws {
+            let missing = tree.path("not-there")
+            let result = try AMKProcess.run(["pack", missing, "-o", tree.path("out.tar.xz")], scratch: tree.root)
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("amk: ") && result.stderr.contains(missing), "\(result.stderr)")
+            #expect(!tree.exists("out.tar.xz"))
+        }
+    }
+}

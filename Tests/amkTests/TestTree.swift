@@ -1,0 +1,79 @@
+import Foundation
+
+/// A temporary directory for one test, removed when the test ends.
+final class TestTree {
+    let root: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("amkTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+
+    func path(_ relative: String) -> String { url(relative).path }
+
+    /// Writes `bytes` at `relative`, creating parent directories.
+    @discardableResult
+    func write(_ relative: String, _ bytes: [UInt8], mode: Int = 0o644) throws -> URL {
+        let file = url(relative)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(bytes).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file.path)
+        return file
+    }
+
+    func write(_ relative: String, _ text: String) throws {
+        try write(relative, Array(text.utf8))
+    }
+
+    func mkdir(_ relative: String) throws {
+        try FileManager.default.createDirectory(at: url(relative), withIntermediateDirectories: true)
+    }
+
+    func symlink(_ relative: String, to target: String) throws {
+        try FileManager.default.createSymbolicLink(atPath: path(relative), withDestinationPath: target)
+    }
+
+    func read(_ relative: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: url(relative)))
+    }
+
+    func exists(_ relative: String) -> Bool {
+        FileManager.default.fileExists(atPath: path(relative))
+    }
+
+    /// Pseudo-random bytes from a fixed seed: the same every run, so a failure reproduces.
+    static func noise(count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed | 1
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            var index = 0
+            while index < buffer.count {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                var word = state
+                for _ in 0..<8 where index < buffer.count {
+                    buffer[index] = UInt8(truncatingIfNeeded: word)
+                    word >>= 8
+                    index += 1
+                }
+            }
+        }
+        return bytes
+    }
+
+    /// Text of random letters and spaces: compresses, but slowly at high presets (few long
+    /// matches), which is what the interruption test needs.
+    static func text(count: Int, seed: UInt64) -> [UInt8] {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz     \n".utf8)
+        var bytes = noise(count: count, seed: seed)
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            for index in buffer.indices { buffer[index] = alphabet[Int(buffer[index] & 31)] }
+        }
+        return bytes
+    }
+}
