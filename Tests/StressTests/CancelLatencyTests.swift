@@ -36,8 +36,9 @@ extension StressTests {
                 let runDirectory = try scratch.subdirectory("run-\(index)")
                 let destination = runDirectory + "/out.tar.xz"
                 let cancel = CancelSwitch()
-                // Mid-block: some time after a full block (never the short last one) began compressing.
-                let sequence = Int.random(in: 0..<(blocks - 1), using: &rng)
+                // Mid-block: some time after one of the first two blocks (compressed side by side from
+                // the start, each a full 1 MiB) began compressing.
+                let sequence = Int.random(in: 0...1, using: &rng)
                 let delay = rng.milliseconds(0...150)
                 let injector = FaultInjector(compressionFault: CompressionFault(sequence: sequence, action: .cancel(cancel, after: delay)))
                 var runOptions = options

@@ -67,6 +67,7 @@ import Testing
                 do { try await g() } catch { result = .failure(error) }
                 do { try await g() } catch let e { continuation.resume(throwing: e) }
                 do { try await g() } catch { if Task.isCancelled { return }; log(error) }
+                do { try await g() } catch { Foundation.exit(status(for: error)) }
                 do {
                     try await g()
                 } catch {

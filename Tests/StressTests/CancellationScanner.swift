@@ -3,12 +3,15 @@ import Foundation
 /// Finds code that can swallow a `CancellationError`: `try? await`, `try? Task.sleep`, and `catch`
 /// blocks that neither throw (rethrow, or throw a mapped error), nor forward the error (a
 /// `.failure(error)`, a `resume(throwing: error)`), nor look at cancellation (`CancellationError`,
-/// `isCancelled`, `checkCancellation`). A `catch` of a specific type (`catch let e as XZError`,
+/// `isCancelled`, `checkCancellation`), nor end the process (`exit`, `fatalError`). A `catch` of a specific type (`catch let e as XZError`,
 /// `catch is TarError`) cannot catch a `CancellationError` and passes.
 ///
 /// A heuristic: it reads the code with comments and string literals blanked, and does not follow
 /// calls. A site that is safe for a reason it cannot see is exempted by a comment on the line
 /// before (or at the end of its line): `// cancellation: <why this is safe>`.
+///
+/// Every `\b` in its patterns is a simple word boundary: Unicode's, the default, sees none in
+/// `Foundation.exit`.
 struct CancellationScanner {
     struct Finding: Equatable, CustomStringConvertible {
         var file: String
@@ -64,11 +67,11 @@ struct CancellationScanner {
         }
 
         let text = String(decoding: code, as: UTF8.self)
-        for match in text.matches(of: #/try\?\s*(?:await\b|Task\s*\.\s*sleep\b)/#) {
+        for match in text.matches(of: #/try\?\s*(?:await\b|Task\s*\.\s*sleep\b)/#.wordBoundaryKind(.simple)) {
             let offset = text.utf8.distance(from: text.utf8.startIndex, to: match.range.lowerBound)
             report(offset, "`try?` swallows CancellationError")
         }
-        for match in text.matches(of: #/\bcatch\b/#) {
+        for match in text.matches(of: #/\bcatch\b/#.wordBoundaryKind(.simple)) {
             let offset = text.utf8.distance(from: text.utf8.startIndex, to: match.range.upperBound)
             guard let (pattern, body) = catchClause(code, from: offset) else { continue }
             if handlesCancellation(pattern: pattern, body: body) { continue }
@@ -105,16 +108,19 @@ struct CancellationScanner {
     static func handlesCancellation(pattern: String, body: String) -> Bool {
         let trimmed = pattern.trimmingCharacters(in: .whitespacesAndNewlines)
         // A specific error type cannot match a CancellationError (or it is CancellationError itself).
-        if let typed = trimmed.firstMatch(of: #/\b(?:as|is)\s+(?:any\s+)?([A-Za-z_][\w.]*)/#) {
+        if let typed = trimmed.firstMatch(of: #/\b(?:as|is)\s+(?:any\s+)?([A-Za-z_][\w.]*)/#.wordBoundaryKind(.simple)) {
             let type = String(typed.1)
             if type != "Error" && type != "Swift.Error" { return true }
         } else if let first = trimmed.first, first.isUppercase || first == "." {
             return true  // an enum case pattern such as `catch XZError.truncated`
         }
         var name = "error"
-        if let bound = trimmed.firstMatch(of: #/\b(?:let|var)\s+([A-Za-z_]\w*)/#) { name = String(bound.1) }
-        if body.contains(#/\bthrow\b/#) { return true }
+        if let bound = trimmed.firstMatch(of: #/\b(?:let|var)\s+([A-Za-z_]\w*)/#.wordBoundaryKind(.simple)) { name = String(bound.1) }
+        if body.contains(#/\bthrow\b/#.wordBoundaryKind(.simple)) { return true }
         if body.contains("CancellationError") || body.contains("isCancelled") || body.contains("checkCancellation") { return true }
+        // Ending the process is not carrying on (a command-line tool's top level maps every error,
+        // cancellation included, to an exit status).
+        if body.contains(#/\b(?:exit|fatalError|preconditionFailure)\s*\(/#.wordBoundaryKind(.simple)) { return true }
         let escaped = NSRegularExpression.escapedPattern(for: name)
         let forwarded = [#"\.failure\(\s*"# + escaped + #"\s*\)"#, #"throwing:\s*"# + escaped + #"\b"#]
         return forwarded.contains { body.range(of: $0, options: .regularExpression) != nil }

@@ -96,7 +96,10 @@ extension StressTests {
                 let context = RunContext(index: index, seed: seed, scenario: "SIGKILL amk pack")
                 let runDirectory = try scratch.subdirectory("run-\(index)")
                 let destination = runDirectory + "/out.tar.xz"
-                let delay = Duration.milliseconds(Int.random(in: 0...Int(duration.milliseconds * 1.2), using: &rng))
+                // Stratified over 0 to 1.2 times a full pack, so that every stretch of it (start-up,
+                // enumeration, compression, the index, the rename, after the end) is hit.
+                let fraction = (Double(index) + Double.random(in: 0..<1, using: &rng)) / Double(kills)
+                let delay = Duration.milliseconds(Int(duration.milliseconds * 1.2 * fraction))
                 let child = try ChildProcess(Self.packArguments([tree.root], to: destination), executable: AmkTool.path, stderr: log)
                 try await Task.sleep(for: delay)
                 child.sendKill()

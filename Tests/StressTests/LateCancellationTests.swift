@@ -7,7 +7,7 @@ extension StressTests {
     /// `CancellationError` with nothing at the destination, never an error beside a complete archive.
     @Suite struct LateCancellation {
         @Test func cancellationRacingTheEndOfAPackIsSuccessOrNothing() async throws {
-            let runs = max(40, StressSettings.runs / 5)
+            let runs = max(24, StressSettings.runs / 5)
             let scratch = try ScratchDirectory("late")
             let tree = try SourceTree.make(in: scratch.path, name: "app", seed: 0x1A7E, largeFiles: [1_200_000],
                                            smallBytes: 600_000)
