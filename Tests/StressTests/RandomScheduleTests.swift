@@ -144,7 +144,7 @@ extension StressTests {
             }
             let elapsed = ContinuousClock.now - start
             Self.report(records, elapsed: elapsed, tracker: tracker)
-            Self.checkResources(tracker)
+            try await Self.checkResources(tracker)
         }
 
         // MARK: - One run
@@ -406,8 +406,14 @@ extension StressTests {
         }
 
         /// Descriptors, threads and memory come back after every run instead of growing.
-        static func checkResources(_ tracker: ResourceTracker) {
-            guard let baseline = tracker.baseline, let last = tracker.samples.last else { return }
+        static func checkResources(_ tracker: ResourceTracker) async throws {
+            guard let baseline = tracker.baseline, var last = tracker.samples.last else { return }
+            if last.descriptors > baseline.descriptors + 4 || last.threads > baseline.threads + 8 {
+                // Other suites of the process may hold some for a moment: look again for longer.
+                let again = try await ResourceTracker.settledSample(settle: .seconds(3))
+                last.descriptors = min(last.descriptors, again.descriptors)
+                last.threads = min(last.threads, again.threads)
+            }
             // A little slack for what other threads of the process open lazily; a leak per run
             // exceeds it within a few runs.
             #expect(last.descriptors <= baseline.descriptors + 4,
