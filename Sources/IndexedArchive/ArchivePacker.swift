@@ -18,11 +18,11 @@ public enum ArchivePacker {
     public static let writerVersion = "AppMigration 0.1.0"
 
     /// Packs `sources` (each a file or a directory, under its archive path) into one archive.
-    @discardableResult
     ///
     /// Unless `options.watchdog` is given or `options.stallPolicy` is nil, the pack runs under a
     /// ``Watchdog``: a stage silent past its timeout cancels it with an `ArchiveError` `.stalled`
     /// naming the stage.
+    @discardableResult
     public static func pack(_ sources: [PackSource], to destination: ArchiveDestination,
                             options: PackOptions = PackOptions()) async throws -> PackSummary {
         guard options.watchdog == nil, let policy = options.stallPolicy else {

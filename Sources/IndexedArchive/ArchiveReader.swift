@@ -23,6 +23,8 @@ public final class ArchiveReader: Sendable {
     public let mode: Mode
     let file: ArchiveFile
     let fileIndex: XZFileIndex?
+    /// Why the xz Index could not be read, when it could not.
+    let fileIndexProblem: String?
     let index: ArchiveIndex?
     let hasPixzIndex: Bool
     /// Data blocks: those before the index blocks.
@@ -40,14 +42,17 @@ public final class ArchiveReader: Sendable {
         let file = try ArchiveFile(path: path)
         self.file = file
         var fileIndex: XZFileIndex?
+        var problem: String?
         do {
             fileIndex = try XZFileIndex.read(fileSize: file.size) { offset, count in try file.read(at: offset, count: count) }
-        } catch is XZError {
+        } catch let error as XZError {
             // No usable xz Index (damaged end, or not xz at all): the sequential reader will say
             // what is wrong when the archive is read.
             fileIndex = nil
+            problem = error.description
         }
         self.fileIndex = fileIndex
+        self.fileIndexProblem = problem
         var index: ArchiveIndex?
         var pixz = false
         var dataBlocks = fileIndex?.blocks.count ?? 0
@@ -127,9 +132,13 @@ public final class ArchiveReader: Sendable {
         return try await entries().first { $0.name == wanted }
     }
 
-    /// The structure of the file.
+    /// The structure of the file. Throws when the xz Index at the end cannot be read, since the
+    /// structure is then unknown (``ArchiveSalvager`` can still recover what precedes the damage).
     public func info() async throws -> ArchiveInfo {
-        ArchiveInfo(
+        guard fileIndex != nil else {
+            throw ArchiveError(.corrupt, "the xz index at the end of the file cannot be read: \(fileIndexProblem ?? "unknown reason")", path: path)
+        }
+        return ArchiveInfo(
             streams: fileIndex?.streams.count ?? 0, blocks: fileIndex?.blocks.count ?? 0, dataBlocks: dataBlockCount,
             fileSize: file.size, uncompressedSize: fileIndex?.uncompressedSize ?? 0,
             tarSize: index?.tarSize, chunkSize: index?.chunkSize, indexedEntries: index?.entries.count,

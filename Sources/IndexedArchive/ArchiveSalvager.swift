@@ -35,7 +35,8 @@ public enum ArchiveSalvager {
             lost = unfinished.map { [$0] } ?? []
         }
         if walk.damage == nil { lost = [] }
-        return SalvageReport(recovered: recovered, lost: lost, goodBlocks: walk.goodBlocks,
+        return SalvageReport(recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,
+                             goodBlocks: walk.goodBlocks,
                              damageOffset: walk.damageOffset, damage: walk.damage)
     }
 

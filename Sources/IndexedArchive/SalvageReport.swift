@@ -5,6 +5,9 @@ public struct SalvageReport: Sendable {
     /// Members known to be lost: from the index when it could still be read, otherwise the member
     /// that was cut by the damage.
     public var lost: [String]
+    /// Whether ``lost`` is the complete list (the index could be read), or only the member the
+    /// damage cut, with an unknown number after it.
+    public var lostIsComplete: Bool
     /// Blocks that decoded and verified.
     public var goodBlocks: Int
     /// Where in the file the damage starts, or `nil` if every block verified.

@@ -31,6 +31,12 @@ struct AMK: AsyncParsableCommand {
         subcommands: commands
     )
 
+    /// `amk` alone: a script that forgot its subcommand should fail, not succeed with help text.
+    func run() async throws {
+        StandardError.line(AMK.helpMessage())
+        throw ExitCode(AMK.usageStatus)
+    }
+
     /// Parses the command line, runs the chosen command and maps every outcome to an exit status.
     static func main() async {
         let command: any ParsableCommand

@@ -22,6 +22,7 @@ struct InfoCommand: AsyncParsableCommand {
     }
 
     static func rows(archive: String, info: ArchiveInfo) -> [(String, String)] {
+        // A damaged file never gets here: `info()` throws when the xz Index cannot be read.
         var rows: [(String, String)] = [
             ("archive", archive),
             ("file size", sizeWithBytes(info.fileSize)),

@@ -26,14 +26,12 @@ struct SalvageCommand: AsyncParsableCommand {
 
     func run() async throws {
         let path = archive, directory = directory
-        let (report, indexed) = try await SignalCancellation.run {
-            let report = try await ArchiveSalvager.salvage(path: path, to: directory)
-            // The salvager lists every lost member only when it could read the index; otherwise it
-            // knows of the one the damage cut, and the report must not pretend that is all.
-            let indexed = (try? ArchiveReader(path: path))?.mode == .indexed
-            return (report, indexed)
+        let report = try await SignalCancellation.run {
+            try await ArchiveSalvager.salvage(path: path, to: directory)
         }
-        for line in Self.lines(for: report, lostListIsComplete: indexed) { print(line) }
+        // Without the index the salvager knows only the member the damage cut; the report must
+        // not pretend that is all.
+        for line in Self.lines(for: report, lostListIsComplete: report.lostIsComplete) { print(line) }
     }
 
     static func lines(for report: SalvageReport, lostListIsComplete: Bool) -> [String] {

@@ -40,6 +40,10 @@ extension AMKTests {
             try handle.close()
 
             #expect(try AMKProcess.run(["verify", archive], scratch: tree.root).status == 1)
+            let info = try AMKProcess.run(["info", archive], scratch: tree.root)
+            #expect(info.status == 1)
+            #expect(info.stderr.contains("the xz index at the end of the file cannot be read"), "\(info.stderr)")
+            #expect(info.stdout.isEmpty, "no zero counts for a damaged file: \(info.stdout)")
 
             let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
             #expect(result.status == 0, "\(result.stderr)")

@@ -24,6 +24,7 @@ extension AMKTests {
             ["list"],
             ["salvage", "OUT"],
             ["frobnicate"],
+            [],
         ])
         func usageErrorsExit2(arguments: [String]) throws {
             let resolved = arguments.map { $0 == "SRC" ? tree.path("src") : $0 == "OUT" ? tree.path("out.tar.xz") : $0 }
