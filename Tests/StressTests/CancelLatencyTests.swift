@@ -25,6 +25,7 @@ extension StressTests {
             let blocks = summary.blocks
             #expect(blocks >= 3)
 
+            _ = try await PoolLagProbe.waitUntilQuiet()
             var tracker = ResourceTracker()
             tracker.setBaseline(try await ResourceTracker.settledSample())
             var latencies: [Duration] = []
@@ -32,7 +33,7 @@ extension StressTests {
             for index in 0..<samples {
                 let seed = StressSettings.seed(forRun: index)
                 var rng = SeededGenerator(seed: seed ^ 0x1A7E_1A7E)
-                let context = RunContext(index: index, seed: seed, scenario: "cancel at preset 6")
+                var context = RunContext(index: index, seed: seed, scenario: "cancel at preset 6")
                 let runDirectory = try scratch.subdirectory("run-\(index)")
                 let destination = runDirectory + "/out.tar.xz"
                 let cancel = CancelSwitch()
@@ -48,6 +49,7 @@ extension StressTests {
                 let result = await runPack(cancel: cancel) {
                     try await ArchivePacker.pack([tree.source], to: .file(destination), options: packOptions)
                 }
+                context.poolLag = result.poolLag
                 switch result.outcome {
                 case .cancelled:
                     if let firedAt = cancel.firedAt {

@@ -17,10 +17,11 @@ extension StressTests {
             let probe = try scratch.subdirectory("probe") + "/out.tar.xz"
             let last = try await ArchivePacker.pack([tree.source], to: .file(probe), options: options).blocks - 1
             var tally: [String: Int] = [:]
+            _ = try await PoolLagProbe.waitUntilQuiet()
             for index in 0..<runs {
                 let seed = StressSettings.seed(forRun: index)
                 var rng = SeededGenerator(seed: seed ^ 0x1A7E_0E7D)
-                let context = RunContext(index: index, seed: seed, scenario: "cancel racing the end of a pack")
+                var context = RunContext(index: index, seed: seed, scenario: "cancel racing the end of a pack")
                 let runDirectory = try scratch.subdirectory("run-\(index)")
                 let destination = runDirectory + "/out.tar.xz"
                 let cancel = CancelSwitch()
@@ -35,6 +36,7 @@ extension StressTests {
                 let result = await runPack(cancel: cancel) {
                     try await ArchivePacker.pack([tree.source], to: .file(destination), options: packOptions)
                 }
+                context.poolLag = result.poolLag
                 tally[result.outcome.label, default: 0] += 1
                 switch result.outcome {
                 case .success:

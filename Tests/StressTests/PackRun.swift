@@ -56,8 +56,63 @@ struct PackResult: Sendable {
     var started: ContinuousClock.Instant
     /// When the pack returned to its caller (for a hung pack, when the test gave up).
     var returned: ContinuousClock.Instant
+    /// The longest a task on Swift's cooperative pool waited for a thread during the pack.
+    var poolLag: Duration = .zero
 
     var elapsed: Duration { returned - started }
+}
+
+/// Measures how late Swift's cooperative pool runs a task that asks to wake every 10 ms.
+///
+/// Code that blocks the pool's threads (in another test of the process, or in the engine) delays
+/// every task, the engine's included; a run's failure message says how much, so a starved pool
+/// is told apart from a slow engine.
+final class PoolLagProbe: Sendable {
+    private let worst = Mutex<Duration>(.zero)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    func start() {
+        let probe = Task { [self] in
+            while !Task.isCancelled {
+                let before = ContinuousClock.now
+                do { try await Task.sleep(for: .milliseconds(10)) } catch { return }
+                let lag = ContinuousClock.now - before - .milliseconds(10)
+                self.worst.withLock { $0 = max($0, lag) }
+            }
+        }
+        task.withLock { $0 = probe }
+    }
+
+    /// Stops the probe; returns the worst lag seen.
+    func stop() -> Duration {
+        task.withLock { $0?.cancel() }
+        return worst.withLock { $0 }
+    }
+
+    /// Waits until the pool has run tasks on time for half a second in a row (at most `timeout`);
+    /// returns how long that took. The other suites of a `swift test` run start all at once, and
+    /// some block the pool's threads for seconds; timing a cancellation meanwhile measures them.
+    static func waitUntilQuiet(timeout: Duration = .seconds(120)) async throws -> Duration {
+        let start = ContinuousClock.now
+        var quietSince: ContinuousClock.Instant?
+        while ContinuousClock.now - start < timeout {
+            let before = ContinuousClock.now
+            try await Task.sleep(for: .milliseconds(10))
+            let now = ContinuousClock.now
+            if now - before - .milliseconds(10) < .milliseconds(30) {
+                let since = quietSince ?? now
+                quietSince = since
+                if now - since >= .milliseconds(500) { break }
+            } else {
+                quietSince = nil
+            }
+        }
+        let waited = ContinuousClock.now - start
+        if waited > .seconds(1) {
+            print("STRESS: waited \(String(format: "%.1f s", waited.seconds)) for Swift's cooperative pool to run tasks on time")
+        }
+        return waited
+    }
 }
 
 /// Runs `body` (a pack) in a task of its own, arms `cancel` with that task, and waits at most
@@ -65,6 +120,8 @@ struct PackResult: Sendable {
 func runPack(cancel: CancelSwitch? = nil, timeout: Duration = .seconds(30),
              _ body: @escaping @Sendable () async throws -> PackSummary) async -> PackResult {
     let started = ContinuousClock.now
+    let probe = PoolLagProbe()
+    probe.start()
     let task = Task { () -> (Result<PackSummary, any Error>, ContinuousClock.Instant) in
         let result: Result<PackSummary, any Error>
         do { result = .success(try await body()) } catch { result = .failure(error) }
@@ -78,7 +135,7 @@ func runPack(cancel: CancelSwitch? = nil, timeout: Duration = .seconds(30),
             pending = nil
         }
     }
-    return await withCheckedContinuation { (continuation: CheckedContinuation<PackResult, Never>) in
+    var result = await withCheckedContinuation { (continuation: CheckedContinuation<PackResult, Never>) in
         slot.withLock { $0 = continuation }
         Task {
             let (result, returned) = await task.value
@@ -88,6 +145,8 @@ func runPack(cancel: CancelSwitch? = nil, timeout: Duration = .seconds(30),
             resume(PackResult(outcome: .hung, started: started, returned: .now))
         }
     }
+    result.poolLag = probe.stop()
+    return result
 }
 
 /// Records an issue, with the run's seed and how to replay it, when `condition` is false.
@@ -95,9 +154,12 @@ struct RunContext: Sendable {
     var index: Int
     var seed: UInt64
     var scenario: String
+    /// The cooperative pool's worst lag during the run, once known.
+    var poolLag: Duration?
 
     var prefix: String {
-        "run \(index) seed \(StressSettings.hex(seed)) [\(scenario)] (\(StressSettings.replay(seed)))"
+        let lag = poolLag.map { $0 > .milliseconds(50) ? ", cooperative pool lagged up to \($0.formatted)" : "" } ?? ""
+        return "run \(index) seed \(StressSettings.hex(seed)) [\(scenario)] (\(StressSettings.replay(seed))\(lag))"
     }
 
     func check(_ condition: Bool, _ message: @autoclosure () -> String,

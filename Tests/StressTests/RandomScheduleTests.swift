@@ -78,6 +78,7 @@ extension StressTests {
             var outcome: String
             var cancelLatency: Duration?
             var stallLatency: Duration?
+            var poolLag: Duration = .zero
         }
 
         /// The tree every run packs, and what a clean pack of it looks like.
@@ -126,6 +127,7 @@ extension StressTests {
         }
 
         @Test func randomSchedules() async throws {
+            _ = try await PoolLagProbe.waitUntilQuiet()
             let bench = try await Workbench.make()
             #expect(bench.blocks >= 3, "the tree should span several 1 MiB blocks, not \(bench.blocks)")
             #expect(bench.listings == bench.tree.directories.count)
@@ -151,7 +153,7 @@ extension StressTests {
 
         static func run(index: Int, seed: UInt64, scenario: Scenario, bench: Workbench) async throws -> Record {
             var rng = SeededGenerator(seed: seed)
-            let context = RunContext(index: index, seed: seed, scenario: scenario.rawValue)
+            var context = RunContext(index: index, seed: seed, scenario: scenario.rawValue)
             let runDirectory = try bench.scratch.subdirectory("run-\(index)")
             defer { try? FileManager.default.removeItem(atPath: runDirectory) }
             let destination = runDirectory + "/out.tar.xz"
@@ -297,7 +299,8 @@ extension StressTests {
                 cancel.fire()
             }
 
-            var record = Record(scenario: scenario, outcome: result.outcome.label)
+            context.poolLag = result.poolLag
+            var record = Record(scenario: scenario, outcome: result.outcome.label, poolLag: result.poolLag)
             if case .hung = result.outcome {
                 context.fail("the pack had not returned after 30 s")
             } else if let why = expect.judge(result.outcome) {
@@ -370,6 +373,8 @@ extension StressTests {
             async let a = runPack { try await ArchivePacker.pack([app], to: .file(destination), options: first) }
             async let b = runPack { try await ArchivePacker.pack([docs], to: .file(destination), options: second) }
             let (resultA, resultB) = await (a, b)
+            var context = context
+            context.poolLag = max(resultA.poolLag, resultB.poolLag)
             context.check(resultA.outcome.isSuccess, "the first racing pack: \(resultA.outcome.detail)")
             context.check(resultB.outcome.isSuccess, "the second racing pack: \(resultB.outcome.detail)")
             if let contents = await Aftermath.contents(of: destination, extractTo: runDirectory + "/x", context) {
@@ -386,7 +391,8 @@ extension StressTests {
             }
             try await Aftermath.check(context, injector: nil, scratch: bench.scratch.path, destination: destination,
                                       succeeded: true)
-            return Record(scenario: .racingPacks, outcome: "\(resultA.outcome.label)+\(resultB.outcome.label)")
+            return Record(scenario: .racingPacks, outcome: "\(resultA.outcome.label)+\(resultB.outcome.label)",
+                          poolLag: context.poolLag ?? .zero)
         }
 
         // MARK: - Figures
@@ -401,6 +407,7 @@ extension StressTests {
                 print("STRESS: schedule \(scenario.rawValue): runs=\(mine.count) \(tally.joined(separator: " "))")
             }
             print("STRESS: schedule cancel-to-return \(distribution(records.compactMap(\.cancelLatency)))")
+            print("STRESS: schedule cooperative-pool-lag \(distribution(records.map(\.poolLag)))")
             print("STRESS: schedule stall-start-to-return (timeout \(stallTimeout.formatted)) \(distribution(records.compactMap(\.stallLatency)))")
             print(tracker.summary(label: "schedule resources"))
         }
