@@ -30,6 +30,7 @@ extension StressTests {
             tracker.setBaseline(try await ResourceTracker.settledSample())
             var latencies: [Duration] = []
             var completed = 0
+            var starved = 0
             for index in 0..<samples {
                 let seed = StressSettings.seed(forRun: index)
                 var rng = SeededGenerator(seed: seed ^ 0x1A7E_1A7E)
@@ -50,12 +51,16 @@ extension StressTests {
                     try await ArchivePacker.pack([tree.source], to: .file(destination), options: packOptions)
                 }
                 context.poolLag = result.poolLag
+                if context.starved { starved += 1 }
                 switch result.outcome {
+                case _ where context.starvedTermination(result.outcome):
+                    break
                 case .cancelled:
                     if let firedAt = cancel.firedAt {
                         let latency = result.returned - firedAt
-                        latencies.append(latency)
-                        context.check(latency < Self.bound, "cancel-to-return took \(latency.formatted)")
+                        // A starved pool delays every task: such a sample measures the neighbours.
+                        if !context.starved { latencies.append(latency) }
+                        context.check(context.starved || latency < Self.bound, "cancel-to-return took \(latency.formatted)")
                     } else {
                         context.fail("CancellationError although nothing cancelled the pack")
                     }
@@ -71,9 +76,10 @@ extension StressTests {
                 tracker.record(try await ResourceTracker.settledSample())
             }
             let sorted = latencies.sorted()
-            print("STRESS: cancel-to-return preset=6 chunk=1MiB workers=2 \(distribution(sorted)) completed-before-cancel=\(completed)")
+            print("STRESS: cancel-to-return preset=6 chunk=1MiB workers=2 \(distribution(sorted)) completed-before-cancel=\(completed) pool-starved=\(starved)")
             print(tracker.summary(label: "cancel-latency resources"))
-            #expect(sorted.count >= samples * 9 / 10, "only \(sorted.count) of \(samples) packs were cancelled mid-block")
+            #expect(PoolLagProbe.tolerated(starved, of: samples), "the cooperative pool was starved in \(starved) of \(samples) runs")
+            #expect(sorted.count + starved >= samples * 9 / 10, "only \(sorted.count) of \(samples) packs were cancelled mid-block")
             #expect(percentile(sorted, 0.99) < Self.bound, "p99 cancel-to-return \(percentile(sorted, 0.99).formatted)")
             if let baseline = tracker.baseline, var last = tracker.samples.last {
                 if last.descriptors > baseline.descriptors + 4 {

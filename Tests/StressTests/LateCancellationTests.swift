@@ -17,6 +17,7 @@ extension StressTests {
             let probe = try scratch.subdirectory("probe") + "/out.tar.xz"
             let last = try await ArchivePacker.pack([tree.source], to: .file(probe), options: options).blocks - 1
             var tally: [String: Int] = [:]
+            var starved = 0
             _ = try await PoolLagProbe.waitUntilQuiet()
             for index in 0..<runs {
                 let seed = StressSettings.seed(forRun: index)
@@ -38,7 +39,10 @@ extension StressTests {
                 }
                 context.poolLag = result.poolLag
                 tally[result.outcome.label, default: 0] += 1
+                if context.starved { starved += 1 }
                 switch result.outcome {
+                case _ where context.starvedTermination(result.outcome):
+                    break
                 case .success:
                     if await Aftermath.contents(of: destination, extractTo: runDirectory + "/x", context) == nil { break }
                 case .cancelled:
@@ -51,7 +55,9 @@ extension StressTests {
                                           succeeded: result.outcome.isSuccess)
                 try? FileManager.default.removeItem(atPath: runDirectory)
             }
-            print("STRESS: late-cancel runs=\(runs) " + tally.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))
+            print("STRESS: late-cancel runs=\(runs) " + tally.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+                  + " pool-starved=\(starved)")
+            #expect(PoolLagProbe.tolerated(starved, of: runs), "the cooperative pool was starved in \(starved) of \(runs) runs")
         }
 
         @Test func successPastThePointOfNoReturnIsReportedAsSuccess() async throws {

@@ -89,6 +89,13 @@ final class PoolLagProbe: Sendable {
         return worst.withLock { $0 }
     }
 
+    /// A lag past this is starvation: in a run of the stress suite alone the pool lags tens of ms.
+    static let starvedLag: Duration = .milliseconds(250)
+
+    /// Whether `starved` runs out of `runs` are few enough to blame neighbours rather than the engine
+    /// (an engine that blocked the pool's threads would starve every run).
+    static func tolerated(_ starved: Int, of runs: Int) -> Bool { starved <= max(2, runs / 5) }
+
     /// Waits until the pool has run tasks on time for half a second in a row (at most `timeout`);
     /// returns how long that took. The other suites of a `swift test` run start all at once, and
     /// some block the pool's threads for seconds; timing a cancellation meanwhile measures them.
@@ -156,6 +163,17 @@ struct RunContext: Sendable {
     var scenario: String
     /// The cooperative pool's worst lag during the run, once known.
     var poolLag: Duration?
+
+    /// Whether the cooperative pool was starved during the run (by other tests of the process, or
+    /// by the engine): its timing says nothing about the engine's latency then. Tests tolerate a
+    /// few such runs, not many (see ``PoolLagProbe/tolerated(_:of:)``).
+    var starved: Bool { (poolLag ?? .zero) >= PoolLagProbe.starvedLag }
+
+    /// Whether `outcome` is a `.terminated` that a starved pool explains: cancelled work that
+    /// could not get a thread to return on within the grace period.
+    func starvedTermination(_ outcome: PackOutcome) -> Bool {
+        starved && outcome.archiveError?.code == .terminated
+    }
 
     var prefix: String {
         let lag = poolLag.map { $0 > .milliseconds(50) ? ", cooperative pool lagged up to \($0.formatted)" : "" } ?? ""

@@ -79,6 +79,7 @@ extension StressTests {
             var cancelLatency: Duration?
             var stallLatency: Duration?
             var poolLag: Duration = .zero
+            var starved = false
         }
 
         /// The tree every run packs, and what a clean pack of it looks like.
@@ -146,6 +147,9 @@ extension StressTests {
             }
             let elapsed = ContinuousClock.now - start
             Self.report(records, elapsed: elapsed, tracker: tracker)
+            let starved = records.filter(\.starved).count
+            #expect(PoolLagProbe.tolerated(starved, of: records.count),
+                    "the cooperative pool was starved (lag >= \(PoolLagProbe.starvedLag.formatted)) in \(starved) of \(records.count) runs")
             try await Self.checkResources(tracker)
         }
 
@@ -301,8 +305,11 @@ extension StressTests {
 
             context.poolLag = result.poolLag
             var record = Record(scenario: scenario, outcome: result.outcome.label, poolLag: result.poolLag)
+            record.starved = context.starved
             if case .hung = result.outcome {
                 context.fail("the pack had not returned after 30 s")
+            } else if context.starvedTermination(result.outcome) {
+                record.outcome = "terminated(pool starved)"
             } else if let why = expect.judge(result.outcome) {
                 context.fail(why)
             }
@@ -312,8 +319,8 @@ extension StressTests {
             if case .cancelled = result.outcome {
                 if let firedAt = cancel.firedAt {
                     let latency = result.returned - firedAt
-                    record.cancelLatency = latency
-                    context.check(latency < cancelBound, "cancel-to-return took \(latency.formatted)")
+                    if !context.starved { record.cancelLatency = latency }
+                    context.check(context.starved || latency < cancelBound, "cancel-to-return took \(latency.formatted)")
                 } else {
                     context.fail("CancellationError although nothing cancelled the pack")
                 }
@@ -321,8 +328,8 @@ extension StressTests {
             if let error = result.outcome.archiveError, error.code == .stalled {
                 if let stalledAt = injector.stallStartedAt {
                     let latency = result.returned - stalledAt
-                    record.stallLatency = latency
-                    context.check(latency < stallBound, "stall to return took \(latency.formatted) (timeout \(stallTimeout.formatted))")
+                    if !context.starved { record.stallLatency = latency }
+                    context.check(context.starved || latency < stallBound, "stall to return took \(latency.formatted) (timeout \(stallTimeout.formatted))")
                 } else {
                     context.fail("reported a stall that was not injected: \(error)")
                 }
@@ -392,7 +399,7 @@ extension StressTests {
             try await Aftermath.check(context, injector: nil, scratch: bench.scratch.path, destination: destination,
                                       succeeded: true)
             return Record(scenario: .racingPacks, outcome: "\(resultA.outcome.label)+\(resultB.outcome.label)",
-                          poolLag: context.poolLag ?? .zero)
+                          poolLag: context.poolLag ?? .zero, starved: context.starved)
         }
 
         // MARK: - Figures
@@ -407,7 +414,7 @@ extension StressTests {
                 print("STRESS: schedule \(scenario.rawValue): runs=\(mine.count) \(tally.joined(separator: " "))")
             }
             print("STRESS: schedule cancel-to-return \(distribution(records.compactMap(\.cancelLatency)))")
-            print("STRESS: schedule cooperative-pool-lag \(distribution(records.map(\.poolLag)))")
+            print("STRESS: schedule cooperative-pool-lag \(distribution(records.map(\.poolLag))) starved-runs=\(records.filter(\.starved).count)")
             print("STRESS: schedule stall-start-to-return (timeout \(stallTimeout.formatted)) \(distribution(records.compactMap(\.stallLatency)))")
             print(tracker.summary(label: "schedule resources"))
         }
