@@ -111,39 +111,43 @@ public enum ArchivePacker {
         compressor.shutdown()
         // Threads finish their current 64 KiB slice and exit; one stuck in a system call or a
         // hanging hook is left behind rather than holding the caller.
-        _ = await compressor.awaitExit(timeout: .milliseconds(500))
-        _ = await io.awaitExit(timeout: .milliseconds(100))
+        _ = await compressor.awaitExit(timeout: .milliseconds(200))
+        _ = await io.awaitExit(timeout: .milliseconds(50))
     }
 
     /// Compresses chunks as they arrive, at most `limit` in flight counting those waiting for an
     /// earlier block, and writes them in order.
+    ///
+    /// Each compression hands its block to the writer as soon as it is done, so a block goes out
+    /// the moment it and every block before it are ready: a receiver on a pipe or a socket gets
+    /// data while the pack goes on, not when the in-flight limit fills.
     static func runPipeline(chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
                             limit: Int, status: PipelineStatus, options: PackOptions) async throws {
         let onEvent = options.onEvent, watchdog = options.watchdog, hook = options.compressionHook
         do {
-            try await withThrowingTaskGroup(of: (Int, EncodedBlock).self) { group in
+            try await withThrowingTaskGroup(of: Int.self) { group in
                 var inFlight = 0
+                // Blocks done but held by the writer for an earlier one; they count against the
+                // limit too, so a slow block cannot let memory grow.
                 var waiting = 0
                 for await chunk in chunks {
                     while inFlight > 0 && inFlight + waiting >= limit {
-                        guard let (sequence, block) = try await group.next() else { break }
+                        guard let held = try await group.next() else { break }
                         inFlight -= 1
-                        waiting = try await writer.accept(sequence: sequence, block: block)
+                        waiting = held
                     }
                     try Task.checkCancellation()
                     group.addTask {
                         let block = try await compressor.compress(chunk.bytes, sequence: chunk.sequence,
                                                                   watchdog: watchdog, hook: hook)
                         onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
-                        return (chunk.sequence, block)
+                        return try await writer.accept(sequence: chunk.sequence, block: block)
                     }
                     inFlight += 1
                 }
                 // The channel also ends when this task is cancelled: that is not the end of the data.
                 try Task.checkCancellation()
-                while let (sequence, block) = try await group.next() {
-                    waiting = try await writer.accept(sequence: sequence, block: block)
-                }
+                try await group.waitForAll()
             }
         } catch {
             status.fail(error)

@@ -31,7 +31,11 @@ public enum ArchiveStreamReader {
     public static func extract(from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
                                maxIndexBytes: Int = ArchiveReader.defaultMaxIndexBytes) async throws -> Result {
         let start = ContinuousClock.now
-        let extractor = try Extractor(destination: directory, options: options, archiveSize: UInt64.max / 1000)
+        // A stream's size is unknown: without a limit of the caller's, the free space of the
+        // destination bounds what a decompression bomb can write.
+        var options = options
+        if options.maxBytes == nil { options.maxBytes = freeSpace(at: directory) }
+        let extractor = try Extractor(destination: directory, options: options, archiveSize: 0)
         var consumer = TarConsumer(collect: true, extractor: extractor, filter: options.members)
         consumer.checksumCollected = true
         consumer.trailingLimit = maxIndexBytes
@@ -77,6 +81,18 @@ public enum ArchiveStreamReader {
             }
         } catch let error as XZError {
             throw ArchiveError(.corrupt, error.message, offset: error.offset)
+        }
+    }
+
+    /// Bytes available to an unprivileged writer on the file system that holds `path` (or its
+    /// nearest existing parent).
+    static func freeSpace(at path: String) -> UInt64 {
+        var candidate = path
+        while true {
+            var info = statvfs()
+            if statvfs(candidate, &info) == 0 { return UInt64(info.f_bavail) * UInt64(info.f_frsize) }
+            guard let slash = candidate.lastIndex(of: "/"), slash != candidate.startIndex else { return 4 << 30 }
+            candidate = String(candidate[..<slash])
         }
     }
 

@@ -98,6 +98,10 @@ actor ArchiveWriter {
 
     /// Takes block `sequence`, writes every block that is now next in order, and returns how many
     /// blocks are still waiting for an earlier one.
+    ///
+    /// Calls may interleave at the write's suspension point; the block being written has already
+    /// left `pending` and `nextSequence` moves only after its write, so a concurrent call finds
+    /// nothing to write out of turn, and the call that wrote block n goes on to n + 1.
     func accept(sequence: Int, block: EncodedBlock) async throws -> Int {
         pending[sequence] = block
         while let next = pending.removeValue(forKey: nextSequence) {

@@ -15,10 +15,15 @@ package final class CompressorPool: Sendable {
     private let threads: WorkerThreadPool
 
     /// Sampling: this many windows of this size spread over a chunk, each compressed at preset 0.
-    static let sampleCount = 16
-    static let sampleSize = 16 * 1024
+    static let sampleCount = 64
+    static let sampleSize = 4 * 1024
     /// A window that shrinks by less than this fraction counts as incompressible.
     static let incompressibleRatio = 0.97
+    /// Windows allowed to compress in a chunk that is still stored: one that lands on a tar header
+    /// and its padding between two photos must not send 16 MiB of noise through LZMA.
+    static let compressibleWindowsTolerated = 3
+    /// The whole sample must still shrink by less than this fraction.
+    static let storedSampleRatio = 0.95
 
     package init(workers: Int, preset: Int, extreme: Bool, chunkSize: Int, compressible: Bool) {
         self.workers = workers
@@ -69,21 +74,28 @@ package final class CompressorPool: Sendable {
         }
     }
 
-    /// Whether every sampled window of `bytes` fails to compress at preset 0.
+    /// Whether the sampled windows of `bytes` say it will not compress at preset 0.
     ///
-    /// Sixteen 16 KiB windows cost about 1.5% of the chunk at the fastest preset, against a full
-    /// preset-6 encode that would be thrown away. Requiring every window to fail keeps mixed chunks
-    /// (media next to text) on the compressing path.
+    /// Sixty-four 4 KiB windows cost about 1.5% of a 16 MiB chunk at the fastest preset, against a
+    /// full preset-6 encode that would be thrown away. A chunk is stored only when nearly every
+    /// window fails to compress (a few may hit tar headers) and the sample as a whole does not
+    /// shrink, so chunks that are partly text stay on the compressing path.
     static func looksIncompressible(_ bytes: UnsafeRawBufferPointer, sampler: BlockEncoder) throws -> Bool {
         guard bytes.count >= sampleCount * sampleSize * 2 else { return false }
         let stride = (bytes.count - sampleSize) / (sampleCount - 1)
+        var compressible = 0
+        var total = 0
         for index in 0..<sampleCount {
             let start = index * stride
             let window = UnsafeRawBufferPointer(rebasing: bytes[start..<start + sampleSize])
-            let block = try sampler.encode(window)
-            if Double(block.bytes.count) < Double(sampleSize) * incompressibleRatio { return false }
+            let size = try sampler.encode(window).bytes.count
+            total += min(size, sampleSize)
+            if Double(size) < Double(sampleSize) * incompressibleRatio {
+                compressible += 1
+                if compressible > compressibleWindowsTolerated { return false }
+            }
         }
-        return true
+        return Double(total) >= Double(sampleCount * sampleSize) * storedSampleRatio
     }
 
     /// The calling thread's encoder for these settings, made on first use. Only pool threads call

@@ -22,6 +22,7 @@ struct AMK: AsyncParsableCommand {
         VerifyCommand.self,
         InfoCommand.self,
         SalvageCommand.self,
+        SendCommand.self, ReceiveCommand.self, LegacySweepCommand.self,
     ]
 
     static let configuration = CommandConfiguration(

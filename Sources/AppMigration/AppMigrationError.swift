@@ -1,0 +1,60 @@
+public import Foundation
+
+/// Why the host refused or ended a migration.
+///
+/// Errors an extension throws itself reach the caller unchanged; this type is for what the host
+/// decides: a stalled or terminated extension, a path outside the container, too little space, a
+/// migration already running.
+public struct AppMigrationError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// The kind of failure, for programs; ``message`` is for people.
+    public enum Code: Sendable, Hashable {
+        /// The extension (or a stage working for it) made no progress for the stall timeout, so
+        /// the export was cancelled.
+        case stalled
+        /// The extension was cancelled and did not stop (it ignored or swallowed the
+        /// cancellation), so the host gave up on it.
+        case terminated
+        /// An appended item lies outside the extension's container.
+        case outsideContainer
+        /// A `pathInArchive` would escape the archive root or is empty.
+        case invalidPathInArchive
+        /// An appended item does not exist or cannot be resolved.
+        case itemNotFound
+        /// The destination lacks the space an import needs.
+        case insufficientSpace(needed: UInt64, available: UInt64)
+        /// Another migration holds the container's lock.
+        case migrationInProgress
+        /// The extension does not adopt the protocol the operation needs.
+        case unsupportedExtension
+        /// ``AppMigrationTester`` was created where no extension is registered.
+        case noExtensionRegistered
+        /// The archive could not be read or extracted.
+        case unreadableArchive
+    }
+
+    public var code: Code
+    public var message: String
+    /// The extension concerned, by name.
+    public var extensionName: String?
+    /// The file concerned.
+    public var path: String?
+    /// The error behind this one (from the engine or the system), if any.
+    public var underlying: (any Error)?
+
+    public init(_ code: Code, _ message: String, extensionName: String? = nil, path: String? = nil,
+                underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.extensionName = extensionName
+        self.path = path
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = extensionName.map { "extension '\($0)': " } ?? ""
+        if let path { text += "\(path): " }
+        return text + message
+    }
+
+    public var errorDescription: String? { description }
+}

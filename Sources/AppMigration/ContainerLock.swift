@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The container's migration lock: `flock(LOCK_EX | LOCK_NB)` on a file in the host's folder.
+///
+/// `flock` locks belong to an open file description, so a second migration is refused whether it
+/// runs in another process or in this one, and the kernel drops the lock if the process dies: a
+/// crashed migration never leaves the container locked for good.
+enum ContainerLock {
+    static func url(for container: MigrationDataContainer) -> URL {
+        container.hostDirectory.appending(path: "migration.lock", directoryHint: .notDirectory)
+    }
+
+    /// Runs `body` holding the container's lock, or throws ``AppMigrationError/Code/migrationInProgress``.
+    static func withLock<T>(
+        on container: MigrationDataContainer, extensionName: String?,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        try FileManager.default.createDirectory(at: container.hostDirectory, withIntermediateDirectories: true)
+        let path = url(for: container).path(percentEncoded: false)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw AppMigrationError(.migrationInProgress, "cannot open the migration lock: \(String(cString: strerror(errno)))",
+                                    extensionName: extensionName, path: path)
+        }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno == EWOULDBLOCK ? "another migration is running in this container"
+                : "cannot lock: \(String(cString: strerror(errno)))"
+            throw AppMigrationError(.migrationInProgress, reason, extensionName: extensionName, path: path)
+        }
+        return try await body()
+    }
+
+    /// Whether some migration holds the lock now.
+    static func isHeld(on container: MigrationDataContainer) -> Bool {
+        let fd = open(url(for: container).path(percentEncoded: false), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        // A shared probe conflicts only with the migration's exclusive lock; it is released at once.
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+        flock(fd, LOCK_UN)
+        return false
+    }
+}

@@ -1,0 +1,2 @@
+/// A request without extension-specific options: what a ``ResourcesExporting`` extension receives.
+public typealias MigrationRequest = MigrationRequestWithOptions<MigrationDefaultSupportedOptions>

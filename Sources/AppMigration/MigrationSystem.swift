@@ -1,0 +1,392 @@
+public import Foundation
+public import IndexedArchive
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The extension host: the part of the system that AppMigrationKit keeps out of sight.
+///
+/// It runs an extension's export under a ``Watchdog`` and streams what the extension appends into
+/// an indexed `.tar.xz`; and it imports such an archive into a container through an extension:
+/// free-space preflight, exclusive lock, safe extraction into a staging folder, progress, and on
+/// failure a cleared container and a recorded ``MigrationStatus``.
+///
+/// ```swift
+/// let system = MigrationSystem()
+/// let properties = try await system.exportResources(
+///     of: MyMigration(), from: sourceContainer,
+///     request: MigrationRequest(destinationPlatform: .android), to: archiveURL)
+/// try await system.importResources(from: archiveURL, into: destinationContainer, using: MyMigration())
+/// ```
+public struct MigrationSystem: Sendable {
+    /// Stall timeouts for exports. The extension's own code is the stage `.extensionCode`: it is
+    /// watched from the start of `exportResources` except while an `appendItem` runs, when the
+    /// engine's stages (read, compress, write) are watched instead.
+    public var watchdogPolicy: WatchdogPolicy
+    /// Stall timeouts for imports. An importer's only signs of life are the advances of its
+    /// `resourcesImportProgress`, and copying a large file advances nothing, so the default is long.
+    public var importWatchdogPolicy: WatchdogPolicy
+    /// LZMA preset for compressible exports, 0 (fastest) to 9 (smallest).
+    public var compressionPreset: Int
+    /// Uncompressed bytes per xz block (at least 1 MiB).
+    public var chunkSize: Int
+    /// Compressing threads.
+    public var workers: Int
+    /// The free bytes an import needs, from the bytes the archive holds. By default twice the
+    /// content (rounded up to 4 KiB blocks, one block per member, 1 MiB spare): once for the
+    /// staged extraction and once for the extension's copy into the container.
+    public var requiredImportBytes: @Sendable (_ contentBytes: UInt64, _ members: Int) -> UInt64
+    /// Free bytes on the file system holding a path; `statvfs` by default, replaced by tests.
+    public var freeBytes: @Sendable (_ path: String) throws -> UInt64
+    /// Called on the compressing thread before each chunk of an export is compressed; tests use
+    /// it to make compression slow. Nil, and free, in production.
+    package var compressionHook: (@Sendable (_ sequence: Int) throws -> Void)? = nil
+
+    public init(watchdogPolicy: WatchdogPolicy = WatchdogPolicy(),
+                importWatchdogPolicy: WatchdogPolicy = WatchdogPolicy(defaultStallTimeout: .seconds(600)),
+                compressionPreset: Int = 6, chunkSize: Int = 16 << 20, workers: Int = PackOptions.activeCores) {
+        self.watchdogPolicy = watchdogPolicy
+        self.importWatchdogPolicy = importWatchdogPolicy
+        self.compressionPreset = compressionPreset
+        self.chunkSize = chunkSize
+        self.workers = workers
+        self.requiredImportBytes = { contentBytes, members in
+            2 * (contentBytes + UInt64(members) * 4096) + (1 << 20)
+        }
+        self.freeBytes = MigrationSystem.statvfsFreeBytes
+    }
+
+    // MARK: - Export
+
+    /// Runs `migrationExtension`'s export from `container` into a new archive at `archive`.
+    ///
+    /// The archive records the extension's `resourcesVersion` and size estimate, the source app
+    /// and the destination platform in its metadata; it is compressed or stored as
+    /// `resourcesCompressible` says. The container is locked for the export's duration.
+    ///
+    /// - Parameters:
+    ///   - name: the extension's name in errors and metadata; by default its type's name.
+    ///   - sourceApp: the exporting app's identity, recorded for the importer; by default the
+    ///     container's bundle identifier on ``MigrationPlatform/current``.
+    ///   - progress: advanced by the bytes stored; its total is set to the size estimate if it
+    ///     has none.
+    /// - Returns: the export's sizes and version.
+    /// - Throws: ``AppMigrationError`` `.stalled` (the extension, or a stage working for it, made
+    ///   no progress for the stall timeout) or `.terminated` (it was cancelled and did not stop,
+    ///   or returned as if it had not been cancelled), `.outsideContainer`, `.migrationInProgress`;
+    ///   `CancellationError` if the caller cancelled; or what the extension threw. After any
+    ///   failure nothing is left at `archive`.
+    @discardableResult
+    public func exportResources<Extension: ResourcesExportingWithOptions>(
+        of migrationExtension: Extension, named name: String? = nil,
+        from container: MigrationDataContainer,
+        request: MigrationRequestWithOptions<Extension.OptionsType>,
+        to archive: URL,
+        sourceApp: MigrationAppIdentifier? = nil,
+        progress: Progress? = nil
+    ) async throws -> DeviceToDeviceExportProperties {
+        try await exportResources(of: migrationExtension, named: name, from: container, request: request,
+                                  toDestination: .file(archive.path(percentEncoded: false)), sourceApp: sourceApp,
+                                  progress: progress)
+    }
+
+    /// The export, into a file or onto a descriptor (a pipe or a socket, written without seeking;
+    /// see `MigrationSystem+Streaming.swift`).
+    func exportResources<Extension: ResourcesExportingWithOptions>(
+        of migrationExtension: Extension, named name: String?,
+        from container: MigrationDataContainer,
+        request: MigrationRequestWithOptions<Extension.OptionsType>,
+        toDestination destination: ArchiveDestination,
+        sourceApp: MigrationAppIdentifier?,
+        progress: Progress?
+    ) async throws -> DeviceToDeviceExportProperties {
+        let name = name ?? String(describing: Extension.self)
+        let confinement = try ContainerConfinement(container: container, extensionName: name)
+        let settings = self
+        return try await ContainerLock.withLock(on: container, extensionName: name) {
+            let outcome: ExportOutcome
+            do {
+                outcome = try await Watchdog.supervise(policy: settings.watchdogPolicy) { watchdog in
+                    try await MigrationDataContainer.withCurrent(container) {
+                        try await settings.runExport(migrationExtension, name: name, container: container,
+                                                     confinement: confinement, request: request, destination: destination,
+                                                     sourceApp: sourceApp, progress: progress, watchdog: watchdog)
+                    }
+                }
+            } catch let error as ArchiveError where error.code == .stalled || error.code == .terminated {
+                throw Self.hostError(error, extensionName: name)
+            }
+            switch outcome {
+            case .finished(let properties):
+                if let progress { progress.completedUnitCount = progress.totalUnitCount }
+                return properties
+            case .returnedAfterCancellation:
+                throw AppMigrationError(.terminated, "terminated: cancellation ignored: returned normally after being cancelled",
+                                        extensionName: name)
+            }
+        }
+    }
+
+    private enum ExportOutcome: Sendable {
+        case finished(DeviceToDeviceExportProperties)
+        case returnedAfterCancellation
+    }
+
+    /// Thrown inside the builder to abandon the archive when the extension returned normally after
+    /// being cancelled; it never leaves ``exportResources(of:named:from:request:to:sourceApp:progress:)``.
+    private struct ReturnedAfterCancellation: Error {}
+
+    private func runExport<Extension: ResourcesExportingWithOptions>(
+        _ migrationExtension: Extension, name: String, container: MigrationDataContainer,
+        confinement: ContainerConfinement, request: MigrationRequestWithOptions<Extension.OptionsType>,
+        destination: ArchiveDestination, sourceApp: MigrationAppIdentifier?, progress: Progress?, watchdog: Watchdog
+    ) async throws -> ExportOutcome {
+        let executor = ExtensionExecutor(name: name)
+        // The properties are extension code too, and may walk the container: watch them.
+        watchdog.begin(.extensionCode)
+        let (estimate, version, compressible) = await withTaskExecutorPreference(executor) {
+            (await migrationExtension.resourcesSizeEstimate, migrationExtension.resourcesVersion,
+             migrationExtension.resourcesCompressible)
+        }
+        watchdog.end(.extensionCode)
+        try Task.checkCancellation()
+
+        let source = sourceApp ?? MigrationAppIdentifier(storeIdentifier: .unknown, bundleIdentifier: container.bundleIdentifier,
+                                                         platform: .current)
+        var options = PackOptions()
+        options.preset = compressionPreset
+        options.chunkSize = chunkSize
+        options.workers = workers
+        options.compressible = compressible
+        options.watchdog = watchdog
+        options.compressionHook = compressionHook
+        options.metadata = [
+            ArchiveMetadataKey.resourcesVersion: version,
+            ArchiveMetadataKey.sizeEstimate: String(estimate),
+            ArchiveMetadataKey.compressible: String(compressible),
+            ArchiveMetadataKey.sourceBundleIdentifier: source.bundleIdentifier,
+            ArchiveMetadataKey.sourcePlatform: source.platform.rawValue,
+            ArchiveMetadataKey.sourceStoreIdentifier: source.storeIdentifier.rawValue,
+            ArchiveMetadataKey.destinationPlatform: request.destinationPlatform.rawValue,
+            ArchiveMetadataKey.extensionName: name,
+        ]
+        if let progress {
+            if progress.totalUnitCount <= 0 { progress.totalUnitCount = Int64(max(estimate, 1)) }
+            options.progress = progress
+        }
+        do {
+            let (_, summary) = try await ArchivePacker.withBuilder(to: destination, options: options) { builder in
+                let archiver = ResourcesArchiver(builder: builder, watchdog: watchdog, confinement: confinement)
+                watchdog.begin(.extensionCode)
+                do {
+                    try await withTaskExecutorPreference(executor) {
+                        try await migrationExtension.exportResources(to: archiver, request: request)
+                    }
+                } catch {
+                    watchdog.end(.extensionCode)
+                    throw error
+                }
+                watchdog.end(.extensionCode)
+                // Finishing the archive now would deliver an export that was called off.
+                if Task.isCancelled { throw ReturnedAfterCancellation() }
+            }
+            return .finished(DeviceToDeviceExportProperties(
+                uncompressedBytes: Int(summary.tarBytes),
+                compressedBytes: compressible ? Int(summary.archiveBytes) : nil,
+                sizeEstimate: estimate, version: version))
+        } catch is ReturnedAfterCancellation {
+            // The archive is abandoned; the supervisor, which cancelled us, reports the return as
+            // a termination.
+            return .returnedAfterCancellation
+        }
+    }
+
+    /// The watchdog's verdict, said about the extension.
+    static func hostError(_ error: ArchiveError, extensionName: String) -> AppMigrationError {
+        switch error.code {
+        case .stalled:
+            let detail = error.message.hasPrefix("stalled: ") ? String(error.message.dropFirst(9)) : error.message
+            return AppMigrationError(.stalled, "stalled, so the migration was cancelled: \(detail)",
+                                     extensionName: extensionName, underlying: error)
+        default:
+            var detail = error.message.hasPrefix("terminated: ") ? String(error.message.dropFirst(12)) : error.message
+            if !detail.hasPrefix("cancellation ignored") { detail = "cancellation ignored: \(detail)" }
+            return AppMigrationError(.terminated, "terminated: \(detail)", extensionName: extensionName, underlying: error)
+        }
+    }
+
+    // MARK: - Import
+
+    /// Imports the archive at `archive` into `container` through `migrationExtension`.
+    ///
+    /// In order: take the container's lock; check that the file system has the space the
+    /// archive's content needs (``requiredImportBytes``); extract the archive safely into a
+    /// staging folder inside the container; call `importResources(at:request:)` with the source
+    /// app and `sourceVersion` from the archive's metadata, under a watchdog, mirroring the
+    /// extension's progress into `progress`; remove the staging folder.
+    /// On success the import status becomes `.success`. On failure the container's data (all but
+    /// the host's own folder; app-group containers are outside it and untouched) is removed, the
+    /// status becomes `.failure`, and the error is rethrown.
+    ///
+    /// - Throws: ``AppMigrationError`` `.insufficientSpace(needed:available:)`,
+    ///   `.migrationInProgress`, `.unreadableArchive`, `.stalled`, `.terminated`; or what the
+    ///   extension threw.
+    public func importResources<Extension: ResourcesImporting>(
+        from archive: URL, into container: MigrationDataContainer, using migrationExtension: Extension,
+        named name: String? = nil, progress: Progress? = nil
+    ) async throws {
+        let name = name ?? String(describing: Extension.self)
+        let progress = progress ?? Progress(totalUnitCount: 100)
+        if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
+        let total = progress.totalUnitCount
+        try await ContainerLock.withLock(on: container, extensionName: name) {
+            let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
+            defer { try? FileManager.default.removeItem(at: staging) }
+            var extensionStarted = false
+            do {
+                let request = try await prepareImport(from: archive, into: container, staging: staging, name: name)
+                progress.completedUnitCount = total / 4
+                extensionStarted = true
+                try await Self.runImporter(migrationExtension, name: name, at: staging, request: request, container: container,
+                                           policy: importWatchdogPolicy, progress: progress, progressRange: (total / 4, total))
+            } catch {
+                // Until the extension runs, only the staging folder has been written and the
+                // container is as it was; after, clear what the extension may have half-written.
+                if extensionStarted {
+                    Self.clearContainer(container)
+                }
+                try? MigrationStatus.record(.failure(error), in: container)
+                throw error
+            }
+            try MigrationStatus.record(.success, in: container)
+            progress.completedUnitCount = total
+        }
+    }
+
+    /// Opens and checks the archive, preflights the space, and extracts it into `staging`.
+    private func prepareImport(from archive: URL, into container: MigrationDataContainer, staging: URL,
+                               name: String) async throws -> ResourcesImportRequest {
+        let path = archive.path(percentEncoded: false)
+        let reader: ArchiveReader
+        let metadata: [String: String]
+        let entries: [ArchiveEntry]
+        do {
+            reader = try ArchiveReader(path: path)
+            metadata = try await reader.metadata()
+            entries = try await reader.entries()
+        } catch let error as ArchiveError {
+            throw AppMigrationError(.unreadableArchive, "cannot read the archive: \(error)", extensionName: name, path: path,
+                                    underlying: error)
+        }
+        let content = entries.reduce(UInt64(0)) { $0 + $1.size }
+        let needed = requiredImportBytes(content, entries.count)
+        let available = try freeBytes(container.containerRootDirectory.path(percentEncoded: false))
+        guard available >= needed else {
+            throw AppMigrationError(
+                .insufficientSpace(needed: needed, available: available),
+                "not enough space to import: \(needed) bytes needed, \(available) available",
+                extensionName: name, path: container.containerRootDirectory.path(percentEncoded: false))
+        }
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        try await reader.extract(to: staging.path(percentEncoded: false))
+        let store = metadata[ArchiveMetadataKey.sourceStoreIdentifier].map { MigrationAppIdentifier.StoreIdentifier($0) }
+        let platform = metadata[ArchiveMetadataKey.sourcePlatform].map { MigrationPlatform($0) }
+        let source = MigrationAppIdentifier(storeIdentifier: store ?? .unknown,
+                                            bundleIdentifier: metadata[ArchiveMetadataKey.sourceBundleIdentifier] ?? "",
+                                            platform: platform ?? MigrationPlatform("unknown"))
+        return ResourcesImportRequest(sourceAppIdentifier: source, sourceVersion: metadata[ArchiveMetadataKey.resourcesVersion] ?? "")
+    }
+
+    /// Calls `importResources(at:request:)` under the watchdog with `container` current, mirroring
+    /// the extension's progress into `progress` between `progressRange`'s bounds.
+    static func runImporter<Extension: ResourcesImporting>(
+        _ migrationExtension: Extension, name: String, at staged: URL, request: ResourcesImportRequest,
+        container: MigrationDataContainer, policy: WatchdogPolicy, progress: Progress?, progressRange: (Int64, Int64)
+    ) async throws {
+        do {
+            try await Watchdog.supervise(policy: policy) { watchdog in
+                // The object the default `resourcesImportProgress` hands out during this import.
+                let hostSide = Progress(totalUnitCount: 100)
+                try await ImportProgressScope.$bound.withValue(hostSide) {
+                    try await MigrationDataContainer.withCurrent(container) {
+                        try await watchImport(migrationExtension, name: name, at: staged, request: request, watchdog: watchdog,
+                                              progress: progress, progressRange: progressRange)
+                    }
+                }
+            }
+        } catch let error as ArchiveError where error.code == .stalled || error.code == .terminated {
+            throw hostError(error, extensionName: name)
+        }
+    }
+
+    /// Calls the importer while a child task follows its progress: each advance is a heartbeat
+    /// and is mirrored into `progress`.
+    private static func watchImport<Extension: ResourcesImporting>(
+        _ migrationExtension: Extension, name: String, at staged: URL, request: ResourcesImportRequest, watchdog: Watchdog,
+        progress: Progress?, progressRange: (Int64, Int64)
+    ) async throws {
+        let executor = ExtensionExecutor(name: name)
+        // Read once: an extension that stores its progress (or uses the default) hands out the
+        // object it advances; one that makes a new object per read cannot be followed.
+        let reported = await withTaskExecutorPreference(executor) { migrationExtension.resourcesImportProgress }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var last = reported.completedUnitCount
+                while true {
+                    // Ends with CancellationError when the import returns and the group cancels
+                    // this observer; the group discards it.
+                    try await Task.sleep(for: .milliseconds(50))
+                    let now = reported.completedUnitCount
+                    guard now != last else { continue }
+                    last = now
+                    watchdog.beat(.extensionCode)
+                    if let progress {
+                        let (low, high) = progressRange
+                        let fraction = min(max(reported.fractionCompleted, 0), 1)
+                        progress.completedUnitCount = low + Int64(Double(high - low) * fraction)
+                    }
+                }
+            }
+            watchdog.begin(.extensionCode)
+            defer { watchdog.end(.extensionCode) }
+            // Returning normally after a cancellation is judged by the supervisor: the import is
+            // reported as terminated.
+            try await withTaskExecutorPreference(executor) {
+                try await migrationExtension.importResources(at: staged, request: request)
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Removes the container's data: every item under its root but the host's folder, then
+    /// recreates the empty standard folders. App-group containers live elsewhere and stay.
+    static func clearContainer(_ container: MigrationDataContainer) {
+        let fileManager = FileManager.default
+        let root = container.containerRootDirectory
+        let children = (try? fileManager.contentsOfDirectory(atPath: root.path(percentEncoded: false))) ?? []
+        for child in children where child != MigrationDataContainer.hostDirectoryName {
+            // Best effort: one undeletable file must not keep the failure from being recorded.
+            try? fileManager.removeItem(at: root.appending(path: child, directoryHint: .notDirectory))
+        }
+        try? container.createStandardDirectories()
+    }
+
+    // MARK: - The lock, seen from outside
+
+    /// Whether a migration (export or import) holds `container`'s lock now. An app checks this at
+    /// launch and waits instead of touching data that is being replaced.
+    public static func isMigrationInProgress(container: MigrationDataContainer) -> Bool {
+        ContainerLock.isHeld(on: container)
+    }
+
+    /// Free bytes for an unprivileged user on the file system holding `path`.
+    @Sendable static func statvfsFreeBytes(_ path: String) throws -> UInt64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else {
+            throw AppMigrationError(.itemNotFound, "cannot measure free space: \(String(cString: strerror(errno)))", path: path)
+        }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize)
+    }
+}

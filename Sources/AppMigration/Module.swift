@@ -1,1 +1,0 @@
-// The AppMigration module. Its public types live one per file in this folder.

@@ -1,0 +1,67 @@
+public import Foundation
+import IndexedArchive
+import Synchronization
+
+/// Streams what an export extension appends into the archive being written.
+///
+/// Each ``appendItem(at:pathInArchive:)`` is packed as it arrives; nothing is staged on disk. While
+/// the compressors are busy an append suspends (backpressure), and that wait does not count
+/// against the extension's stall timeout: the watchdog watches the engine's stages instead.
+///
+/// `Sendable` because everything it holds is: the engine's `ArchiveBuilder` (an actor, which takes
+/// appends one at a time), the `Watchdog` (lock-protected), immutable configuration, and a count
+/// of appends in flight kept in a `Mutex`.
+public final class ResourcesArchiver: Sendable {
+    private let builder: ArchiveBuilder
+    private let watchdog: Watchdog?
+    private let confinement: ContainerConfinement
+    /// Appends running now; the extension's own code counts as running only while it is zero.
+    private let appendsInFlight = Mutex(0)
+
+    init(builder: ArchiveBuilder, watchdog: Watchdog?, confinement: ContainerConfinement) {
+        self.builder = builder
+        self.watchdog = watchdog
+        self.confinement = confinement
+    }
+
+    /// Adds a file, or a folder and everything under it, to the archive.
+    ///
+    /// - Parameters:
+    ///   - url: a file or folder inside the extension's container. Symbolic links and `..` are
+    ///     resolved before the check; a path outside the container is refused with
+    ///     ``AppMigrationError/Code/outsideContainer``. A symbolic link is stored as a link.
+    ///   - pathInArchive: where it goes in the archive, `/`-separated; `nil` means the URL's last
+    ///     component. It is used as given, except that it can never escape the archive root: a
+    ///     leading `/` and `.` components are dropped, and a path that climbs above the root with
+    ///     `..` is refused.
+    /// - Throws: `CancellationError` once the export is cancelled (let it propagate: an extension
+    ///   that swallows it is terminated), ``AppMigrationError`` for a refused path, or the engine's
+    ///   error for an unreadable file or a duplicate path.
+    public func appendItem(at url: URL, pathInArchive: String? = nil) async throws {
+        try Task.checkCancellation()
+        let source = try confinement.resolve(url)
+        let name = try ContainerConfinement.normalizedPathInArchive(pathInArchive ?? url.lastPathComponent,
+                                                                   extensionName: confinement.extensionName)
+        enterEngine()
+        defer { leaveEngine() }
+        try await builder.append(PackSource(path: source, archivePath: name))
+    }
+
+    // The extension's stage is idle while the engine works for it: the engine's own stages beat
+    // for their progress, and a wait for a free compressor is backpressure, not a stall.
+    private func enterEngine() {
+        let first = appendsInFlight.withLock { count in
+            count += 1
+            return count == 1
+        }
+        if first { watchdog?.end(.extensionCode) }
+    }
+
+    private func leaveEngine() {
+        let last = appendsInFlight.withLock { count in
+            count -= 1
+            return count == 0
+        }
+        if last { watchdog?.begin(.extensionCode) }
+    }
+}

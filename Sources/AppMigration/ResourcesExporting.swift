@@ -1,0 +1,3 @@
+/// An extension that exports the app's data and takes no options.
+public protocol ResourcesExporting: ResourcesExportingWithOptions
+where OptionsType == MigrationDefaultSupportedOptions {}

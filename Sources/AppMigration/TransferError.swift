@@ -1,0 +1,41 @@
+public import Foundation
+
+/// Why a streamed migration between two parties (a pipe in one process, or a TCP connection
+/// between two) failed on the wire, as opposed to in the export or the import themselves.
+///
+/// Each side says what it saw: a sender whose receiver vanished gets `.connectionLost`, a receiver
+/// whose sender vanished gets the import's own error (the archive broke off), and both sides of a
+/// version mismatch get `.versionMismatch` naming both versions.
+public struct TransferError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// The kind of failure, for programs; ``message`` is for people.
+    public enum Code: Sendable, Hashable {
+        /// The peer does not speak the amk transfer protocol at all.
+        case notAPeer
+        /// The peer speaks another version of the protocol.
+        case versionMismatch(local: UInt32, remote: UInt32)
+        /// The connection ended or broke before the transfer finished.
+        case connectionLost
+        /// The receiver reported that the import failed; ``message`` holds its reason.
+        case remoteFailure
+        /// The peer sent nothing for too long.
+        case timedOut
+        /// A socket or pipe call failed.
+        case system(errno: Int32)
+        /// An address is not an IPv4 `HOST:PORT`.
+        case invalidAddress
+    }
+
+    public var code: Code
+    public var message: String
+    /// The error behind this one, if any.
+    public var underlying: (any Error)?
+
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String { message }
+    public var errorDescription: String? { message }
+}

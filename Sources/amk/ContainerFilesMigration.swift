@@ -1,0 +1,78 @@
+import AppMigration
+import Foundation
+
+/// The migration extension `amk send` and `amk receive` run by default (`--extension files`):
+/// the container's `Documents` and `Library` as they are.
+///
+/// It exists so that a transfer can be tried without writing an extension: it exports both
+/// folders whole and imports them by merging the received files into the container, replacing
+/// files of the same name.
+struct ContainerFilesMigration: ResourcesExporting, ResourcesImporting {
+    /// The names `--extension` accepts.
+    static let names = ["files"]
+
+    /// The folders exported, relative to the container's root.
+    static let folders = ["Documents", "Library"]
+
+    var resourcesVersion: String { "1" }
+    var resourcesCompressible: Bool { true }
+
+    var resourcesSizeEstimate: Int {
+        get async {
+            var total = 0
+            let root = appContainer.containerRootDirectory
+            for folder in Self.folders {
+                let url = root.appending(path: folder, directoryHint: .isDirectory)
+                guard let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey]) else {
+                    continue
+                }
+                while let item = walker.nextObject() as? URL {
+                    total += (try? item.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+                }
+            }
+            return total
+        }
+    }
+
+    func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+        let root = appContainer.containerRootDirectory
+        for folder in Self.folders {
+            let url = root.appending(path: folder, directoryHint: .isDirectory)
+            guard FileManager.default.fileExists(atPath: url.path(percentEncoded: false)) else { continue }
+            try await archiver.appendItem(at: url, pathInArchive: folder)
+        }
+    }
+
+    func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+        let root = appContainer.containerRootDirectory
+        for folder in Self.folders {
+            let received = url.appending(path: folder, directoryHint: .isDirectory)
+            guard FileManager.default.fileExists(atPath: received.path(percentEncoded: false)) else { continue }
+            try Self.merge(received, into: root.appending(path: folder, directoryHint: .isDirectory))
+        }
+        resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
+    }
+
+    /// Moves the items under `source` into `destination`, replacing files and merging folders.
+    static func merge(_ source: URL, into destination: URL) throws {
+        let manager = FileManager.default
+        try manager.createDirectory(at: destination, withIntermediateDirectories: true)
+        for name in try manager.contentsOfDirectory(atPath: source.path(percentEncoded: false)) {
+            let from = source.appending(path: name, directoryHint: .notDirectory)
+            let to = destination.appending(path: name, directoryHint: .notDirectory)
+            var isDirectory: ObjCBool = false
+            let fromIsDirectory = manager.fileExists(atPath: from.path(percentEncoded: false), isDirectory: &isDirectory)
+                && isDirectory.boolValue
+            var toIsDirectory: ObjCBool = false
+            let toExists = manager.fileExists(atPath: to.path(percentEncoded: false), isDirectory: &toIsDirectory)
+            if fromIsDirectory && toExists && toIsDirectory.boolValue {
+                try merge(from, into: to)
+            } else {
+                if toExists || (try? manager.destinationOfSymbolicLink(atPath: to.path(percentEncoded: false))) != nil {
+                    try manager.removeItem(at: to)
+                }
+                try manager.moveItem(at: from, to: to)
+            }
+        }
+    }
+}

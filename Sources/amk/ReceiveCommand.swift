@@ -1,0 +1,59 @@
+import AppMigration
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `amk receive`: waits for one `amk send` and imports what it sends, as it arrives.
+struct ReceiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receive",
+        abstract: "Wait for one 'amk send' and import its data into a container as it arrives.",
+        discussion: """
+            Prints 'listening on HOST:PORT' once it listens (port 0 picks a free port). The import \
+            runs only after the whole archive has arrived and been verified; a stream that breaks \
+            off leaves the container as it was and records a failed import. Exits 0 on success, 1 \
+            on failure.
+            """
+    )
+
+    @OptionGroup var options: ContainerOptions
+
+    @Option(help: ArgumentHelp("The address to listen on, HOST:PORT (IPv4), e.g. 127.0.0.1:7070.", valueName: "host:port"))
+    var listen: String
+
+    @Option(help: ArgumentHelp("Give up if no sender connects within this many seconds.", valueName: "seconds"))
+    var acceptTimeout: Int?
+
+    @Option(help: ArgumentHelp("Fail if the stream stalls for this many seconds.", valueName: "seconds"))
+    var idleTimeout: Int = 60
+
+    func validate() throws {
+        do {
+            _ = try TransferEndpoint(parsing: listen)
+        } catch let error as TransferError {
+            throw ValidationError(error.message)
+        }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+    }
+
+    func run() async throws {
+        let listener = try TransferListener(try TransferEndpoint(parsing: listen))
+        let container = try options.dataContainer()
+        let name = options.extensionName
+        let acceptTimeout = self.acceptTimeout.map { Duration.seconds($0) }
+        let idleTimeout = Duration.seconds(self.idleTimeout)
+        print("listening on \(listener.endpoint)")
+        fflush(nil) // the line must reach a pipe or file now: the caller waits for it
+        let request = try await SignalCancellation.run {
+            try await MigrationSystem().receive(ContainerFilesMigration(), named: name, into: container, on: listener,
+                                                acceptTimeout: acceptTimeout, idleTimeout: idleTimeout)
+        }
+        let source = request.sourceAppIdentifier
+        print("imported into \(container.containerRootDirectory.path(percentEncoded: false)) from \(source.bundleIdentifier)"
+              + " (\(source.platform.rawValue), version \(request.sourceVersion))")
+    }
+}

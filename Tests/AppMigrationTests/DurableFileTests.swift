@@ -1,0 +1,105 @@
+@testable import AppMigration
+import Foundation
+import Testing
+
+@Suite struct DurableFileTests {
+    @Test func writeReadAndReplace() throws {
+        try TransferScratch.with { scratch in
+            let path = scratch.path("file")
+            let found2 = try DurableFile.read(path)
+            #expect(found2 == nil)
+            try DurableFile.write(Data("first".utf8), to: path)
+            #expect(try DurableFile.read(path) == Data("first".utf8))
+            try DurableFile.write(Data("second".utf8), to: path)
+            #expect(try DurableFile.read(path) == Data("second".utf8))
+            #expect(try scratch.names() == ["file"]) // no temporary left behind
+        }
+    }
+
+    @Test func largeContentRoundTrips() throws {
+        try TransferScratch.with { scratch in
+            let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try DurableFile.write(bytes, to: scratch.path("big"))
+            #expect(try DurableFile.read(scratch.path("big")) == bytes)
+        }
+    }
+
+    @Test func removeSaysWhetherThereWasAFile() throws {
+        try TransferScratch.with { scratch in
+            let path = scratch.path("file")
+            #expect(try DurableFile.remove(path) == false)
+            try DurableFile.write(Data("x".utf8), to: path)
+            #expect(try DurableFile.remove(path) == true)
+            let found3 = try DurableFile.read(path)
+            #expect(found3 == nil)
+        }
+    }
+
+    @Test func createDirectoryMakesParents() throws {
+        try TransferScratch.with { scratch in
+            let path = scratch.path("a/b/c")
+            try DurableFile.createDirectory(path)
+            try DurableFile.createDirectory(path) // already there: fine
+            var isDirectory: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
+            try DurableFile.write(Data("x".utf8), to: scratch.path("a/file"))
+            #expect(throws: DurableFileError.self) { try DurableFile.createDirectory(scratch.path("a/file")) }
+        }
+    }
+
+    @Test func failuresNameTheCallAndThePath() throws {
+        try TransferScratch.with { scratch in
+            let path = scratch.path("missing/file")
+            do {
+                try DurableFile.write(Data("x".utf8), to: path)
+                Issue.record("writing into a missing folder succeeded")
+            } catch let error as DurableFileError {
+                #expect(error.operation == "create")
+                #expect(error.errno == ENOENT)
+                #expect(error.description.contains("missing/.file.amk-tmp-"))
+                #expect(error.description.contains("No such file or directory"))
+            }
+        }
+    }
+
+    /// A power cut before any of the write's changes leaves the old content or the new, whole.
+    @Test func aCutAtEveryPointLeavesOldOrNew() throws {
+        try TransferScratch.with { scratch in
+            let old = Data("old content".utf8), new = Data(repeating: 7, count: 100_000)
+            let count = PowerCut()
+            try DurableFile.write(new, to: scratch.path("probe"), probe: count.probe)
+            let points = count.points.count
+            #expect(points == 5)
+            var sawOld = false, sawNew = false
+            for allowed in 0...points {
+                let path = scratch.path("file\(allowed)")
+                try DurableFile.write(old, to: path)
+                let cut = PowerCut(after: allowed)
+                do {
+                    try DurableFile.write(new, to: path, probe: cut.probe)
+                } catch is PowerCut.Cut {
+                    // expected for every point but the last
+                }
+                #expect(cut.tripped == (allowed < points))
+                let content = try DurableFile.read(path)
+                #expect(content == old || content == new, "cut after \(allowed) changes")
+                sawOld = sawOld || content == old
+                sawNew = sawNew || content == new
+                // "Reboot": the stray temporary is found and removed.
+                try DurableFile.removeStaleTemporaries(for: path)
+                #expect(try scratch.names().filter { $0.hasPrefix(".file\(allowed).") }.isEmpty)
+            }
+            #expect(sawOld && sawNew)
+        }
+    }
+
+    @Test func staleTemporariesOfOtherFilesStay() throws {
+        try TransferScratch.with { scratch in
+            try Data().write(to: scratch.url(".a.amk-tmp-1234"))
+            try Data().write(to: scratch.url(".b.amk-tmp-1234"))
+            #expect(try DurableFile.removeStaleTemporaries(for: scratch.path("a")) == 1)
+            #expect(try scratch.names() == [".b.amk-tmp-1234"])
+            #expect(try DurableFile.removeStaleTemporaries(for: scratch.path("nowhere/a")) == 0)
+        }
+    }
+}

@@ -1,0 +1,239 @@
+@testable import AppMigration
+import Foundation
+import IndexedArchive
+import Testing
+
+/// Tests `MigrationSystem+Streaming.swift`: export and import joined by a pipe.
+// Serialized: each test compresses megabytes, and the host's watchdog tests measure time.
+@Suite(.serialized) struct MigrationSystemStreamingTests {
+    @Test func aMigrationThroughAPipeArrivesByteIdentical() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source)
+            let migration = TreeCopyMigration(version: "7")
+            let (exported, imported) = try await quickSystem.migrate(
+                exporting: migration, from: source, request: MigrationRequest(destinationPlatform: .current),
+                importing: migration, into: destination)
+            #expect(exported.version == "7")
+            #expect(exported.uncompressedBytes > 1_500_000)
+            #expect(imported.sourceVersion == "7")
+            #expect(imported.sourceAppIdentifier.bundleIdentifier == source.bundleIdentifier)
+            let sent = try snapshot(source.containerRootDirectory)
+            #expect(sent.count >= 8)
+            #expect(try snapshot(destination.containerRootDirectory) == sent)
+            guard case .success? = importStatus(of: destination) else {
+                Issue.record("status \(String(describing: importStatus(of: destination)))"); return
+            }
+            #expect(try stagingFolders(in: destination).isEmpty)
+        }
+    }
+
+    /// The exporter holds back its second folder until the receiving side has started writing the
+    /// first into its staging folder: this finishes only if import runs while export does.
+    ///
+    /// The first folder is 8 MiB: the engine writes a compressed block only once more chunks than
+    /// its in-flight limit (2 per worker) are queued or the archive ends, so a smaller first item
+    /// would reach the pipe only at the end.
+    @Test func theImportStartsBeforeTheExportEnds() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 8 << 20)
+            let stagingSeen = RanFlag()
+            var migration = TreeCopyMigration()
+            migration.afterFirstAppend = {
+                let deadline = ContinuousClock.now + .seconds(20)
+                while ContinuousClock.now < deadline {
+                    let staged = (try? stagingFolders(in: destination)) ?? []
+                    let big = staged.map {
+                        destination.containerRootDirectory.appending(path: ".amk/\($0)/Documents/media/big.bin").path(percentEncoded: false)
+                    }
+                    if big.contains(where: { FileManager.default.fileExists(atPath: $0) }) {
+                        stagingSeen.set()
+                        return
+                    }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            try await quickSystem.migrate(exporting: migration, from: source,
+                                          request: MigrationRequest(destinationPlatform: .current),
+                                          importing: migration, into: destination)
+            #expect(stagingSeen.value, "nothing was staged while the export was still running")
+            #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
+        }
+    }
+
+/// Release 1 exported a v1 profile; this app stores v3. The archive's `sourceVersion` picks
+/// the schema steps to run on import.
+@Test func aV1ArchiveImportsIntoAV3App() async throws {
+    try await Scratch.with { scratch in
+        let source = try scratch.container("export")
+        let destination = try scratch.container("import")
+        try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
+        let store = destination.applicationSupportDirectory.appending(path: "store")
+        let migration = ProfileMigration(store: store)
+        try await quickSystem.migrate(exporting: migration, from: source,
+                                      request: MigrationRequest(destinationPlatform: .current),
+                                      importing: migration, into: destination)
+        let record = try #require(try VersionedStore(directory: store).read("user_profile"))
+        #expect(record.version == 3)
+        let profile = try JSONDecoder().decode(UserProfile.self, from: record.data)
+        #expect(profile.userId == "usr_123")
+        #expect(profile.preferences.theme == "system")
+        #expect(!profile.notificationSettings.marketingOptIn)
+    }
+}
+
+    /// The same through the host's archive-file path: export to a file, import from it.
+    @Test func aV1ArchiveFileImportsIntoAV3App() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
+            let store = destination.applicationSupportDirectory.appending(path: "store")
+            let migration = ProfileMigration(store: store)
+            let archive = scratch.url("v1.tar.xz")
+            try await quickSystem.exportResources(of: migration, from: source,
+                                                  request: MigrationRequest(destinationPlatform: .current), to: archive)
+            try await quickSystem.importResources(from: archive, into: destination, using: migration)
+            let record = try #require(try VersionedStore(directory: store).read("user_profile"))
+            #expect(record.version == 3)
+            #expect(try JSONDecoder().decode(UserProfile.self, from: record.data).notificationSettings.pushEnabled)
+        }
+    }
+
+    /// An archive cut at several places, fed through a pipe: the import fails cleanly.
+    @Test(arguments: [100, 5_000, 700_000, -40])
+    func aCutStreamFailsTheImportAndLeavesNothing(cut: Int) async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 1 << 20)
+            try write("keep me", to: "old.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let archive = scratch.url("whole.tar.xz")
+            try await quickSystem.exportResources(of: TreeCopyMigration(), from: source,
+                                                  request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let bytes = try Data(contentsOf: archive)
+            let length = cut >= 0 ? cut : bytes.count + cut
+            #expect(length < bytes.count)
+            let migration = TreeCopyMigration()
+            do {
+                try await feed(Array(bytes.prefix(length))) { fd in
+                    try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: migration)
+                }
+                Issue.record("a stream cut at \(length) of \(bytes.count) bytes was imported")
+            } catch let error as AppMigrationError {
+                #expect(error.code == .unreadableArchive, "\(error)")
+            }
+            #expect(!migration.importCalled.value)
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            #expect(try stagingFolders(in: destination).isEmpty)
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
+    @Test func aFailingExporterFailsBothSidesWithItsOwnError() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source)
+            var migration = TreeCopyMigration()
+            migration.afterFirstAppend = { throw TreeCopyMigration.Failure(description: "exporter gave up") }
+            let before = try snapshot(destination.containerRootDirectory)
+            do {
+                try await quickSystem.migrate(exporting: migration, from: source,
+                                              request: MigrationRequest(destinationPlatform: .current),
+                                              importing: migration, into: destination)
+                Issue.record("the migration succeeded")
+            } catch let error as TreeCopyMigration.Failure {
+                #expect(error.description == "exporter gave up")
+            }
+            #expect(!migration.importCalled.value)
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
+    @Test func aFailingImporterClearsTheContainer() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 4096)
+            try write("old", to: "old.txt", in: destination.documentsDirectory)
+            var migration = TreeCopyMigration()
+            migration.importFails = true
+            await #expect(throws: TreeCopyMigration.Failure.self) {
+                try await quickSystem.migrate(exporting: migration, from: source,
+                                              request: MigrationRequest(destinationPlatform: .current),
+                                              importing: migration, into: destination)
+            }
+            #expect(migration.importCalled.value)
+            // Cleared: the standard folders, empty.
+            #expect(try snapshot(destination.containerRootDirectory).filter { $0.value != Data("<dir>".utf8) }.isEmpty)
+            guard case .failure(let error)? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            #expect("\(error)".contains("importer failed"))
+        }
+    }
+
+    @Test func aStaleStagingFolderIsRemovedByTheNextImport() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 4096)
+            try write("half", to: ".amk/staging-dead/Documents/x", in: destination.containerRootDirectory)
+            let migration = TreeCopyMigration()
+            try await quickSystem.migrate(exporting: migration, from: source,
+                                          request: MigrationRequest(destinationPlatform: .current),
+                                          importing: migration, into: destination)
+            #expect(try stagingFolders(in: destination).isEmpty)
+        }
+    }
+}
+
+/// Release 1 exported `profile.json` at schema version 1; this release stores version 3.
+struct ProfileMigration: ResourcesExporting, ResourcesImporting {
+    let store: URL
+    var resourcesVersion: String { "1" }
+    var resourcesCompressible: Bool { true }
+    var resourcesSizeEstimate: Int { get async { 1024 } }
+    func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+        try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"),
+                                      pathInArchive: "profile.json")
+    }
+    func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+        let data = try Data(contentsOf: url.appending(path: "profile.json"))
+        let current = try SchemaMigrator(userProfileSteps).migrate(
+            data, model: "user_profile", fromSourceVersion: request.sourceVersion, to: UserProfile.schemaVersion)
+        _ = try JSONDecoder().decode(UserProfile.self, from: current)
+        try VersionedStore(directory: store).write(current, version: UserProfile.schemaVersion, for: "user_profile")
+    }
+}
+
+/// Writes `bytes` into a pipe from a thread of its own and closes it, while `body` reads the
+/// other end.
+@discardableResult
+func feed<T: Sendable>(_ bytes: [UInt8], _ body: (Int32) async throws -> T) async throws -> T {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    let (readEnd, writeEnd) = (ends[0], ends[1])
+    defer { close(readEnd) }
+    let writer = Thread {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
+        close(writeEnd)
+    }
+    writer.start()
+    return try await body(readEnd)
+}

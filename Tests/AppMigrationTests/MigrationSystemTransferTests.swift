@@ -1,0 +1,296 @@
+@testable import AppMigration
+import Foundation
+import Testing
+
+/// Tests `MigrationSystem+Transfer.swift`: a migration over a loopback TCP connection, in one
+/// process (the two-process version is in amkTests).
+// Serialized: each test compresses megabytes, and the host's watchdog tests measure time.
+@Suite(.serialized) struct MigrationSystemTransferTests {
+    static let loopback = TransferEndpoint(host: "127.0.0.1", port: 0)
+
+    /// Receives on a new listener while `send` runs; returns both outcomes.
+    static func transfer(
+        into destination: MigrationDataContainer, using importer: TreeCopyMigration = TreeCopyMigration(),
+        send: @Sendable (TransferEndpoint) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String),
+        via route: (@Sendable (TransferEndpoint) throws -> TransferEndpoint)? = nil
+    ) async throws -> (received: Result<ResourcesImportRequest, any Error>,
+                       sent: Result<(exported: DeviceToDeviceExportProperties, receiverMessage: String), any Error>) {
+        let listener = try TransferListener(loopback)
+        let target = try route?(listener.endpoint) ?? listener.endpoint
+        async let received = capture {
+            try await quickSystem.receive(importer, into: destination, on: listener, acceptTimeout: .seconds(20),
+                                          idleTimeout: .seconds(20))
+        }
+        let sent = await capture { try await send(target) }
+        return (await received, sent)
+    }
+
+    static func send(_ source: MigrationDataContainer, _ migration: TreeCopyMigration = TreeCopyMigration())
+        -> @Sendable (TransferEndpoint) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
+        { endpoint in
+            try await quickSystem.send(migration, from: source, request: MigrationRequest(destinationPlatform: .current),
+                                       to: endpoint)
+        }
+    }
+
+    @Test func aTransferOverLoopbackArrivesByteIdentical() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source)
+            let (received, sent) = try await Self.transfer(into: destination, send: Self.send(source, TreeCopyMigration(version: "2.1")))
+            let request = try received.get()
+            let (exported, message) = try sent.get()
+            #expect(request.sourceVersion == "2.1")
+            #expect(exported.version == "2.1")
+            #expect(message.contains("imported into \(destination.containerRootDirectory.path(percentEncoded: false))"), "\(message)")
+            #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
+            guard case .success? = importStatus(of: destination) else { Issue.record("no success status"); return }
+        }
+    }
+
+    /// The connection is cut after N bytes from the sender, N from the hello to the footer.
+    @Test func aConnectionCutAtAnyByteFailsBothSidesAndLeavesNothing() async throws {
+        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 0...UInt64.max, using: &generator)
+        var random = SplitMix(seed: seed)
+        // The whole conversation's length, through a proxy that does not cut.
+        let total = try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 1 << 20)
+            let box = ProxyBox()
+            let (received, sent) = try await Self.transfer(into: destination, send: Self.send(source)) { target in
+                try box.make(target, limit: .max)
+            }
+            _ = try received.get()
+            _ = try sent.get()
+            return box.proxy!.forwarded
+        }
+        #expect(total > 1 << 20)
+        let middle = (0..<3).map { _ in Int.random(in: 17..<(total - 64), using: &random) }
+        for cut in [10, 16, 200] + middle + [total - 30] {
+            try await Scratch.with { scratch in
+                let source = try scratch.container("export")
+                let destination = try scratch.container("import")
+                try seedTransferContainer(source, bigBytes: 1 << 20)
+                try write("keep", to: "kept.txt", in: destination.documentsDirectory)
+                let before = try snapshot(destination.containerRootDirectory)
+                let box = ProxyBox()
+                let (received, sent) = try await Self.transfer(into: destination, send: Self.send(source)) { target in
+                    try box.make(target, limit: cut)
+                }
+                let context = "cut after \(cut) of \(total) bytes (seed \(seed))"
+                switch received {
+                case .success: Issue.record("receiver succeeded: \(context)")
+                case .failure(let error as TransferError):
+                    // Cut inside the hello: no import began.
+                    #expect(cut < 16 && error.code == .connectionLost, "\(context): \(error)")
+                case .failure(let error as AppMigrationError):
+                    #expect(error.code == .unreadableArchive, "\(context): \(error)")
+                    guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status: \(context)"); return }
+                case .failure(let error):
+                    Issue.record("\(context): unexpected receiver error \(error)")
+                }
+                switch sent {
+                case .success: Issue.record("sender succeeded: \(context)")
+                case .failure(let error as TransferError):
+                    #expect(error.code == .connectionLost || error.code == .remoteFailure, "\(context): \(error)")
+                case .failure(let error):
+                    Issue.record("\(context): unexpected sender error \(error)")
+                }
+                #expect(try snapshot(destination.containerRootDirectory) == before, "\(context)")
+                #expect(try stagingFolders(in: destination).isEmpty, "\(context)")
+            }
+        }
+    }
+
+    @Test func aFailedImportIsReportedToTheSender() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 4096)
+            var importer = TreeCopyMigration()
+            importer.importFails = true
+            let (received, sent) = try await Self.transfer(into: destination, using: importer, send: Self.send(source))
+            #expect(throws: TreeCopyMigration.Failure.self) { try received.get() }
+            do {
+                _ = try sent.get()
+                Issue.record("the sender succeeded")
+            } catch let error as TransferError {
+                #expect(error.code == .remoteFailure)
+                #expect(error.message.contains("importer failed after moving Documents"), "\(error)")
+            }
+        }
+    }
+
+    @Test func aReceiverThatDisappearsIsALostConnection() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 8 << 20)
+            let before = try snapshot(source.containerRootDirectory)
+            let listening = try rawListen()
+            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            // A receiver that says hello, takes 100 KB and vanishes.
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                _ = receiveExactly(fd, 16)
+                sendAll(fd, helloBytes(version: 1))
+                _ = receiveExactly(fd, 100_000)
+                close(fd)
+                close(listening)
+            }
+            peer.start()
+            do {
+                _ = try await Self.send(source)(endpoint)
+                Issue.record("the sender succeeded")
+            } catch let error as TransferError {
+                #expect(error.code == .connectionLost, "\(error)")
+                #expect(error.message.contains("127.0.0.1:\(endpoint.port)"), "\(error)")
+            }
+            #expect(try snapshot(source.containerRootDirectory) == before)
+        }
+    }
+
+    /// A sender that says hello, sends a few bytes and then nothing: the idle timeout fails the
+    /// import instead of waiting for good.
+    @Test func aStalledSenderTimesOut() async throws {
+        try await Scratch.with { scratch in
+            let destination = try scratch.container("import")
+            let listener = try TransferListener(Self.loopback)
+            async let received = capture {
+                try await quickSystem.receive(TreeCopyMigration(), into: destination, on: listener, acceptTimeout: .seconds(20),
+                                              idleTimeout: .milliseconds(500))
+            }
+            let fd = try rawConnect(listener.endpoint)
+            defer { close(fd) }
+            sendAll(fd, helloBytes(version: 1))
+            #expect(receiveExactly(fd, 16) == helloBytes(version: 1))
+            sendAll(fd, [0xFD, 0x37, 0x7A, 0x58]) // the start of an xz header, then silence
+            let start = ContinuousClock.now
+            do {
+                _ = try await received.get()
+                Issue.record("a stalled stream was imported")
+            } catch let error as AppMigrationError {
+                #expect(error.code == .unreadableArchive)
+                #expect("\(error)".contains("Resource temporarily unavailable"), "\(error)")
+            }
+            #expect(ContinuousClock.now - start < .seconds(10))
+            let header = receiveExactly(fd, 5)
+            #expect(header.first == 1, "the sender is told of the failure")
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
+    @Test func aSenderOfAnotherVersionIsRefusedOnBothSides() async throws {
+        try await Scratch.with { scratch in
+            let destination = try scratch.container("import")
+            let listener = try TransferListener(Self.loopback)
+            let endpoint = listener.endpoint
+            async let received = capture {
+                try await quickSystem.receive(TreeCopyMigration(), into: destination, on: listener, acceptTimeout: .seconds(20))
+            }
+            let fd = try rawConnect(endpoint)
+            defer { close(fd) }
+            sendAll(fd, helloBytes(version: 2))
+            #expect(receiveExactly(fd, 16) == helloBytes(version: 1))
+            let header = receiveExactly(fd, 5)
+            #expect(header.first == 1)
+            let message = String(decoding: receiveExactly(fd, header.count == 5 ? Int(header[1]) | Int(header[2]) << 8 : 0), as: UTF8.self)
+            #expect(message.contains("version 1") && message.contains("version 2"), "\(message)")
+            do {
+                _ = try await received.get()
+                Issue.record("the receiver accepted version 2")
+            } catch let error as TransferError {
+                #expect(error.code == .versionMismatch(local: 1, remote: 2))
+                #expect(error.message == "the sender speaks transfer protocol version 2; this receiver speaks version 1")
+            }
+            #expect(importStatus(of: destination) == nil)
+        }
+    }
+
+    @Test func aReceiverOfAnotherVersionIsRefusedBySender() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 4096)
+            let listening = try rawListen()
+            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                _ = receiveExactly(fd, 16)
+                sendAll(fd, helloBytes(version: 9))
+                _ = receiveExactly(fd, 1) // until the sender hangs up
+                close(fd)
+                close(listening)
+            }
+            peer.start()
+            do {
+                _ = try await Self.send(source)(endpoint)
+                Issue.record("the sender accepted version 9")
+            } catch let error as TransferError {
+                #expect(error.code == .versionMismatch(local: 1, remote: 9))
+                #expect(error.message.contains("speaks transfer protocol version 9; this sender speaks version 1"), "\(error)")
+            }
+        }
+    }
+
+    @Test func somethingElseThanASenderIsRefused() async throws {
+        try await Scratch.with { scratch in
+            let destination = try scratch.container("import")
+            let listener = try TransferListener(Self.loopback)
+            async let received = capture {
+                try await quickSystem.receive(TreeCopyMigration(), into: destination, on: listener, acceptTimeout: .seconds(20))
+            }
+            let fd = try rawConnect(listener.endpoint)
+            defer { close(fd) }
+            sendAll(fd, Array("GET / HTTP/1.1\r\n\r\n".utf8))
+            do {
+                _ = try await received.get()
+                Issue.record("an HTTP client was accepted")
+            } catch let error as TransferError {
+                #expect(error.code == .notAPeer)
+            }
+        }
+    }
+
+    @Test func endpointsParse() throws {
+        #expect(try TransferEndpoint(parsing: "127.0.0.1:7070") == TransferEndpoint(host: "127.0.0.1", port: 7070))
+        #expect(throws: TransferError.self) { try TransferEndpoint(parsing: "localhost:7070") }
+        #expect(throws: TransferError.self) { try TransferEndpoint(parsing: "127.0.0.1") }
+        #expect(throws: TransferError.self) { try TransferEndpoint(parsing: "127.0.0.1:99999") }
+    }
+}
+
+/// Runs `body`, keeping its outcome.
+func capture<T: Sendable>(_ body: () async throws -> T) async -> Result<T, any Error> {
+    do {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
+    }
+}
+
+/// Holds the proxy a route made, for the test to read afterwards.
+final class ProxyBox: @unchecked Sendable {
+    // Written once, before the transfer starts, read after it ends.
+    var proxy: CuttingProxy?
+
+    func make(_ target: TransferEndpoint, limit: Int) throws -> TransferEndpoint {
+        let proxy = try CuttingProxy(to: target, cutAfter: limit)
+        self.proxy = proxy
+        return proxy.endpoint
+    }
+}
+
+/// A seeded generator, so that a failing cut can be replayed from the seed in the message.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,326 @@
+import AppMigration
+import Foundation
+import Testing
+
+/// Extensions that misbehave in each way the system guards against, run through the host with a
+/// short watchdog policy (300 ms stall timeout; 300 ms grace, or longer where the verdict depends
+/// on seeing the extension stop).
+///
+/// A 300 ms budget is tight on a loaded two-core machine: the stall may fire before the extension
+/// reaches its misbehaviour. Each misbehaving extension therefore says when it gets there, and the
+/// scenario is run again (up to three times) until it did; the verdict is checked on that run.
+@Suite struct MisbehavingExtensionTests {
+    struct Staller: ResourcesExporting {
+        let reached: Box<Bool>
+        var resourcesSizeEstimate: Int { 0 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            reached.current = true
+            // Never appends, and never beats: the watchdog cancels it after the stall timeout.
+            try await Task.sleep(for: .seconds(30))
+        }
+    }
+
+    struct Outcome {
+        var error: (any Error)?
+        var elapsed: Duration
+        var archive: URL
+        /// Set by the extension when it reaches its misbehaviour (it may go on after the verdict).
+        var reachedBox: Box<Bool>
+        var reached: Bool { reachedBox.current }
+    }
+
+    /// Exports with `system` and returns the error, how long the answer took, the archive URL, and
+    /// whether the extension reached its misbehaviour; retries when it did not.
+    func misbehavingExport<E: ResourcesExportingWithOptions>(
+        in scratch: Scratch, system: MigrationSystem = fastSystem, _ make: (Box<Bool>) -> E
+    ) async throws -> Outcome {
+        var outcome: Outcome?
+        for attempt in 1...3 {
+            let reached = Box(false)
+            let found = try await failingExport(make(reached), in: scratch, system: system, name: "attempt\(attempt)")
+            outcome = Outcome(error: found.error, elapsed: found.elapsed, archive: found.archive, reachedBox: reached)
+            if reached.current { break }
+        }
+        return outcome!
+    }
+
+    /// Exports with `system` and returns the error, how long the answer took, and the archive URL.
+    func failingExport<E: ResourcesExportingWithOptions>(_ exporter: E, in scratch: Scratch, system: MigrationSystem = fastSystem,
+                                                         name: String = "app",
+                                                         seed: (MigrationDataContainer) throws -> Void = SampleData.seed)
+        async throws -> (error: (any Error)?, elapsed: Duration, archive: URL) {
+        let container = try scratch.container(name)
+        try seed(container)
+        let archive = scratch.url("\(name)-out/export.tar.xz")
+        try FileManager.default.createDirectory(at: archive.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let start = ContinuousClock.now
+        var caught: (any Error)?
+        do {
+            try await system.exportResources(of: exporter, from: container,
+                                             request: MigrationRequestWithOptions(destinationPlatform: .android), to: archive)
+        } catch {
+            caught = error
+        }
+        return (caught, ContinuousClock.now - start, archive)
+    }
+
+    @Test func stallingExtensionIsCancelledAndNamed() async throws {
+        try await Scratch.with { scratch in
+            let outcome = try await misbehavingExport(in: scratch, system: stallSystem) { Staller(reached: $0) }
+            #expect(outcome.reached)
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
+            #expect(failure.code == .stalled)
+            #expect(failure.extensionName == "Staller")
+            #expect(failure.description.contains("extension 'Staller'"), "\(failure)")
+            #expect(failure.description.contains("stage 'extension'"), "\(failure)")
+            #expect(outcome.elapsed >= .milliseconds(300))
+            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
+        }
+    }
+
+    struct Swallower: ResourcesExporting {
+        let reached: Box<Bool>
+        var resourcesSizeEstimate: Int { 0 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            let docs = appContainer.documentsDirectory
+            for name in ["profile.json", "user_data.json", "core_data.json", "settings.plist"] {
+                do {
+                    try await archiver.appendItem(at: docs.appending(path: name))
+                } catch is CancellationError {
+                    // WRONG, as the skill says: swallowing the cancellation and carrying on.
+                    reached.current = true
+                }
+                // Slow work between appends that ignores cancellation.
+                await waitIgnoringCancellation(.milliseconds(400))
+            }
+        }
+    }
+
+    @Test func extensionThatSwallowsCancellationIsTerminated() async throws {
+        try await Scratch.with { scratch in
+            let outcome = try await misbehavingExport(in: scratch) { Swallower(reached: $0) }
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
+            #expect(failure.code == .terminated)
+            #expect(failure.description.contains("cancellation ignored"), "\(failure)")
+            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
+            // It did carry on after the cancellation: an append threw and was swallowed (which
+            // may happen after the verdict, since the extension is left behind).
+            #expect(try await eventually { outcome.reached })
+        }
+    }
+
+    struct ReturnsAfterCancellation: ResourcesExporting {
+        let reached: Box<Bool>
+        var resourcesSizeEstimate: Int { 0 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
+            reached.current = true
+            // Waits, and when cancelled returns as if all went well.
+            try? await Task.sleep(for: .seconds(30))
+        }
+    }
+
+    @Test func extensionThatReturnsNormallyAfterCancellationIsTerminated() async throws {
+        try await Scratch.with { scratch in
+            // A grace period long enough for the return to be seen: with a short one, the verdict
+            // is "did not stop" before the abandoned archive is cleaned up.
+            let outcome = try await misbehavingExport(in: scratch, system: stallSystem) { ReturnsAfterCancellation(reached: $0) }
+            #expect(outcome.reached)
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
+            #expect(failure.code == .terminated)
+            #expect(failure.description.contains("cancellation ignored"), "\(failure)")
+            #expect(failure.description.contains("returned"), "\(failure)")
+            #expect(outcome.elapsed < .seconds(3))
+            // The export was called off: the half-made archive is not delivered.
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
+        }
+    }
+
+    struct ThreadBlocker: ResourcesExporting {
+        let gate: Gate
+        let reached: Box<Bool>
+        var resourcesSizeEstimate: Int { 0 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
+            reached.current = true
+            // Holds its thread, as a read stuck in the kernel would; cancellation cannot reach it.
+            gate.blockThread()
+        }
+    }
+
+    @Test func extensionThatBlocksItsThreadStillGetsTheCallerAnAnswerOnTime() async throws {
+        try await Scratch.with { scratch in
+            let gate = Gate()
+            // Released however the test ends, so the blocked thread is given back.
+            defer { gate.open() }
+            let outcome = try await misbehavingExport(in: scratch) { ThreadBlocker(gate: gate, reached: $0) }
+            #expect(outcome.reached)
+            let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
+            #expect(failure.code == .terminated)
+            #expect(failure.description.contains("did not stop"), "\(failure)")
+            // Stall (300 ms) + grace (300 ms) + checks; far less than "never".
+            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
+            gate.open()
+            // Once the abandoned export unwinds, its temporary file beside the destination goes too.
+            let folder = outcome.archive.deletingLastPathComponent().path(percentEncoded: false)
+            #expect(try await eventually { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? ["?"]).isEmpty })
+        }
+    }
+
+    @Test func severalExtensionsBlockingThreadsAtOnceStillAnswer() async throws {
+        // More blocked extensions than this machine may have cores: were extension code run on
+        // Swift's cooperative pool, no thread would be left to deliver the verdicts.
+        try await Scratch.with { scratch in
+            let gate = Gate()
+            defer { gate.open() }
+            let count = max(4, ProcessInfo.processInfo.activeProcessorCount + 2)
+            let start = ContinuousClock.now
+            let codes = try await withThrowingTaskGroup(of: AppMigrationError.Code?.self) { group in
+                for index in 0..<count {
+                    group.addTask {
+                        let found = try await failingExport(ThreadBlocker(gate: gate, reached: Box(false)), in: scratch,
+                                                            name: "blocker\(index)")
+                        return (found.error as? AppMigrationError)?.code
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(codes.count == count)
+            #expect(codes.allSatisfy { $0 == .terminated || $0 == .stalled }, "\(codes)")
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+    }
+
+    struct Escaper: ResourcesExporting {
+        let target: URL
+        var resourcesSizeEstimate: Int { 0 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
+            try await archiver.appendItem(at: target, pathInArchive: "loot")
+        }
+    }
+
+    @Test(arguments: ["outside/secret.txt", "app/Documents/../../outside/secret.txt", "app/Documents/link/secret.txt",
+                      "app2/secret.txt"])
+    func extensionAppendingOutsideItsContainerIsRefused(path: String) async throws {
+        try await Scratch.with { scratch in
+            try write("secret", to: "outside/secret.txt", in: scratch.root)
+            try write("secret", to: "app2/secret.txt", in: scratch.root)
+            let target = scratch.url(path)
+            let (error, _, archive) = try await failingExport(Escaper(target: target), in: scratch, system: quickSystem) { container in
+                try SampleData.seed(container)
+                try FileManager.default.createSymbolicLink(atPath: container.documentsDirectory.appending(path: "link").path(percentEncoded: false),
+                                                           withDestinationPath: "../../outside")
+            }
+            let failure = try #require(error as? AppMigrationError, "got \(String(describing: error))")
+            #expect(failure.code == .outsideContainer)
+            #expect(failure.description.contains("outside the extension's container"), "\(failure)")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    struct FailingExporter: ResourcesExporting {
+        struct Broken: Error, Equatable {}
+        var resourcesSizeEstimate: Int { 0 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            try await archiver.appendItem(at: appContainer.documentsDirectory)
+            throw Broken()
+        }
+    }
+
+    @Test func extensionThatThrowsFailsTheExportAndLeavesNothing() async throws {
+        try await Scratch.with { scratch in
+            let (error, _, archive) = try await failingExport(FailingExporter(), in: scratch, system: quickSystem)
+            #expect(error as? FailingExporter.Broken == FailingExporter.Broken(), "the extension's own error: \(String(describing: error))")
+            let folder = archive.deletingLastPathComponent().path(percentEncoded: false)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "no archive, no temporary file")
+        }
+    }
+
+    struct FailingImporter: ResourcesImporting {
+        struct Broken: Error {}
+        func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+            let docs = appContainer.documentsDirectory
+            try FileManager.default.copyItem(at: url.appending(path: "user/profile.json"), to: docs.appending(path: "profile.json"))
+            let group = try #require(FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: "group.com.example.myapp"))
+            try Data("half".utf8).write(to: group.appending(path: "imported-by-extension"))
+            resourcesImportProgress.completedUnitCount = 50
+            throw Broken()
+        }
+    }
+
+    @Test func importThatThrowsMidwayClearsTheContainerButNotTheAppGroup() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("source")
+            try SampleData.seed(source)
+            let archive = scratch.url("a.tar.xz")
+            try await quickSystem.exportResources(of: AppDataMigration(), from: source,
+                                                  request: MigrationRequest(destinationPlatform: .android), to: archive)
+            let destination = try scratch.container("destination")
+            try write("existing", to: "old.txt", in: destination.documentsDirectory)
+            try write("cache", to: "Caches/c.bin", in: destination.libraryDirectory)
+            let group = try #require(destination.appGroupDirectories["group.com.example.myapp"])
+            try write("shared", to: "shared.txt", in: group)
+
+            await #expect(throws: FailingImporter.Broken.self) {
+                try await quickSystem.importResources(from: archive, into: destination, using: FailingImporter())
+            }
+            let root = destination.containerRootDirectory
+            #expect(files(under: root).allSatisfy { $0.hasPrefix(".amk/") }, "\(files(under: root))")
+            #expect(!files(under: root).contains { $0.contains("staging") }, "the staging folder is removed")
+            #expect(exists("Documents", in: root) && exists("Library/Application Support", in: root),
+                    "the empty standard folders are back")
+            #expect(try read("shared.txt", in: group) == "shared", "app-group data is untouched")
+            #expect(exists("imported-by-extension", in: group), "even what the extension wrote there: its job to clear")
+            let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
+            guard case .failure(let error) = status else {
+                Issue.record("expected failure, got \(String(describing: status))")
+                return
+            }
+            #expect((error as? RecordedImportError)?.errorType.contains("Broken") == true, "\(error)")
+        }
+    }
+
+    struct StallingImporter: ResourcesImporting {
+        func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+            try await Task.sleep(for: .seconds(30))
+        }
+    }
+
+    @Test func stallingImporterIsCancelledAndTheFailureRecorded() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("source")
+            try SampleData.seed(source)
+            let archive = scratch.url("a.tar.xz")
+            try await quickSystem.exportResources(of: MyMigration(), from: source,
+                                                  request: MigrationRequest(destinationPlatform: .android), to: archive)
+            let destination = try scratch.container("destination")
+            let start = ContinuousClock.now
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await stallSystem.importResources(from: archive, into: destination, using: StallingImporter())
+            }
+            #expect(error?.code == .stalled)
+            #expect(ContinuousClock.now - start < .seconds(3))
+            let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
+            guard case .failure = status else {
+                Issue.record("expected failure, got \(String(describing: status))")
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import AppMigration
+import Foundation
+import IndexedArchive
+import Tar
+import Testing
+
+@Suite struct ResourcesArchiverTests {
+    /// An exporter that runs `body` with the archiver.
+    struct Scripted: ResourcesExporting {
+        let body: @Sendable (ResourcesArchiver, MigrationDataContainer) async throws -> Void
+        var resourcesSizeEstimate: Int { 0 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            try await body(archiver, appContainer)
+        }
+    }
+
+    func export(in scratch: Scratch, system: MigrationSystem = quickSystem,
+                seed: (MigrationDataContainer) throws -> Void = { _ in },
+                _ body: @escaping @Sendable (ResourcesArchiver, MigrationDataContainer) async throws -> Void) async throws -> URL {
+        let container = try scratch.container("app-\(UUID().uuidString)")
+        try SampleData.seed(container)
+        try seed(container)
+        let archive = scratch.url("\(UUID().uuidString).tar.xz")
+        try await system.exportResources(of: Scripted(body: body), from: container,
+                                         request: MigrationRequest(destinationPlatform: .android), to: archive)
+        return archive
+    }
+
+    @Test func nilPathUsesTheLastComponentAndDirectoriesGoWhole() async throws {
+        try await Scratch.with { scratch in
+            let archive = try await export(in: scratch) { archiver, container in
+                try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"))
+                try await archiver.appendItem(at: container.documentsDirectory.appending(path: "media"))
+            }
+            #expect(try await memberNames(of: archive) == ["profile.json", "media", "media/clips", "media/clips/one.mp4",
+                                                           "media/cover.jpg"])
+        }
+    }
+
+    @Test(arguments: [("a/b/c.json", "a/b/c.json"), ("/rooted/c.json", "rooted/c.json"), ("./x//y/./c.json", "x/y/c.json"),
+                      ("x/../y/c.json", "y/c.json")])
+    func pathInArchiveIsUsedAsGivenWithinTheRoot(given: String, stored: String) async throws {
+        try await Scratch.with { scratch in
+            let archive = try await export(in: scratch) { archiver, container in
+                try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"), pathInArchive: given)
+            }
+            #expect(try await memberNames(of: archive) == [stored])
+        }
+    }
+
+    @Test(arguments: ["../escape.json", "a/../../escape.json", "", "/", "./."])
+    func pathInArchiveThatLeavesTheRootIsRefused(given: String) async throws {
+        try await Scratch.with { scratch in
+            await #expect {
+                _ = try await export(in: scratch) { archiver, container in
+                    try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"),
+                                                  pathInArchive: given)
+                }
+            } throws: { error in
+                (error as? AppMigrationError)?.code == .invalidPathInArchive
+            }
+        }
+    }
+
+    @Test func symbolicLinkInsideTheContainerIsStoredAsALinkNotFollowed() async throws {
+        try await Scratch.with { scratch in
+            try write("secret", to: "outside/secret.txt", in: scratch.root)
+            let outside = scratch.url("outside").path(percentEncoded: false)
+            let archive = try await export(in: scratch) { archiver, container in
+                let link = container.documentsDirectory.appending(path: "link")
+                try FileManager.default.createSymbolicLink(atPath: link.path(percentEncoded: false), withDestinationPath: outside)
+                try await archiver.appendItem(at: link)
+            }
+            let entries = try await ArchiveReader(path: archive.path(percentEncoded: false)).entries()
+            #expect(entries.map(\.name) == ["link"])
+            #expect(entries.first?.kind == .symbolicLink)
+            #expect(entries.first?.linkTarget == outside)
+        }
+    }
+
+    @Test func missingItemIsAClearError() async throws {
+        try await Scratch.with { scratch in
+            await #expect {
+                _ = try await export(in: scratch) { archiver, container in
+                    try await archiver.appendItem(at: container.documentsDirectory.appending(path: "nope/missing.json"))
+                }
+            } throws: { error in
+                (error as? AppMigrationError)?.code == .itemNotFound && "\(error)".contains("missing.json")
+            }
+        }
+    }
+
+    @Test func theHostsOwnFolderIsRefused() async throws {
+        try await Scratch.with { scratch in
+            await #expect {
+                _ = try await export(in: scratch) { archiver, container in
+                    try await archiver.appendItem(at: container.containerRootDirectory.appending(path: ".amk/migration.lock"))
+                }
+            } throws: { error in
+                (error as? AppMigrationError)?.code == .outsideContainer
+            }
+        }
+    }
+
+    @Test func backpressureInsideAppendItemIsNotAStall() async throws {
+        // The extension's stage may be silent for only 300 ms. One append of 6 chunks, with one
+        // compressor that takes 150 ms per chunk and room for 2 chunks in flight, waits in
+        // appendItem for about 450 ms: the engine's stages are watched meanwhile, and the export
+        // succeeds. Were the extension's clock running inside appendItem, it would stall.
+        let policy = WatchdogPolicy(stallTimeouts: [.extensionCode: .milliseconds(300)], defaultStallTimeout: .seconds(60),
+                                    gracePeriod: .milliseconds(300), checkInterval: .milliseconds(10))
+        var system = MigrationSystem(watchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 1)
+        system.compressionHook = { _ in usleep(150_000) }
+        try await Scratch.with { scratch in
+            let elapsed = Box(Duration.zero)
+            let archive = try await export(in: scratch, system: system, seed: { container in
+                try write(Data(count: 6 << 20), to: "big.bin", in: container.documentsDirectory)
+            }) { archiver, container in
+                let start = ContinuousClock.now
+                try await archiver.appendItem(at: container.documentsDirectory.appending(path: "big.bin"))
+                elapsed.current = ContinuousClock.now - start
+            }
+            #expect(elapsed.current > .milliseconds(300), "the append must outlast the extension's timeout to prove anything")
+            #expect(try await memberNames(of: archive) == ["big.bin"])
+        }
+    }
+
+    @Test func appendItemThrowsCancellationErrorOnceTheExportIsCancelled() async throws {
+        try await Scratch.with { scratch in
+            let seen = Box<String?>(nil)
+            await #expect(throws: AppMigrationError.self) {
+                _ = try await export(in: scratch, system: fastSystem) { archiver, container in
+                    // Silent past the stall timeout, then appends once the export is cancelled.
+                    await waitIgnoringCancellation(.milliseconds(450))
+                    do {
+                        try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"))
+                        seen.current = "appended"
+                    } catch {
+                        seen.current = String(describing: type(of: error))
+                        throw error
+                    }
+                }
+            }
+            #expect(seen.current == "CancellationError")
+        }
+    }
+}

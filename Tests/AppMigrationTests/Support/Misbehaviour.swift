@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+
+/// A gate a test opens; code waiting on it blocks its thread (as a stuck system call would) or
+/// waits without honouring cancellation (as code that ignores it would).
+final class Gate: Sendable {
+    private let isOpen = Atomic(false)
+
+    func open() {
+        isOpen.store(true, ordering: .releasing)
+    }
+
+    var isOpenNow: Bool { isOpen.load(ordering: .acquiring) }
+
+    /// Blocks the calling thread until the gate opens, whatever happens to the task.
+    func blockThread() {
+        while !isOpen.load(ordering: .acquiring) { usleep(5_000) }
+    }
+}
+
+/// Waits `duration` without honouring cancellation, and without holding a thread.
+func waitIgnoringCancellation(_ duration: Duration) async {
+    let (seconds, attoseconds) = duration.components
+    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { continuation.resume() }
+    }
+}
+
+/// A value set from inside an extension, read by the test.
+final class Box<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+
+    init(_ value: Value) {
+        self.value = Mutex(value)
+    }
+
+    var current: Value {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
+
+/// Waits up to `timeout` for `condition`, for effects that settle after an abandoned task ends.
+func eventually(timeout: Duration = .seconds(3), _ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}

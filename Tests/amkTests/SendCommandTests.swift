@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// `amk send` against `amk receive`, two processes on one machine.
+    @Suite(.enabled(if: TransferProcess.has("send") && TransferProcess.has("receive"),
+                    "register SendCommand and ReceiveCommand in AMK.commands"))
+    struct SendCommand {
+        @Test func aTwoProcessMigrationArrivesByteIdentical() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/notes/a.txt", "hello, transfer\n")
+            try tree.write("src/Documents/media/big.bin", TestTree.noise(count: 2 << 20, seed: 3))
+            try tree.write("src/Library/Preferences/settings.json", #"{"theme":"dark"}"#)
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--extension", "files",
+                                           "--to", receiver.endpoint, "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+            receiver.process.waitUntilExit()
+            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(received.status == 0, "\(received.stderr)")
+            #expect(sent.stdout.wholeMatch(of: /sent \d+ bytes, \d+ compressed to 127\.0\.0\.1:\d+ \(version 1\)\nreceiver: imported into .*\/dst \(source version 1\)\n/) != nil,
+                    "\(sent.stdout)")
+            #expect(received.stdout.hasSuffix("from com.example.app (linux, version 1)\n"), "\(received.stdout)")
+            let original = TransferProcess.files(under: tree.path("src"))
+            #expect(original.count == 3)
+            #expect(TransferProcess.files(under: tree.path("dst")) == original)
+            #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "success")
+        }
+
+        /// The sender is killed with SIGKILL once the receiver is writing the big file: the
+        /// receiver fails the import and the destination keeps nothing of it.
+        @Test func aSenderKilledMidStreamFailsTheImport() throws {
+            let tree = try TestTree()
+            let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+            try tree.write("src/Documents/big.bin", Array(random.readData(ofLength: 32 << 20)))
+            try random.close()
+            try tree.write("dst/Documents/kept.txt", "kept\n")
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let (sender, _, _) = try AMKProcess.start(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+                                                       "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+            let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 2 << 20 }
+            kill(sender.processIdentifier, SIGKILL)
+            sender.waitUntilExit()
+            #expect(streaming, "the receiver never staged 2 MiB")
+            #expect(sender.terminationReason == .uncaughtSignal, "the sender finished before it could be killed")
+            receiver.process.waitUntilExit()
+            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+            #expect(received.status == 1)
+            #expect(received.stderr.contains("the archive stream broke off or is damaged"), "\(received.stderr)")
+            #expect(TransferProcess.files(under: tree.path("dst")) == ["Documents/kept.txt": Data("kept\n".utf8)])
+            #expect(TransferProcess.stagedBytes(in: tree.path("dst")) == 0)
+            #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "failure")
+        }
+
+        @Test func aBadAddressIsAUsageError() throws {
+            let tree = try TestTree()
+            let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070"], scratch: tree.root)
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("not a numeric IPv4 address"), "\(result.stderr)")
+        }
+
+        @Test func nobodyListeningIsAFailure() throws {
+            let tree = try TestTree()
+            // A port that was free a moment ago.
+            let probe = try TransferProcess.startReceiver(container: tree.path("probe"), scratch: tree.root)
+            probe.process.terminate()
+            probe.process.waitUntilExit()
+            let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", probe.endpoint], scratch: tree.root)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("connect to \(probe.endpoint) failed: Connection refused"), "\(result.stderr)")
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// Helpers for the tests that run `amk receive` and `amk send` as two processes.
+enum TransferProcess {
+    /// Whether this build of `amk` has `command` registered (the CLI owner adds the transfer
+    /// commands to `AMK.commands`); the transfer tests are skipped, visibly, until it does.
+    static func has(_ command: String) -> Bool {
+        // An unknown subcommand with --help prints the root's help and exits 0, so look for the
+        // subcommand's own usage line.
+        let process = Process()
+        process.executableURL = AMKProcess.binary
+        process.arguments = [command, "--help"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return process.terminationStatus == 0 && text.contains("USAGE: amk \(command) ")
+    }
+
+    /// Starts `amk receive` on a free loopback port and waits for its "listening on" line.
+    static func startReceiver(container: String, scratch: URL, extra: [String] = [])
+        throws -> (process: Process, stdout: URL, stderr: URL, endpoint: String) {
+        let (process, out, err) = try AMKProcess.start(
+            ["receive", "--listen", "127.0.0.1:0", "--container", container, "--extension", "files",
+             "--accept-timeout", "30"] + extra, scratch: scratch)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+            if let match = text.firstMatch(of: /listening on (127\.0\.0\.1:\d+)/) {
+                return (process, out, err, String(match.1))
+            }
+            if !process.isRunning { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        process.terminate()
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "amk receive did not start listening"])
+    }
+
+    /// Waits until `condition` holds or `seconds` pass.
+    static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return condition()
+    }
+
+    /// The largest file in any staging folder of the container at `root`.
+    static func stagedBytes(in root: String) -> Int {
+        let host = root + "/.amk"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: host) else { return 0 }
+        var largest = 0
+        for name in names where name.hasPrefix("staging-") {
+            guard let walker = FileManager.default.enumerator(atPath: host + "/" + name) else { continue }
+            while let relative = walker.nextObject() as? String {
+                let size = (try? FileManager.default.attributesOfItem(atPath: host + "/" + name + "/" + relative)[.size] as? Int) ?? 0
+                largest = max(largest, size)
+            }
+        }
+        return largest
+    }
+
+    /// Regular files under `directory` (relative path -> bytes).
+    static func files(under directory: String) -> [String: Data] {
+        var result: [String: Data] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: directory) else { return result }
+        while let relative = walker.nextObject() as? String {
+            if relative == ".amk" || relative.hasPrefix(".amk/") { continue }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+                result[relative] = FileManager.default.contents(atPath: directory + "/" + relative)
+            }
+        }
+        return result
+    }
+
+    /// The outcome recorded in a container's import status file, if any.
+    static func recordedOutcome(in root: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: root + "/.amk/import-status.json"),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return object["outcome"] as? String
+    }
+}
