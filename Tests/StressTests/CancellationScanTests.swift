@@ -50,9 +50,10 @@ import Testing
                 }
                 do { try await g() } catch let e as any Error { _ = e }
                 do { try await g() } catch { result = .failure(OtherError()) }
+                do { try await g() } catch { logger.error(error) }
             }
             """
-        #expect(Self.lines(source) == [2, 5, 9, 10])
+        #expect(Self.lines(source) == [2, 5, 9, 10, 11])
     }
 
     @Test func acceptsCatchesThatRethrowForwardOrCheck() {
@@ -68,6 +69,7 @@ import Testing
                 do { try await g() } catch let e { continuation.resume(throwing: e) }
                 do { try await g() } catch { if Task.isCancelled { return }; log(error) }
                 do { try await g() } catch { Foundation.exit(status(for: error)) }
+                do { try await g() } catch { return .gaveUp(error) }
                 do {
                     try await g()
                 } catch {

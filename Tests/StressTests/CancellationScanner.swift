@@ -2,7 +2,7 @@ import Foundation
 
 /// Finds code that can swallow a `CancellationError`: `try? await`, `try? Task.sleep`, and `catch`
 /// blocks that neither throw (rethrow, or throw a mapped error), nor forward the error (a
-/// `.failure(error)`, a `resume(throwing: error)`), nor look at cancellation (`CancellationError`,
+/// `.failure(error)`, an enum case carrying it returned or assigned, a `resume(throwing: error)`), nor look at cancellation (`CancellationError`,
 /// `isCancelled`, `checkCancellation`), nor end the process (`exit`, `fatalError`). A `catch` of a specific type (`catch let e as XZError`,
 /// `catch is TarError`) cannot catch a `CancellationError` and passes.
 ///
@@ -122,7 +122,11 @@ struct CancellationScanner {
         // cancellation included, to an exit status).
         if body.contains(#/\b(?:exit|fatalError|preconditionFailure)\s*\(/#.wordBoundaryKind(.simple)) { return true }
         let escaped = NSRegularExpression.escapedPattern(for: name)
-        let forwarded = [#"\.failure\(\s*"# + escaped + #"\s*\)"#, #"throwing:\s*"# + escaped + #"\b"#]
+        // Forwarded: wrapped in a value handed on (`result = .failure(error)`, `return .gaveUp(error)`),
+        // or resumed into a continuation.
+        let forwarded = [#"\.failure\(\s*"# + escaped + #"\s*\)"#,
+                         #"(?:return|=)\s*\.\w+\(\s*"# + escaped + #"\s*\)"#,
+                         #"throwing:\s*"# + escaped + #"\b"#]
         return forwarded.contains { body.range(of: $0, options: .regularExpression) != nil }
     }
 
