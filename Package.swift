@@ -29,11 +29,12 @@ let package = Package(
             pkgConfig: "liblzma",
             providers: [.apt(["liblzma-dev"]), .brew(["xz"])]
         ),
+        .target(name: "CPlatform"),
         .target(name: "XZ", dependencies: ["CLZMA"], swiftSettings: strict),
         .target(name: "Tar", swiftSettings: strict),
         .target(
             name: "IndexedArchive",
-            dependencies: ["XZ", "Tar", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")],
+            dependencies: ["XZ", "Tar", "CPlatform", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")],
             swiftSettings: strict
         ),
         .target(name: "AppMigration", dependencies: ["IndexedArchive"], swiftSettings: strict),

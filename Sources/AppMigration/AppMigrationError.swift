@@ -32,7 +32,9 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
         case unreadableArchive
     }
 
+    /// What went wrong, for programs to switch on.
     public var code: Code
+    /// What went wrong, for people.
     public var message: String
     /// The extension concerned, by name.
     public var extensionName: String?
@@ -41,6 +43,7 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
     /// The error behind this one (from the engine or the system), if any.
     public var underlying: (any Error)?
 
+    /// An error of kind `code`, described by `message`, about `extensionName` and `path`.
     public init(_ code: Code, _ message: String, extensionName: String? = nil, path: String? = nil,
                 underlying: (any Error)? = nil) {
         self.code = code

@@ -11,6 +11,7 @@ public struct DeviceToDeviceExportProperties: Sendable, Hashable {
     /// The extension's ``ResourcesExportingWithOptions/resourcesVersion``.
     public var version: String
 
+    /// Properties as the host measured them.
     public init(uncompressedBytes: Int, compressedBytes: Int?, sizeEstimate: Int, version: String) {
         self.uncompressedBytes = uncompressedBytes
         self.compressedBytes = compressedBytes

@@ -6,8 +6,10 @@
 public struct MigrationAppIdentifier: Sendable, Hashable, Codable {
     /// The store an app is distributed through.
     public struct StoreIdentifier: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The store's name, as recorded in archives.
         public let rawValue: String
 
+        /// The store named `rawValue`.
         public init(rawValue: String) {
             self.rawValue = rawValue
         }
@@ -33,6 +35,7 @@ public struct MigrationAppIdentifier: Sendable, Hashable, Codable {
     /// The platform the app runs on.
     public var platform: MigrationPlatform
 
+    /// The app `bundleIdentifier` from `storeIdentifier` on `platform`.
     public init(storeIdentifier: StoreIdentifier, bundleIdentifier: String, platform: MigrationPlatform) {
         self.storeIdentifier = storeIdentifier
         self.bundleIdentifier = bundleIdentifier

@@ -6,8 +6,10 @@
 /// than an enum without cases so that code iterating over a request's options (as the reference
 /// patterns do) compiles without a warning about an uninhabited type.
 public struct MigrationDefaultSupportedOptions: CaseIterable, Hashable, Sendable, RawRepresentable {
+    /// The option's name.
     public let rawValue: String
 
+    /// An option named `rawValue`; no host sends one.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

@@ -4,8 +4,10 @@
 /// A struct rather than an enum, as in AppMigrationKit, so that a migration between two platforms
 /// this module has never heard of can still be described: `MigrationPlatform("windows")`.
 public struct MigrationPlatform: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The platform's name, compared exactly and recorded in archives.
     public let rawValue: String
 
+    /// The platform named `rawValue`.
     public init(rawValue: String) {
         self.rawValue = rawValue
     }

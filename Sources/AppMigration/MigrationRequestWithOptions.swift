@@ -12,6 +12,7 @@ where OptionsType: CaseIterable, OptionsType: Hashable, OptionsType: RawRepresen
     /// The categories requested, each with an optional payload.
     public var options: [OptionsType: Data]
 
+    /// A request from `destinationPlatform` for `options`.
     public init(destinationPlatform: MigrationPlatform, options: [OptionsType: Data] = [:]) {
         self.destinationPlatform = destinationPlatform
         self.options = options

@@ -44,6 +44,7 @@ public struct MigrationSystem: Sendable {
     /// it to make compression slow. Nil, and free, in production.
     package var compressionHook: (@Sendable (_ sequence: Int) throws -> Void)? = nil
 
+    /// A host with these settings; the defaults suit real data on real disks.
     public init(watchdogPolicy: WatchdogPolicy = WatchdogPolicy(),
                 importWatchdogPolicy: WatchdogPolicy = WatchdogPolicy(defaultStallTimeout: .seconds(600)),
                 compressionPreset: Int = 6, chunkSize: Int = 16 << 20, workers: Int = PackOptions.activeCores) {

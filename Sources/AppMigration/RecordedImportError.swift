@@ -10,6 +10,7 @@ public struct RecordedImportError: Error, Sendable, Hashable, Codable, CustomStr
     /// The original error's type, as `String(reflecting:)` names it.
     public var errorType: String
 
+    /// A recorded error with this description and type name.
     public init(message: String, errorType: String) {
         self.message = message
         self.errorType = errorType

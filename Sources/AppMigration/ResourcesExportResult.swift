@@ -11,6 +11,7 @@ public struct ResourcesExportResult: Sendable {
     /// The archive itself, for tests that inspect it.
     public var archiveURL: URL
 
+    /// A result for an export extracted at `extractedResourcesURL` from `archiveURL`.
     public init(extractedResourcesURL: URL, exportProperties: DeviceToDeviceExportProperties, archiveURL: URL) {
         self.extractedResourcesURL = extractedResourcesURL
         self.exportProperties = exportProperties

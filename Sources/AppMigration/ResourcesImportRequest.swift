@@ -8,6 +8,7 @@ public struct ResourcesImportRequest: Sendable, Hashable {
     /// The exporter's `resourcesVersion`.
     public var sourceVersion: String
 
+    /// A request for data exported by `sourceAppIdentifier` in format `sourceVersion`.
     public init(sourceAppIdentifier: MigrationAppIdentifier, sourceVersion: String) {
         self.sourceAppIdentifier = sourceAppIdentifier
         self.sourceVersion = sourceVersion

@@ -49,6 +49,7 @@ public enum ArchivePacker {
         _ body: (ArchiveBuilder) async throws -> Result
     ) async throws -> (result: Result, summary: PackSummary) {
         let options = try options.validated()
+        _ = AllocatorTuning.applied
         let start = ContinuousClock.now
         var metadata = options.metadata
         metadata["writer"] = writerVersion
@@ -156,11 +157,16 @@ public enum ArchivePacker {
         }
     }
 
-    /// The content bytes under `sources`, for a progress total. Walks the trees once.
+    /// The content bytes under `sources`, for a progress total. Walks the trees once. A file with
+    /// several hard links counts once, as the packer stores its content once.
     public static func contentSize(of sources: [PackSource]) async throws -> UInt64 {
         var total: UInt64 = 0
+        var linked: Set<TarSerializer.FileIdentity> = []
         for try await batch in DirectoryEnumerator(sources: sources, unreadable: .warn) {
-            for entry in batch.entries { total += entry.size }
+            for entry in batch.entries {
+                if entry.kind == .regular, entry.linkCount > 1, !linked.insert(.init(device: entry.device, inode: entry.inode)).inserted { continue }
+                total += entry.size
+            }
         }
         return total
     }

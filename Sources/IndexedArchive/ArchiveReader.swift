@@ -39,6 +39,7 @@ public final class ArchiveReader: Sendable {
     ///   - maxEntries: refuse an index listing more members.
     public init(path: String, maxIndexBytes: Int = ArchiveReader.defaultMaxIndexBytes, maxEntries: Int = 10_000_000) throws {
         self.path = path
+        _ = AllocatorTuning.applied
         let file = try ArchiveFile(path: path)
         self.file = file
         var fileIndex: XZFileIndex?
@@ -165,7 +166,11 @@ public final class ArchiveReader: Sendable {
             let box = ConsumerBox(consumer)
             let io = WorkerThreadPool(threads: 1, name: "amk-scan")
             defer { io.shutdown() }
-            try await sequentialDecode(box: box, io: io, until: { $0.captureDone })
+            do {
+                try await sequentialDecode(box: box, io: io, until: { $0.captureDone })
+            } catch {
+                throw typed(error, box: box)
+            }
             guard let bytes = box.state.withLock({ $0.consumer.captureDone ? $0.consumer.captured : nil }) else {
                 throw ArchiveError(.memberNotFound, "no such member", path: path, member: name)
             }
@@ -219,7 +224,13 @@ public final class ArchiveReader: Sendable {
     /// Returns the number of members checked.
     @discardableResult
     public func verify() async throws -> Int {
-        try await run(TarConsumer(expected: index?.entries)).members
+        let members = try await run(TarConsumer(expected: index?.entries)).members
+        // The index blocks too: opening only decoded the first bytes of the pixz index, and a
+        // partly decoded block's check is never verified.
+        if index != nil, let fileIndex, dataBlockCount < fileIndex.blocks.count {
+            try await decodeBlocks(dataBlockCount...(fileIndex.blocks.count - 1), parallelism: 1, stopAt: .max) { _, _, _ in }
+        }
+        return members
     }
 
     struct RunResult: Sendable {
@@ -271,8 +282,18 @@ public final class ArchiveReader: Sendable {
             }
         } catch {
             box.state.withLock { $0.consumer.extractor?.abandonCurrent() }
-            throw error
+            throw typed(error, box: box)
         }
+    }
+
+    /// The tar parser's errors as the ``ArchiveError`` this reader promises (`.corrupt`, naming the
+    /// member the stream stopped in, if any); other errors unchanged.
+    private func typed(_ error: any Error, box: ConsumerBox) -> any Error {
+        guard let tar = error as? TarError else { return error }
+        let member = box.state.withLock { $0.consumer.unfinishedMember }
+        let place = tar.offset.map { " at tar offset \($0)" } ?? ""
+        return ArchiveError(.corrupt, "damaged tar stream\(place): \(tar.message)", path: path, member: member,
+                            offset: member == nil ? nil : tar.offset)
     }
 
     /// Decodes blocks `range` with up to `parallelism` in flight and hands each block's bytes to
@@ -391,11 +412,15 @@ public final class ArchiveReader: Sendable {
         let box = ConsumerBox(TarConsumer(collect: collect))
         let io = WorkerThreadPool(threads: 1, name: "amk-scan")
         defer { io.shutdown() }
-        if stopAfterFirstMember {
-            try await sequentialDecode(box: box, io: io, until: { $0.members > 0 })
-        } else {
-            try await sequentialDecode(box: box, io: io)
-            try await io.run { _ in try box.state.withLock { try $0.consumer.finish() } }
+        do {
+            if stopAfterFirstMember {
+                try await sequentialDecode(box: box, io: io, until: { $0.members > 0 })
+            } else {
+                try await sequentialDecode(box: box, io: io)
+                try await io.run { _ in try box.state.withLock { try $0.consumer.finish() } }
+            }
+        } catch {
+            throw typed(error, box: box)
         }
         let (collected, metadata) = box.state.withLock { ($0.consumer.collected, $0.consumer.metadata) }
         return ScanResult(collected: collected, metadata: metadata)

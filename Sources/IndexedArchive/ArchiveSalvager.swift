@@ -25,14 +25,19 @@ public enum ArchiveSalvager {
             try? state.consumer.extractor?.finish()
             return (state.consumer.collected ?? [], unfinished)
         }
-        var recovered = seen.map(\.path)
-        if let unfinished, recovered.last == unfinished { recovered.removeLast() }
+        var whole = seen.map(\.path)
+        if let unfinished, whole.last == unfinished { whole.removeLast() }
+        // With a selection, only the selected members were written, and only they are reported.
+        let selected = { (path: String) in TarConsumer.selected(path, by: options.members) }
+        let recovered = whole.filter(selected)
         let recoveredSet = Set(recovered)
         var lost: [String]
         if let indexEntries {
-            lost = indexEntries.map(\.path).filter { !recoveredSet.contains($0) }
+            lost = indexEntries.map(\.path).filter { selected($0) && !recoveredSet.contains($0) }
+        } else if let unfinished, selected(unfinished) {
+            lost = [unfinished]
         } else {
-            lost = unfinished.map { [$0] } ?? []
+            lost = []
         }
         if walk.damage == nil { lost = [] }
         return SalvageReport(recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,

@@ -101,6 +101,12 @@ final class Extractor {
         guard entries <= options.maxEntries else {
             throw ArchiveError(.limitExceeded, "more than \(options.maxEntries) members", member: header.path)
         }
+        // "./", the first member of every `tar -C dir -c .` archive, is the destination itself,
+        // which exists; its mode and owner are the caller's, not the archive's.
+        if header.kind == .directory, !header.path.hasPrefix("/"),
+           header.path.split(separator: "/", omittingEmptySubsequences: true).allSatisfy({ $0 == "." }) {
+            return
+        }
         let parts = try components(of: header.path)
         let name = parts.last!
         switch header.kind {

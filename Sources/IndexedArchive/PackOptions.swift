@@ -73,6 +73,10 @@ public struct PackOptions: Sendable {
         guard workers >= 1, workers <= 256 else {
             throw ArchiveError(.invalidOptions, "workers must be 1 to 256, not \(workers)")
         }
+        // Keys become pax keywords (AMK.<key>), which cannot hold these bytes.
+        for key in metadata.keys where key.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
+            throw ArchiveError(.invalidOptions, "metadata key \(key.debugDescription) must not contain '=', a newline or NUL")
+        }
         return self
     }
 }

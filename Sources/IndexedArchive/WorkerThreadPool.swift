@@ -11,7 +11,9 @@ import Synchronization
 /// never returns leaves its thread behind, detached, rather than blocking the caller.
 package final class WorkerThreadPool: Sendable {
     private struct State {
-        var jobs: [@Sendable () -> Void] = []
+        // A taken job's slot is cleared at once: its closure may hold a 16 MiB chunk, and keeping
+        // spent closures until the array is compacted made peak memory grow with the input.
+        var jobs: [(@Sendable () -> Void)?] = []
         var head = 0
         var shuttingDown = false
         var idle = 0
@@ -60,9 +62,13 @@ package final class WorkerThreadPool: Sendable {
                 exited.add(1, ordering: .relaxed)
                 return
             }
-            let job = state.jobs[state.head]
+            let job = state.jobs[state.head]!
+            state.jobs[state.head] = nil
             state.head += 1
-            if state.head > 64 && state.head * 2 > state.jobs.count {
+            if state.head == state.jobs.count {
+                state.jobs.removeAll(keepingCapacity: true)
+                state.head = 0
+            } else if state.head > 64 && state.head * 2 > state.jobs.count {
                 state.jobs.removeFirst(state.head)
                 state.head = 0
             }

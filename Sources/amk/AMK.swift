@@ -22,6 +22,7 @@ struct AMK: AsyncParsableCommand {
         VerifyCommand.self,
         InfoCommand.self,
         SalvageCommand.self,
+        ExportCommand.self, ImportCommand.self, DemoCommand.self,
         SendCommand.self, ReceiveCommand.self, LegacySweepCommand.self,
     ]
 

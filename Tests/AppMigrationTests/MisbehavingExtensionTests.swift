@@ -9,6 +9,8 @@ import Testing
 /// A 300 ms budget is tight on a loaded two-core machine: the stall may fire before the extension
 /// reaches its misbehaviour. Each misbehaving extension therefore says when it gets there, and the
 /// scenario is run again (up to three times) until it did; the verdict is checked on that run.
+/// The answer-time bounds (10 s) are far below the misbehaviours (30 s, or never) and far above
+/// what a machine busy with other suites adds.
 @Suite struct MisbehavingExtensionTests {
     struct Staller: ResourcesExporting {
         let reached: Box<Bool>
@@ -76,7 +78,7 @@ import Testing
             #expect(failure.description.contains("extension 'Staller'"), "\(failure)")
             #expect(failure.description.contains("stage 'extension'"), "\(failure)")
             #expect(outcome.elapsed >= .milliseconds(300))
-            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(outcome.elapsed < .seconds(10), "answered after \(outcome.elapsed)")
             #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
         }
     }
@@ -107,7 +109,7 @@ import Testing
             let failure = try #require(outcome.error as? AppMigrationError, "got \(String(describing: outcome.error))")
             #expect(failure.code == .terminated)
             #expect(failure.description.contains("cancellation ignored"), "\(failure)")
-            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(outcome.elapsed < .seconds(10), "answered after \(outcome.elapsed)")
             #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
             // It did carry on after the cancellation: an append threw and was swallowed (which
             // may happen after the verdict, since the extension is left behind).
@@ -138,7 +140,7 @@ import Testing
             #expect(failure.code == .terminated)
             #expect(failure.description.contains("cancellation ignored"), "\(failure)")
             #expect(failure.description.contains("returned"), "\(failure)")
-            #expect(outcome.elapsed < .seconds(3))
+            #expect(outcome.elapsed < .seconds(10))
             // The export was called off: the half-made archive is not delivered.
             #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
         }
@@ -169,7 +171,7 @@ import Testing
             #expect(failure.code == .terminated)
             #expect(failure.description.contains("did not stop"), "\(failure)")
             // Stall (300 ms) + grace (300 ms) + checks; far less than "never".
-            #expect(outcome.elapsed < .seconds(3), "answered after \(outcome.elapsed)")
+            #expect(outcome.elapsed < .seconds(10), "answered after \(outcome.elapsed)")
             #expect(!FileManager.default.fileExists(atPath: outcome.archive.path(percentEncoded: false)))
             gate.open()
             // Once the abandoned export unwinds, its temporary file beside the destination goes too.
@@ -198,7 +200,7 @@ import Testing
             }
             #expect(codes.count == count)
             #expect(codes.allSatisfy { $0 == .terminated || $0 == .stalled }, "\(codes)")
-            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(ContinuousClock.now - start < .seconds(12))
         }
     }
 
@@ -315,7 +317,7 @@ import Testing
                 try await stallSystem.importResources(from: archive, into: destination, using: StallingImporter())
             }
             #expect(error?.code == .stalled)
-            #expect(ContinuousClock.now - start < .seconds(3))
+            #expect(ContinuousClock.now - start < .seconds(10))
             let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
             guard case .failure = status else {
                 Issue.record("expected failure, got \(String(describing: status))")

@@ -1,8 +1,21 @@
 import Foundation
+import IndexedArchive
+import Tar
 import Testing
+import XZ
+
+/// The suites of this target that pack, extract and run tools, nested so that their tests run one
+/// at a time. Run side by side, dozens of packs (each with its compressor and I/O threads) and tool
+/// processes oversubscribe a 2-core machine so much that time-sensitive tests of the same process
+/// (cancellation latency here, the watchdog's elsewhere) miss their deadlines by seconds; one at a
+/// time, the whole set takes about as long, since the CPU is the limit either way.
+@Suite(.serialized) enum EngineSuites {}
+
+/// ArchiveStreamReaderTests uses the packer tests' tree and options by this name.
+typealias ArchivePackerTests = EngineSuites.ArchivePackerTests
 
 /// A temporary directory removed when the test ends, and helpers to fill and compare trees.
-final class TemporaryDirectory {
+final class TemporaryDirectory: Sendable {
     let path: String
 
     init() throws {
@@ -15,14 +28,28 @@ final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     func file(_ relative: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
-        let full = path + "/" + relative
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: full, contents: Data(bytes))
-        chmod(full, mode_t(mode))
+        try createFile(path + "/" + relative, bytes, mode: mode)
     }
 
     func file(_ relative: String, _ text: String, mode: Int = 0o644) throws {
         try file(relative, Array(text.utf8), mode: mode)
+    }
+}
+
+/// Creates a file (and its missing parent directories) with `bytes` and `mode`.
+func createFile(_ full: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
+    try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    guard FileManager.default.createFile(atPath: full, contents: Data(bytes)) else { throw CocoaError(.fileWriteUnknown) }
+    chmod(full, mode_t(mode))
+}
+
+/// Runs blocking work (file I/O, generating data) on a thread of its own. Tests run in parallel
+/// on Swift's cooperative pool, which has one thread per core (two here): holding one of them in
+/// a blocking call for long would stall every other test, the watchdog's among them.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
     }
 }
 
@@ -39,11 +66,11 @@ func sampleBytes(count: Int, seed: UInt64, text: Bool) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(count)
     if text {
-        let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-                     "{\"id\":", "\"name\":", "true", "false", "null", "0.5", "1024", "\n", ", ", "<key>", "</key>"]
+        let words: [[UInt8]] = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+                                "{\"id\":", "\"name\":", "true", "false", "null", "0.5", "1024", "\n", ", ", "<key>", "</key>"]
+            .map { Array($0.utf8) + [32] }
         while out.count < count {
-            out.append(contentsOf: words[Int(next() % UInt64(words.count))].utf8)
-            out.append(32)
+            out.append(contentsOf: words[Int(next() % UInt64(words.count))])
         }
         out.removeLast(out.count - count)
     } else {
@@ -71,7 +98,7 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
 
     init(_ root: String, timesOfDirectories: Bool = true) throws {
         items = [:]
-        let enumerator = FileManager.default.enumerator(atPath: root)!
+        guard exists(root), let enumerator = FileManager.default.enumerator(atPath: root) else { return }
         while let relative = enumerator.nextObject() as? String {
             let full = root + "/" + relative
             var info = stat()
@@ -99,24 +126,54 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
     }
 
     var description: String { items.keys.sorted().joined(separator: "\n") }
+
+    /// The snapshot, taken off the cooperative pool.
+    static func of(_ root: String) async throws -> TreeSnapshot {
+        try await offPool { try TreeSnapshot(root) }
+    }
 }
 
 /// Runs a tool; returns its exit status, stdout and stderr.
+///
+/// The process is waited for on a thread of its own: blocking one of the few threads of Swift's
+/// cooperative pool for seconds would stall every other test running in parallel (on a 2-core
+/// machine the pool has two threads).
 @discardableResult
-func runTool(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]) throws -> (status: Int32, stdout: Data, stderr: String) {
+func runTool(_ arguments: [String], stdin: Data? = nil, in directory: String? = nil,
+             environment: [String: String] = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]) async throws -> (status: Int32, stdout: Data, stderr: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result {
+                try runToolBlocking(arguments, stdin: stdin, in: directory, environment: environment)
+            })
+        }
+        thread.start()
+    }
+}
+
+/// `stdin` is written on a thread of its own while the output is read, so a tool that writes as
+/// much as it reads cannot deadlock us.
+private func runToolBlocking(_ arguments: [String], stdin: Data?, in directory: String?,
+                             environment: [String: String]) throws -> (status: Int32, stdout: Data, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
     process.environment = environment
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let out = Pipe(), err = Pipe(), input = Pipe()
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
     try process.run()
-    if let stdin { input.fileHandleForWriting.write(stdin) }
-    try input.fileHandleForWriting.close()
-    // Read both pipes before waiting, so a chatty tool cannot fill a pipe and block.
     let group = DispatchGroup()
+    group.enter()
+    let writer = input.fileHandleForWriting
+    DispatchQueue.global().async {
+        if let stdin { try? writer.write(contentsOf: stdin) }
+        try? writer.close()
+        group.leave()
+    }
+    // Read both pipes before waiting, so a chatty tool cannot fill a pipe and block.
     nonisolated(unsafe) var errData = Data()
     group.enter()
     DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
@@ -126,6 +183,347 @@ func runTool(_ arguments: [String], stdin: Data? = nil, environment: [String: St
     return (process.terminationStatus, outData, String(decoding: errData, as: UTF8.self))
 }
 
+/// Runs a bash script (pipelines, redirections) with the same environment as ``runTool``.
+@discardableResult
+func runShell(_ script: String, in directory: String? = nil) async throws -> (status: Int32, stdout: Data, stderr: String) {
+    try await runTool(["bash", "-c", "set -u; " + script], in: directory)
+}
+
 func toolExists(_ name: String) -> Bool {
     ["/usr/bin/", "/bin/", "/usr/local/bin/"].contains { FileManager.default.isExecutableFile(atPath: $0 + name) }
+}
+
+/// Whether the tests run as root (they usually do, in the container).
+let runningAsRoot = geteuid() == 0
+
+// MARK: - Files
+
+func readBytes(_ path: String) async throws -> [UInt8] {
+    try await offPool { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+}
+
+func writeBytes(_ path: String, _ bytes: some Collection<UInt8>) async throws {
+    let data = Data(bytes)
+    try await offPool { try data.write(to: URL(fileURLWithPath: path)) }
+}
+
+func exists(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
+}
+
+/// Names in a directory, sorted (empty if it does not exist).
+func listing(_ path: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+}
+
+/// Every regular file under `root` (relative paths) whose bytes differ from the same path under
+/// `source`, or that has no counterpart there. Empty when every file present is whole and right.
+func filesThatDifferFromSource(_ root: String, source: String) async throws -> [String] {
+    try await offPool { try filesThatDifferFromSourceBlocking(root, source: source) }
+}
+
+private func filesThatDifferFromSourceBlocking(_ root: String, source: String) throws -> [String] {
+    let snapshot = try TreeSnapshot(root)
+    var wrong: [String] = []
+    for (path, item) in snapshot.items where item.type == "file" {
+        let original = FileManager.default.contents(atPath: source + "/" + path).map(Array.init)
+        if original != item.content { wrong.append(path) }
+    }
+    return wrong.sorted()
+}
+
+/// Compares two snapshots item by item and records one issue per difference.
+func expectSameTree(_ expected: TreeSnapshot, _ actual: TreeSnapshot, _ what: String,
+                    sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(expected.items.keys.sorted() == actual.items.keys.sorted(), "\(what): different paths", sourceLocation: sourceLocation)
+    for (key, item) in expected.items.sorted(by: { $0.key < $1.key }) {
+        guard let other = actual.items[key] else { continue }
+        if other != item {
+            Issue.record("\(what): '\(key)' differs: expected \(item.brief), got \(other.brief)", sourceLocation: sourceLocation)
+        }
+    }
+}
+
+extension TreeSnapshot.Item {
+    var brief: String {
+        "\(type) mode \(String(mode, radix: 8)) size \(size) link \(link ?? "-") mtime \(mtimeSeconds).\(mtimeNanoseconds)"
+    }
+}
+
+// MARK: - Shared sample data
+
+/// Sample bytes generated once per test process (generating them is slow in a debug build).
+enum Samples {
+    static let text2_5M = sampleBytes(count: 2_500_000, seed: 3, text: true)
+    static let noise1_2M = sampleBytes(count: 1_200_000, seed: 4, text: false)
+    static let text40K = sampleBytes(count: 40_000, seed: 2, text: true)
+    static let noise512 = sampleBytes(count: 512, seed: 1, text: false)
+}
+
+// MARK: - The compatibility tree
+
+/// The tree of format-study §4: every kind and corner the format must carry through stock tools.
+enum CompatTree {
+    static let segment = String(repeating: "long-component-", count: 6)  // 90 bytes
+    static let over100 = String(repeating: "m", count: 60) + "/" + String(repeating: "m", count: 60) + ".txt"
+    static let over255 = "\(segment)/\(segment)/\(segment)/file.txt"
+    static let component200 = String(repeating: "c", count: 196) + ".txt"
+    static let danglingTarget = "/nonexistent/" + String(repeating: "x", count: 150)
+    static let bigUID: uid_t = 3_000_000
+    static let bigGID: gid_t = 3_000_001
+
+    /// Builds the tree at `dir/name` and returns its path. About 3.8 MB, so an archive with 1 MiB
+    /// chunks has four data blocks.
+    @discardableResult
+    static func make(in dir: TemporaryDirectory, name: String = "src") async throws -> String {
+        try await offPool { try makeBlocking(in: dir, name: name) }
+    }
+
+    private static func makeBlocking(in dir: TemporaryDirectory, name: String) throws -> String {
+        let root = dir.path + "/" + name
+        try dir.file("\(name)/empty.txt", [])
+        try dir.file("\(name)/exact512.bin", Samples.noise512)
+        try dir.file("\(name)/docs/notes.txt", Samples.text40K)
+        try dir.file("\(name)/docs/big.json", Samples.text2_5M)
+        try dir.file("\(name)/media/noise.bin", Samples.noise1_2M)
+        try dir.file("\(name)/private.key", "secret\n", mode: 0o600)
+        try dir.file("\(name)/run.sh", "#!/bin/sh\necho hi\n", mode: 0o755)
+        try dir.file("\(name)/setuid-tool", "#!/bin/sh\n", mode: 0o4755)
+        try dir.file("\(name)/ünïcödé-名前.txt", "unicode\n")
+        try dir.file("\(name)/emoji-🎉/ß.txt", "emoji dir\n")
+        try dir.file("\(name)/\(over100)", "over 100 bytes")
+        try dir.file("\(name)/\(over255)", "over 255 bytes")
+        try dir.file("\(name)/\(component200)", "a 200-byte component")
+        try dir.file("\(name)/epoch.txt", "mtime 0")
+        try dir.file("\(name)/owned.txt", "owned by a large uid")
+        if runningAsRoot { chown(root + "/owned.txt", bigUID, bigGID) }
+        symlink("docs/notes.txt", root + "/link-to-notes")
+        symlink(over255, root + "/long-link")
+        symlink(danglingTarget, root + "/dangling")
+        symlink("ünïcödé-名前.txt", root + "/utf8-link")
+        link(root + "/docs/notes.txt", root + "/hardlink-to-notes")
+        link(root + "/" + over255, root + "/zz-hardlink-to-long-path")  // sorts after its target: a pax linkpath on a typeflag 1
+
+        mkdir(root + "/sticky", 0o1777)
+        chmod(root + "/sticky", 0o1777)
+        mkdir(root + "/private-dir", 0o750)
+        chmod(root + "/private-dir", 0o750)
+        try dir.file("\(name)/private-dir/inside.txt", "inside")
+        mkdir(root + "/empty-dir", 0o755)
+        setTimes(root)
+        return root
+    }
+
+    /// Gives every entry a distinct mtime with nanoseconds (`epoch.txt` gets 0), deepest first
+    /// so that no directory's time is disturbed afterwards.
+    static func setTimes(_ root: String) {
+        var paths = (FileManager.default.enumerator(atPath: root)?.allObjects as? [String]) ?? []
+        paths.sort { $0.count > $1.count }
+        for (i, relative) in paths.enumerated() {
+            let seconds = relative == "epoch.txt" ? 0 : 1_600_000_000 + i * 3_607
+            let nanos = relative == "epoch.txt" ? 0 : (i * 7_919 + 123_457) % 1_000_000_000
+            var times = [timespec(tv_sec: seconds, tv_nsec: nanos), timespec(tv_sec: seconds, tv_nsec: nanos)]
+            utimensat(AT_FDCWD, root + "/" + relative, &times, AT_SYMLINK_NOFOLLOW)
+        }
+    }
+}
+
+extension TreeSnapshot {
+    /// The same tree with sub-second times dropped, as formats without them (GNU tar's default) restore it.
+    func truncatingNanoseconds() -> TreeSnapshot {
+        var copy = self
+        for key in copy.items.keys { copy.items[key]!.mtimeNanoseconds = 0 }
+        return copy
+    }
+}
+
+// MARK: - xz --robot -lvv
+
+/// One block as `xz --robot -lvv` describes it: an independent view of an archive's layout.
+struct ToolBlock {
+    var compressedOffset: UInt64
+    var uncompressedOffset: UInt64
+    var totalSize: UInt64
+    var uncompressedSize: UInt64
+    var check: String
+    var flags: String
+}
+
+/// The blocks of an .xz file according to the `xz` tool.
+func xzToolBlocks(_ path: String) async throws -> [ToolBlock] {
+    let result = try await runTool(["xz", "--robot", "-lvv", path])
+    guard result.status == 0 else { throw CocoaError(.fileReadCorruptFile) }
+    return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
+        let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        guard f.first == "block", f.count >= 13 else { return nil }
+        return ToolBlock(compressedOffset: UInt64(f[4])!, uncompressedOffset: UInt64(f[5])!, totalSize: UInt64(f[6])!,
+                         uncompressedSize: UInt64(f[7])!, check: f[9], flags: f[12])
+    }
+}
+
+// MARK: - Packing
+
+/// Fast settings for tests: 1 MiB chunks, preset 0, two workers.
+func testOptions(preset: Int = 0, chunk: Int = 1 << 20, metadata: [String: String] = [:]) -> PackOptions {
+    var options = PackOptions()
+    options.preset = preset
+    options.chunkSize = chunk
+    options.workers = 2
+    options.metadata = metadata
+    return options
+}
+
+/// A packed compatibility tree: the directory that holds it, the source root, the archive.
+struct PackedTree {
+    let dir: TemporaryDirectory
+    let root: String
+    let archive: String
+    let summary: PackSummary
+
+    /// The compatibility tree packed as `src` into `dir/A.tar.xz`.
+    static func make(options: PackOptions = testOptions(metadata: ["resourcesVersion": "7"])) async throws -> PackedTree {
+        let dir = try TemporaryDirectory()
+        let root = try await CompatTree.make(in: dir)
+        let archive = dir.path + "/A.tar.xz"
+        let summary = try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .file(archive), options: options)
+        return PackedTree(dir: dir, root: root, archive: archive, summary: summary)
+    }
+}
+
+// MARK: - Hand-made archives
+
+/// A tar stream of `members` (header, content), with the end marker unless `end` is false. The
+/// Tar module's encoder writes whatever path it is given, `..` and absolute ones included.
+func tarStream(_ members: [(TarHeader, [UInt8])], end: Bool = true) throws -> [UInt8] {
+    var out: [UInt8] = []
+    for (header, content) in members {
+        out += try TarEncoder.encode(header)
+        out += content
+        out += [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: UInt64(content.count)))
+    }
+    if end { out += TarEncoder.endOfArchive }
+    return out
+}
+
+func tarFile(_ path: String, _ text: String, mode: UInt32 = 0o644) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .regular, size: UInt64(text.utf8.count), mode: mode,
+               mtime: TarTimestamp(seconds: 1_700_000_000)), Array(text.utf8))
+}
+
+func tarDirectory(_ path: String) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .directory, mode: 0o755, mtime: TarTimestamp(seconds: 1_700_000_000)), [])
+}
+
+func tarSymlink(_ path: String, to target: String) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .symbolicLink, mode: 0o777, linkTarget: target), [])
+}
+
+func tarHardLink(_ path: String, to target: String) -> (TarHeader, [UInt8]) {
+    (TarHeader(path: path, kind: .hardLink, mode: 0o644, linkTarget: target), [])
+}
+
+/// `bytes` compressed by the `xz` tool: a foreign, single-block archive our reader reads sequentially.
+func xzTool(_ bytes: [UInt8]) async throws -> [UInt8] {
+    let result = try await runTool(["xz", "-c", "-0", "--check=crc64"], stdin: Data(bytes))
+    guard result.status == 0 else { throw CocoaError(.fileWriteUnknown) }
+    return Array(result.stdout)
+}
+
+/// The index entries of a tar stream, as our writer would record them.
+func indexEntries(of tar: [UInt8]) throws -> [ArchiveEntry] {
+    var parser = TarParser()
+    var entries: [ArchiveEntry] = []
+    var crc: UInt64 = 0
+    try tar.withUnsafeBytes { raw in
+        try parser.consume(raw) { event in
+            switch event {
+            case .member(let member):
+                let h = member.header
+                crc = 0
+                entries.append(ArchiveEntry(path: h.path, kind: h.kind, size: h.size, mode: h.mode, uid: h.uid, gid: h.gid,
+                                            mtime: h.mtime, linkTarget: h.linkTarget, headerOffset: member.headerOffset,
+                                            dataOffset: member.dataOffset, checksum: h.kind == .regular ? 0 : nil,
+                                            hasPaxHeader: member.hasPaxHeader))
+            case .data(let bytes, _):
+                crc = CRC.crc64(bytes, previous: crc)
+            case .memberEnd:
+                if entries[entries.count - 1].kind == .regular { entries[entries.count - 1].checksum = crc }
+            default:
+                break
+            }
+        }
+    }
+    return entries
+}
+
+/// An archive in our indexed layout, assembled with the XZ module from any tar stream (hostile
+/// ones included): data blocks of `chunk` bytes, the rich index (`index`, or one describing the
+/// tar, possibly tampered by `tamper`), the pixz index, the xz Index and the footer.
+func indexedArchive(tar: [UInt8], chunk: Int = 1 << 20, index: [UInt8]? = nil,
+                    tamper: (inout ArchiveIndex) -> Void = { _ in }) throws -> [UInt8] {
+    let encoder = try BlockEncoder(preset: 0, maxChunkSize: chunk)
+    var out = StreamHeader.encode(check: .crc64)
+    var xzIndex = XZIndexBuilder()
+    func add(_ payload: [UInt8]) throws {
+        let block = try payload.withUnsafeBytes { try encoder.encode($0) }
+        out += block.bytes
+        try xzIndex.append(unpaddedSize: block.unpaddedSize, uncompressedSize: block.uncompressedSize)
+    }
+    var start = 0
+    while start < tar.count {
+        try add(Array(tar[start..<min(tar.count, start + chunk)]))
+        start += chunk
+    }
+    let entries = try indexEntries(of: tar)
+    var rich = ArchiveIndex(entries: entries, tarSize: UInt64(tar.count), chunkSize: UInt64(chunk), metadata: ["writer": "tests"])
+    tamper(&rich)
+    try add(index ?? rich.encoded())
+    var pixz: [UInt8] = [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb]
+    for entry in entries {
+        pixz += Array(entry.path.utf8) + [0]
+        withUnsafeBytes(of: entry.headerOffset.littleEndian) { pixz += $0 }
+    }
+    pixz += [0]
+    withUnsafeBytes(of: UInt64(tar.count).littleEndian) { pixz += $0 }
+    try add(pixz)
+    let encodedIndex = xzIndex.encoded()
+    out += encodedIndex
+    out += StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count))
+    return out
+}
+
+/// How a hostile archive is presented to the reader.
+enum ReadMode: String, CaseIterable, Sendable {
+    /// Compressed by `xz`: no index, read from the start.
+    case sequential
+    /// In our layout with an index that agrees with the tar stream.
+    case indexed
+}
+
+/// Writes `tar` as an archive read in `mode` and opens it.
+func hostileArchive(_ tar: [UInt8], mode: ReadMode, at path: String) async throws -> ArchiveReader {
+    switch mode {
+    case .sequential: try await writeBytes(path, try await xzTool(tar))
+    case .indexed: try await writeBytes(path, try indexedArchive(tar: tar))
+    }
+    let reader = try ArchiveReader(path: path)
+    guard reader.mode == (mode == .indexed ? .indexed : .sequential) else { throw CocoaError(.fileReadCorruptFile) }
+    return reader
+}
+
+/// Runs `body` and returns the ArchiveError it throws; records an issue if it does not throw or
+/// throws something else.
+@discardableResult
+func expectArchiveError<T>(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+                           _ body: () async throws -> T) async -> ArchiveError? {
+    do {
+        _ = try await body()
+        Issue.record("\(what): expected an ArchiveError, nothing was thrown", sourceLocation: sourceLocation)
+    } catch let error as ArchiveError {
+        return error
+    } catch {
+        Issue.record("\(what): expected an ArchiveError, got \(type(of: error)): \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
 }

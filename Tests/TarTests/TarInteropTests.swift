@@ -217,7 +217,7 @@ func snapshot(_ directory: URL, owners: Bool) throws -> (nodes: [String: NodeSna
 
 // MARK: - Tests
 
-@Suite struct TarInteropTests {
+@Suite @MainActor struct TarInteropTests {
     static let global: [(key: String, value: String)] = [(key: "AMK.version", value: "1"), (key: "AMK.source", value: "com.example.app")]
 
     private func extractAndCompare(tool: String, arguments: (String, String) -> [String]) throws {
@@ -345,7 +345,7 @@ struct BigStream {
     }
 }
 
-@Suite struct TarLargeMemberTests {
+@Suite @MainActor struct TarLargeMemberTests {
     @Test func parserReportsMemberAbove8GiBAndTheFollowingMember() throws {
         let stream = try BigStream()
         #expect(stream.header.count == 1536, "a pax x header (512 + 512) with a size record, then the ustar block")

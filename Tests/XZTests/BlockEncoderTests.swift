@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import XZ
 
-@Suite struct BlockEncoderTests {
+@Suite @MainActor struct BlockEncoderTests {
     private func encode(_ input: [UInt8], preset: Int, maxChunkSize: Int? = nil) throws -> EncodedBlock {
         let encoder = try BlockEncoder(preset: preset, maxChunkSize: maxChunkSize ?? max(input.count, 1))
         return try input.withUnsafeBytes { try encoder.encode($0) }

@@ -3,7 +3,7 @@ import Testing
 
 extension AMKTests {
     /// A damaged archive fails `verify` with an offset; a truncated one salvages its early members.
-    @Suite struct Damage {
+    @Suite @MainActor struct Damage {
         let tree: TestTree
         let archive: String
 

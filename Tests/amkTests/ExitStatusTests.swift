@@ -3,7 +3,7 @@ import Testing
 
 extension AMKTests {
     /// 0 success, 1 failure, 2 usage; errors as one `amk: ...` line naming what failed.
-    @Suite struct ExitStatus {
+    @Suite @MainActor struct ExitStatus {
         let tree: TestTree
 
         init() throws {

@@ -3,7 +3,7 @@ import Testing
 
 extension AMKTests {
     /// Ctrl-C during a pack stops it promptly, exits 1 and leaves nothing behind.
-    @Suite struct Interrupt {
+    @Suite @MainActor struct Interrupt {
         @Test(arguments: [SIGINT, SIGTERM])
         func signalCancelsPackCleanly(signal: Int32) async throws {
             let tree = try TestTree()

@@ -6,7 +6,7 @@ extension AMKTests {
     /// sweep's change N+1, for every N. After each kill every key's data is whole in its legacy
     /// place or its new one; a sweep after the "reboot" finishes the move.
     @Suite(.enabled(if: TransferProcess.has("_legacy-sweep"), "register LegacySweepCommand in AMK.commands"))
-    struct LegacySweepCommand {
+    @MainActor struct LegacySweepCommand {
         static let prefs = Data(#"{"theme":"dark"}"#.utf8)
         static let secret = Data("secret".utf8)
 

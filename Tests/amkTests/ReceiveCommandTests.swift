@@ -5,7 +5,7 @@ extension AMKTests {
     /// `amk receive`: what a sender sees when the receiver goes away.
     @Suite(.enabled(if: TransferProcess.has("send") && TransferProcess.has("receive"),
                     "register SendCommand and ReceiveCommand in AMK.commands"))
-    struct ReceiveCommand {
+    @MainActor struct ReceiveCommand {
         /// The receiver is killed with SIGKILL mid-stream: the sender reports the lost connection,
         /// and the destination keeps nothing; the next import removes the dead receiver's staging.
         @Test func aReceiverKilledMidStreamFailsTheSender() throws {

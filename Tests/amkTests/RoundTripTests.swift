@@ -3,7 +3,7 @@ import Testing
 
 extension AMKTests {
     /// pack → list (plain, long, JSON) → extract (all, one member) → verify → info on a small tree.
-    @Suite struct RoundTrip {
+    @Suite @MainActor struct RoundTrip {
         let tree: TestTree
         let archive: String
 

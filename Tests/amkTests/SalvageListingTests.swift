@@ -3,7 +3,7 @@ import Testing
 
 extension AMKTests {
     /// A salvage that loses many members names the first twenty and counts the rest.
-    @Suite struct SalvageListing {
+    @Suite @MainActor struct SalvageListing {
         @Test func longLostListIsCut() throws {
             let tree = try TestTree()
             for index in 0..<40 {

@@ -5,7 +5,7 @@ extension AMKTests {
     /// `amk send` against `amk receive`, two processes on one machine.
     @Suite(.enabled(if: TransferProcess.has("send") && TransferProcess.has("receive"),
                     "register SendCommand and ReceiveCommand in AMK.commands"))
-    struct SendCommand {
+    @MainActor struct SendCommand {
         @Test func aTwoProcessMigrationArrivesByteIdentical() throws {
             let tree = try TestTree()
             try tree.write("src/Documents/notes/a.txt", "hello, transfer\n")

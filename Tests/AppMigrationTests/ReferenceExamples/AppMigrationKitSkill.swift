@@ -81,8 +81,6 @@ extension MyMigrationExtension: ResourcesImporting {
 
 // wrapper: Error Handling During Import
 struct AppGroupClearingImport: ResourcesImporting {
-    var resourcesImportProgress: Progress { Progress(totalUnitCount: 100) }
-
     // verbatim
     func importResources(
         at importedDataURL: URL,

@@ -1,0 +1,54 @@
+import AppMigration
+import ArgumentParser
+import Foundation
+
+/// `amk import A.tar.xz --container DIR --extension NAME`: imports an archive into an app
+/// container through a migration extension, as the system would.
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import an archive into an app container through a migration extension.",
+        discussion: """
+            The archive is checked against the free space, extracted safely into a staging folder \
+            inside the container, and handed to the extension with the source app and version \
+            recorded at export. If the extension fails, the container's data is cleared (app-group \
+            folders, which live outside it, are not) and the failure is recorded where the app \
+            reads it (MigrationStatus.importStatus). The container is created if it does not \
+            exist. Extensions: \(SampleExtension.helpText).
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The archive made by `amk export`.", valueName: "archive"), completion: .file())
+    var archive: String
+
+    @Option(help: ArgumentHelp("The app container to import into.", valueName: "dir"), completion: .directory)
+    var container: String
+
+    @Option(name: .customLong("extension"), help: ArgumentHelp("The built-in extension to run.", valueName: "name"))
+    var migrationExtension: SampleExtension = .sample
+
+    @Option(help: "The app's bundle identifier (default: the container folder's name).")
+    var bundleIdentifier: String?
+
+    func validate() throws {
+        guard FileManager.default.isReadableFile(atPath: archive) else {
+            throw ValidationError("The archive '\(archive)' cannot be read.")
+        }
+    }
+
+    func run() async throws {
+        let root = URL(filePath: container)
+        let appContainer = MigrationDataContainer(bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
+                                                  containerRootDirectory: root)
+        try appContainer.createStandardDirectories()
+        let chosen = migrationExtension
+        let source = URL(filePath: archive)
+        let start = ContinuousClock.now
+        try await SignalCancellation.run {
+            try await chosen.importArchive(with: MigrationSystem(), from: source, into: appContainer)
+        }
+        let seconds = (ContinuousClock.now - start) / .seconds(1)
+        print("imported \(archive) into \(container) with \(chosen.rawValue) in \(ByteSize.formatSeconds(seconds)); "
+            + "import status: success")
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+@testable import IndexedArchive
+import Testing
+
+extension EngineSuites {
+    @Suite struct ArchiveBuilderTests {
+        struct Refusal: Error, Equatable {}
+
+        @Test func appendsFromTheBodyLandInOrderAndTheResultIsReturned() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("one/a.txt", "a")
+            try dir.file("two/b.txt", "b")
+            let archive = dir.path + "/b.tar.xz"
+            let (count, summary) = try await ArchivePacker.withBuilder(to: .file(archive), options: testOptions()) { builder in
+                try await builder.append(PackSource(path: dir.path + "/two", archivePath: "second"))
+                try await builder.append(PackSource(path: dir.path + "/one", archivePath: "first"))
+                return await builder.entryCount
+            }
+            #expect(count == 4)
+            #expect(summary.entries == 4)
+            let paths = try await ArchiveReader(path: archive).entries().map(\.path)
+            #expect(paths == ["second/", "second/b.txt", "first/", "first/a.txt"])
+        }
+
+        @Test func concurrentAppendsDoNotInterleave() async throws {
+            let dir = try TemporaryDirectory()
+            try await offPool {
+                for i in 0..<40 { try dir.file("one/f\(i).txt", sampleBytes(count: 20_000, seed: UInt64(i), text: true)) }
+                for i in 0..<40 { try dir.file("two/g\(i).bin", sampleBytes(count: 30_000, seed: UInt64(100 + i), text: false)) }
+            }
+            let archive = dir.path + "/c.tar.xz"
+            _ = try await ArchivePacker.withBuilder(to: .file(archive), options: testOptions()) { builder in
+                async let one: Void = builder.append(PackSource(path: dir.path + "/one"))
+                async let two: Void = builder.append(PackSource(path: dir.path + "/two"))
+                _ = try await (one, two)
+            }
+            let reader = try ArchiveReader(path: archive)
+            let paths = try await reader.entries().map(\.path)
+            #expect(paths.count == 82)
+            // Each source's members are contiguous: one append ran whole before the other.
+            let firsts = paths.map { $0.hasPrefix("one") }
+            #expect(zip(firsts, firsts.dropFirst()).filter { $0 != $1 }.count == 1)
+            #expect(try await reader.verify() == 82)
+            #expect(try await reader.contents(of: "two/g7.bin") == sampleBytes(count: 30_000, seed: 107, text: false))
+        }
+
+        @Test func aThrowingBodyAbandonsTheArchiveAndKeepsTheOldFile() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            try dir.file("old.tar.xz", "the previous archive")
+            let archive = dir.path + "/old.tar.xz"
+            do {
+                _ = try await ArchivePacker.withBuilder(to: .file(archive), options: testOptions()) { builder in
+                    try await builder.append(PackSource(path: dir.path + "/src"))
+                    throw Refusal()
+                }
+                Issue.record("withBuilder returned although its body threw")
+            } catch {
+                #expect(error as? Refusal == Refusal(), "the body's own error comes back: \(error)")
+            }
+            #expect(try await readBytes(archive) == Array("the previous archive".utf8))
+            #expect(listing(dir.path) == ["old.tar.xz", "src"])
+        }
+
+        @Test func theBuilderRefusesAppendsAfterTheArchiveIsFinished() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let (escaped, _) = try await ArchivePacker.withBuilder(to: .file(dir.path + "/f.tar.xz"), options: testOptions()) { $0 }
+            let error = await expectArchiveError("append after finish") { try await escaped.append(PackSource(path: dir.path + "/src")) }
+            #expect(error?.code == .invalidOptions)
+        }
+
+        @Test func afterAFailedAppendTheBuilderRefusesMore() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let archive = dir.path + "/f.tar.xz"
+            let error = await expectArchiveError("pack after a failed append") {
+                try await ArchivePacker.withBuilder(to: .file(archive), options: testOptions()) { builder in
+                    do {
+                        try await builder.append(PackSource(path: dir.path + "/missing"))
+                    } catch {
+                        // Carrying on would store a tar stream that may end mid-member.
+                        let again = await expectArchiveError("second append") { try await builder.append(PackSource(path: dir.path + "/src")) }
+                        #expect(again?.code == .io(errno: ENOENT))
+                    }
+                }
+            }
+            #expect(error?.code == .io(errno: ENOENT))
+            #expect(!exists(archive))
+        }
+
+        // MARK: - Faults while reading
+
+        /// Reads of `victims` fail with EACCES, as chmod 000 would make them for a non-root user.
+        static func denying(_ victims: Set<String>) -> FileSystem {
+            var fs = FileSystem.system
+            fs.openForReading = { path in
+                if victims.contains(path) { throw ArchiveError(.io(errno: EACCES), "open failed: Permission denied", path: path) }
+                return try FileSystem.system.openForReading(path)
+            }
+            return fs
+        }
+
+        @Test(arguments: ["small.txt", "large.bin"])
+        func anUnreadableFileFailsThePackOrIsSkippedWithAWarning(_ name: String) async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/before.txt", "before")
+            try dir.file("src/large.bin", Samples.noise1_2M)  // read in slices, not whole
+            try dir.file("src/small.txt", "small")
+            try dir.file("src/z.txt", "after")
+            let victim = dir.path + "/src/" + name
+            var options = testOptions()
+            options.fileSystem = Self.denying([victim])
+            let archive = dir.path + "/u.tar.xz"
+            let error = await expectArchiveError("unreadable \(name)") {
+                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            }
+            #expect(error?.code == .io(errno: EACCES))
+            #expect(error?.path == victim)
+            #expect(!exists(archive))
+
+            options.unreadable = .warn
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            #expect(summary.warnings.map(\.path) == [victim])
+            let reader = try ArchiveReader(path: archive)
+            let paths = try await reader.entries().map(\.path)
+            #expect(!paths.contains("src/" + name))
+            #expect(paths.count == 4)
+            #expect(try await reader.verify() == 4)
+        }
+
+        /// `fstat` reports `delta` bytes more than the file holds, as if it changed between the
+        /// size check and the read.
+        static func misreporting(_ victim: String, by delta: Int) -> FileSystem {
+            var fs = FileSystem.system
+            fs.fstat = { fd, path in
+                var info = try FileSystem.system.fstat(fd, path)
+                if path == victim { info.st_size += delta }
+                return info
+            }
+            return fs
+        }
+
+        @Test(arguments: [("small.txt", 10), ("small.txt", -3), ("large.bin", 1000), ("large.bin", -1000)])
+        func aFileThatChangesWhileReadFailsOrIsStoredAtItsHeaderSize(_ name: String, _ delta: Int) async throws {
+            let dir = try TemporaryDirectory()
+            let original = name == "large.bin" ? Samples.noise1_2M : Array("small content".utf8)
+            try dir.file("src/" + name, original)
+            let victim = dir.path + "/src/" + name
+            var options = testOptions()
+            options.fileSystem = Self.misreporting(victim, by: delta)
+            let archive = dir.path + "/c.tar.xz"
+            let error = await expectArchiveError("\(name) \(delta)") {
+                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            }
+            #expect(error?.code == .changedWhileReading)
+            #expect(error?.path == victim)
+            #expect(!exists(archive))
+
+            options.changedWhileReading = .warn
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            #expect(summary.warnings.map(\.path) == [victim])
+            let reader = try ArchiveReader(path: archive)
+            #expect(try await reader.verify() == 2)
+            let stored = try await reader.contents(of: "src/" + name)
+            // The header's size rules: cut when the file grew, padded with zeros when it shrank.
+            let expected = delta > 0 ? original + [UInt8](repeating: 0, count: delta) : Array(original.dropLast(-delta))
+            #expect(stored == expected)
+        }
+    }
+}

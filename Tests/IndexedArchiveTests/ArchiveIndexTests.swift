@@ -1,0 +1,259 @@
+import Foundation
+import IndexedArchive
+import Tar
+import Testing
+
+extension EngineSuites {
+    @Suite struct ArchiveIndexTests {
+        static let sample: ArchiveIndex = {
+            let entries = [
+                ArchiveEntry(path: "app/", kind: .directory, size: 0, mode: 0o755, uid: 501, gid: 20,
+                             mtime: TarTimestamp(seconds: 1_600_000_000, nanoseconds: 5), linkTarget: nil,
+                             headerOffset: 1024, dataOffset: 1536, checksum: nil, hasPaxHeader: true),
+                ArchiveEntry(path: "app/ünïcödé-名前.txt", kind: .regular, size: 700, mode: 0o4755, uid: 0, gid: 0,
+                             mtime: TarTimestamp(seconds: 0), linkTarget: nil,
+                             headerOffset: 1536, dataOffset: 2560, checksum: 0xDEAD_BEEF_0123_4567, hasPaxHeader: true),
+                ArchiveEntry(path: "app/link", kind: .symbolicLink, size: 0, mode: 0o777, uid: 1, gid: 2,
+                             mtime: TarTimestamp(seconds: -5, nanoseconds: 999_999_999), linkTarget: "../" + String(repeating: "t", count: 300),
+                             headerOffset: 3584, dataOffset: 5120, checksum: nil, hasPaxHeader: true),
+                ArchiveEntry(path: "app/hard", kind: .hardLink, size: 0, mode: 0o644, uid: 1, gid: 2,
+                             mtime: TarTimestamp(seconds: 7), linkTarget: "app/ünïcödé-名前.txt",
+                             headerOffset: 5120, dataOffset: 5632, checksum: nil, hasPaxHeader: false),
+                ArchiveEntry(path: "app/empty", kind: .regular, size: 0, mode: 0o600, uid: 1, gid: 2,
+                             mtime: TarTimestamp(seconds: 8), linkTarget: nil,
+                             headerOffset: 5632, dataOffset: 6144, checksum: 0, hasPaxHeader: false),
+            ]
+            return ArchiveIndex(entries: entries, tarSize: 7168, chunkSize: 1 << 20,
+                                metadata: ["resourcesVersion": "3", "note": "a = b\nc ✓", "empty": ""])
+        }()
+
+        static func load32(_ bytes: [UInt8], _ at: Int) -> UInt32 { bytes[at..<at + 4].reversed().reduce(0) { $0 << 8 | UInt32($1) } }
+        static func load64(_ bytes: [UInt8], _ at: Int) -> UInt64 { bytes[at..<at + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+        static func store32(_ bytes: inout [UInt8], _ at: Int, _ value: UInt32) {
+            for i in 0..<4 { bytes[at + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
+        }
+        static func store64(_ bytes: inout [UInt8], _ at: Int, _ value: UInt64) {
+            for i in 0..<8 { bytes[at + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+        }
+
+        @Test func roundTripKeepsEveryField() throws {
+            let decoded = try ArchiveIndex.decode(Self.sample.encoded())
+            #expect(decoded.entries == Self.sample.entries)
+            #expect(decoded.tarSize == 7168)
+            #expect(decoded.chunkSize == 1 << 20)
+            #expect(decoded.metadata == Self.sample.metadata)
+        }
+
+        @Test func layoutIsTheDocumentedOne() throws {
+            let bytes = Self.sample.encoded()
+            let entries = Self.sample.entries
+            #expect(Array(bytes[0..<8]) == Array("AMKINDEX".utf8))
+            #expect(bytes[8] == 1 && bytes[9] == 0, "major version 1")
+            #expect(Self.load32(bytes, 12) == 96, "record size")
+            #expect(Self.load64(bytes, 16) == UInt64(entries.count))
+            #expect(Self.load64(bytes, 24) == 7168, "tar size T")
+            #expect(Self.load64(bytes, 32) == 1 << 20, "chunk size C")
+            let heap = entries.reduce(0) { $0 + $1.path.utf8.count + ($1.linkTarget?.utf8.count ?? 0) }
+            #expect(Self.load64(bytes, 40) == UInt64(heap), "string heap size")
+            #expect(bytes[48] == 1 && bytes[49] == 8, "CRC64, 8 bytes")
+            let metadataSize = Int(Self.load32(bytes, 52))
+            #expect(bytes.count == 64 + 96 * entries.count + heap + metadataSize)
+            // Record 1: the regular file.
+            let r = 64 + 96
+            #expect(Self.load64(bytes, r) == 1536)
+            #expect(Self.load64(bytes, r + 8) == 2560)
+            #expect(Self.load64(bytes, r + 16) == 700)
+            #expect(Self.load32(bytes, r + 36) == 0o4755)
+            #expect(bytes[r + 48] == UInt8(ascii: "0"))
+            #expect(bytes[r + 49] & 1 == 1, "has a pax header")
+            #expect(Self.load64(bytes, r + 80) == 0xDEAD_BEEF_0123_4567)
+            let pathLength = Int(Self.load32(bytes, r + 52)), pathOffset = Int(Self.load64(bytes, r + 56))
+            let heapStart = 64 + 96 * entries.count
+            #expect(Array(bytes[heapStart + pathOffset..<heapStart + pathOffset + pathLength]) == Array("app/ünïcödé-名前.txt".utf8))
+            // Record 2: the symlink's type and target.
+            let s = 64 + 2 * 96
+            #expect(bytes[s + 48] == UInt8(ascii: "2"))
+            #expect(Self.load32(bytes, s + 72) == 303)
+        }
+
+        @Test func largeIdsAreClampedInTheRecord() throws {
+            var index = Self.sample
+            index.entries[0].uid = 1 << 40
+            let decoded = try ArchiveIndex.decode(index.encoded())
+            #expect(decoded.entries[0].uid == UInt64(UInt32.max))
+        }
+
+        @Test func laterMinorVersionsWithLongerRecordsStillDecode() throws {
+            // A future writer appends 32 bytes to every record and bumps the minor version: readers
+            // stride by the record size and ignore the new fields.
+            let old = Self.sample.encoded()
+            let n = Self.sample.entries.count
+            var bytes = Array(old[0..<64])
+            bytes[10] = 3
+            Self.store32(&bytes, 12, 128)
+            for i in 0..<n {
+                bytes += old[64 + i * 96..<64 + (i + 1) * 96]
+                bytes += [UInt8](repeating: 0xAB, count: 32)
+            }
+            bytes += old[(64 + n * 96)...]
+            let decoded = try ArchiveIndex.decode(bytes)
+            #expect(decoded.entries == Self.sample.entries)
+            #expect(decoded.metadata == Self.sample.metadata)
+        }
+
+        struct Tamper: CustomTestStringConvertible, Sendable {
+            let name: String
+            let expected: ArchiveError.Code
+            let change: @Sendable (inout [UInt8]) -> Void
+            var testDescription: String { name }
+        }
+
+        static let r0 = 64, r1 = 64 + 96
+        static let tampers: [Tamper] = [
+            Tamper(name: "wrong magic", expected: .corrupt) { $0[0] = UInt8(ascii: "X") },
+            Tamper(name: "header cut short", expected: .corrupt) { $0 = Array($0[0..<40]) },
+            Tamper(name: "unknown major version", expected: .unsupportedVersion) { $0[8] = 2 },
+            Tamper(name: "record size below 96", expected: .corrupt) { store32(&$0, 12, 95) },
+            Tamper(name: "record size absurd", expected: .corrupt) { store32(&$0, 12, UInt32.max) },
+            Tamper(name: "count past the block", expected: .corrupt) { store64(&$0, 16, 1_000_000) },
+            Tamper(name: "count past the limit", expected: .limitExceeded) { store64(&$0, 16, UInt64.max) },
+            Tamper(name: "heap size past the block", expected: .corrupt) { store64(&$0, 40, 1 << 20) },
+            Tamper(name: "heap size huge", expected: .corrupt) { store64(&$0, 40, UInt64.max) },
+            Tamper(name: "metadata size past the block", expected: .corrupt) { store32(&$0, 52, UInt32.max) },
+            Tamper(name: "path offset past the heap", expected: .corrupt) { store64(&$0, r1 + 56, 100_000) },
+            Tamper(name: "path offset overflowing", expected: .corrupt) { store64(&$0, r1 + 56, UInt64.max - 3) },
+            Tamper(name: "path length past the heap", expected: .corrupt) { store32(&$0, r1 + 52, UInt32.max) },
+            Tamper(name: "link past the heap", expected: .corrupt) { store32(&$0, 64 + 2 * 96 + 72, 5000) },
+            Tamper(name: "data offset past T", expected: .corrupt) { store64(&$0, r1 + 8, 7169) },
+            Tamper(name: "size past T", expected: .corrupt) { store64(&$0, r1 + 16, 7168) },
+            Tamper(name: "size huge", expected: .corrupt) { store64(&$0, r1 + 16, UInt64.max) },
+            Tamper(name: "data before header", expected: .corrupt) { store64(&$0, r1 + 8, 1000) },
+            Tamper(name: "headers out of order", expected: .corrupt) { store64(&$0, r1, 100) },
+            Tamper(name: "nanoseconds out of range", expected: .corrupt) { store32(&$0, r0 + 32, 1_000_000_000) },
+            Tamper(name: "path not UTF-8", expected: .corrupt) { bytes in
+                let heap = 64 + 5 * 96
+                bytes[heap] = 0xFF
+            },
+            Tamper(name: "metadata cut short", expected: .corrupt) { bytes in
+                let size = Int(load32(bytes, 52))
+                store32(&bytes, 52, UInt32(size - 3))
+                bytes.removeLast(3)
+            },
+        ]
+
+        @Test(arguments: tampers)
+        func tamperedIndexesAreRefused(_ tamper: Tamper) throws {
+            var bytes = Self.sample.encoded()
+            tamper.change(&bytes)
+            let error = #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes) }
+            #expect(error?.code == tamper.expected, "\(String(describing: error))")
+        }
+
+        @Test func theEntryLimitIsTheCallers() throws {
+            let bytes = Self.sample.encoded()
+            #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes, maxEntries: 4) }
+            #expect(try ArchiveIndex.decode(bytes, maxEntries: 5).entries.count == 5)
+        }
+
+        @Test func errorsNameTheBlockOffset() throws {
+            var bytes = Self.sample.encoded()
+            bytes[8] = 9
+            do {
+                _ = try ArchiveIndex.decode(bytes, blockOffset: 4242)
+                Issue.record("decoded version 9")
+            } catch {
+                #expect(error.offset == 4242)
+                #expect(error.message.contains("9"), "the message names the version: \(error.message)")
+            }
+        }
+
+        @Test func everyPrefixAndEveryByteFlipFailsCleanly() throws {
+            let bytes = Self.sample.encoded()
+            for length in 0..<bytes.count {
+                #expect(throws: ArchiveError.self, "prefix of \(length) bytes") { try ArchiveIndex.decode(Array(bytes[0..<length])) }
+            }
+            // A flip either decodes (a value changed within its range) or is refused: never a crash.
+            for position in 0..<bytes.count {
+                for bit in [0, 7] {
+                    var copy = bytes
+                    copy[position] ^= 1 << bit
+                    do {
+                        _ = try ArchiveIndex.decode(copy)
+                    } catch {
+                        _ = error.code
+                    }
+                }
+            }
+        }
+
+        // MARK: - In an archive
+
+        @Test func anArchiveWhoseIndexDisagreesWithItsBlocksIsRefused() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarFile("d/b.txt", "bravo")])
+            let path = dir.path + "/x.tar.xz"
+            try await writeBytes(path, try indexedArchive(tar: tar, tamper: { $0.tarSize += 512 }))
+            let error = try #require(throws: ArchiveError.self) { try ArchiveReader(path: path) }
+            #expect(error.code == .corrupt)
+            #expect(error.offset != nil)
+
+            try await writeBytes(path, try indexedArchive(tar: tar, index: {
+                var bytes = ArchiveIndex(entries: try indexEntries(of: tar), tarSize: UInt64(tar.count), chunkSize: 1 << 20, metadata: [:]).encoded()
+                bytes[8] = 2
+                return bytes
+            }()))
+            let versionError = #expect(throws: ArchiveError.self) { try ArchiveReader(path: path) }
+            #expect(versionError?.code == .unsupportedVersion)
+        }
+
+        @Test func anIndexThatMisplacesAMemberFailsVerification() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarFile("d/b.txt", "bravo")])
+            let path = dir.path + "/x.tar.xz"
+            // The index points a.txt's content at b.txt's: a random-access read returns the wrong
+            // bytes unless the checksum catches it; verify compares index and headers.
+            try await writeBytes(path, try indexedArchive(tar: tar, tamper: { index in
+                index.entries[1].dataOffset = index.entries[2].dataOffset
+            }))
+            let reader = try ArchiveReader(path: path)
+            #expect(reader.mode == .indexed)
+            let read = await expectArchiveError("contents of a misplaced member") { try await reader.contents(of: "d/a.txt") }
+            #expect(read?.code == .checksumMismatch)
+            #expect(read?.member == "d/a.txt")
+            let verify = await expectArchiveError("verify") { try await reader.verify() }
+            #expect(verify?.code == .corrupt)
+            #expect(verify?.member == "d/a.txt")
+        }
+
+        @Test func aWrongChecksumInTheIndexIsCaught() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("a.txt", "alpha"), tarFile("b.txt", "bravo")])
+            let path = dir.path + "/x.tar.xz"
+            try await writeBytes(path, try indexedArchive(tar: tar, tamper: { $0.entries[1].checksum! ^= 1 }))
+            let reader = try ArchiveReader(path: path)
+            #expect(try await reader.contents(of: "a.txt") == Array("alpha".utf8))
+            #expect(await expectArchiveError("contents") { try await reader.contents(of: "b.txt") }?.code == .checksumMismatch)
+            #expect(await expectArchiveError("verify") { try await reader.verify() }?.code == .checksumMismatch)
+            let out = dir.path + "/out"
+            #expect(await expectArchiveError("extract") { try await reader.extract(to: out) }?.code == .checksumMismatch)
+            #expect(try await readBytes(out + "/a.txt") == Array("alpha".utf8))
+            #expect(!exists(out + "/b.txt"), "the member whose checksum failed is removed")
+        }
+
+        @Test func anIndexListingMoreMembersThanTheTarHoldsFailsVerification() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("a.txt", "alpha")])
+            let path = dir.path + "/x.tar.xz"
+            try await writeBytes(path, try indexedArchive(tar: tar, tamper: { index in
+                var extra = index.entries[0]
+                extra.path = "ghost.txt"
+                extra.headerOffset = extra.dataOffset
+                index.entries.append(extra)
+            }))
+            let reader = try ArchiveReader(path: path)
+            #expect(try await reader.entries().count == 2)
+            let error = await expectArchiveError("verify") { try await reader.verify() }
+            #expect(error?.code == .corrupt)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import IndexedArchive
+import Testing
+
+extension EngineSuites {
+    @Suite struct ArchiveSalvagerTests {
+        struct Case {
+            let packed: PackedTree
+            let bytes: [UInt8]
+            let blocks: [ToolBlock]
+            let entries: [ArchiveEntry]
+
+            static func make() async throws -> Case {
+                let packed = try await PackedTree.make()
+                return Case(packed: packed, bytes: try await readBytes(packed.archive), blocks: try await xzToolBlocks(packed.archive),
+                            entries: try await ArchiveReader(path: packed.archive).entries())
+            }
+
+            /// Members whose headers and content lie wholly before uncompressed offset `boundary`.
+            func wholeBefore(_ boundary: UInt64) -> [String] {
+                entries.filter { $0.dataOffset + $0.size <= boundary }.map(\.path)
+            }
+
+            /// Checks that `out` holds exactly `recovered`, each file equal to its source.
+            func expectOutput(_ out: String, holds recovered: [String], _ what: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
+                let snapshot = try await TreeSnapshot.of(out + "/src")
+                let expected = Set(recovered.filter { $0 != "src/" }.map { path -> String in
+                    let name = path.hasSuffix("/") ? String(path.dropLast()) : path
+                    return String(name.dropFirst(4))
+                })
+                #expect(Set(snapshot.items.keys) == expected, "\(what): output differs from the recovered list", sourceLocation: sourceLocation)
+                #expect(try await filesThatDifferFromSource(out + "/src", source: packed.root).isEmpty, "\(what): a file differs from its source",
+                        sourceLocation: sourceLocation)
+            }
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func anIntactArchiveSalvagesWhole() async throws {
+            let c = try await Case.make()
+            let out = c.packed.dir.path + "/out"
+            let report = try await ArchiveSalvager.salvage(path: c.packed.archive, to: out)
+            #expect(report.damage == nil)
+            #expect(report.damageOffset == nil)
+            #expect(report.lost.isEmpty)
+            #expect(report.goodBlocks == c.blocks.count, "data blocks and both index blocks verify")
+            #expect(report.lostIsComplete)
+            #expect(report.recovered == c.entries.map(\.path))
+            expectSameTree(try await TreeSnapshot.of(c.packed.root), try await TreeSnapshot.of(out + "/src"), "salvaged intact archive")
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func aDamagedDataBlockLosesOnlyTheMembersFromItOn() async throws {
+            let c = try await Case.make()
+            let dataBlocks = c.packed.summary.blocks
+            for (k, block) in c.blocks.prefix(dataBlocks).enumerated() {
+                var bytes = c.bytes
+                bytes[Int(block.compressedOffset + block.totalSize / 2)] ^= 0x04
+                let path = c.packed.dir.path + "/d\(k).tar.xz"
+                try await writeBytes(path, bytes)
+                let out = c.packed.dir.path + "/out\(k)"
+                let report = try await ArchiveSalvager.salvage(path: path, to: out)
+                let expected = c.wholeBefore(block.uncompressedOffset)
+                #expect(report.recovered == expected, "block \(k)")
+                // The index at the end still reads, so every other member is reported lost.
+                #expect(report.lost == c.entries.map(\.path).filter { !expected.contains($0) }, "block \(k)")
+                #expect(report.lostIsComplete, "block \(k)")
+                #expect(report.goodBlocks == k)
+                #expect(report.damage != nil)
+                #expect(report.damageOffset.map { $0 >= block.compressedOffset && $0 <= block.compressedOffset + block.totalSize } == true,
+                        "block \(k): damage at \(String(describing: report.damageOffset))")
+                try await c.expectOutput(out, holds: expected, "block \(k)")
+            }
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func damageToTheIndexBlocksLosesNothing() async throws {
+            let c = try await Case.make()
+            let rich = c.blocks[c.blocks.count - 2]
+            var bytes = c.bytes
+            bytes[Int(rich.compressedOffset + rich.totalSize / 2)] ^= 0x10
+            let path = c.packed.dir.path + "/i.tar.xz"
+            try await writeBytes(path, bytes)
+            let out = c.packed.dir.path + "/out"
+            let report = try await ArchiveSalvager.salvage(path: path, to: out)
+            #expect(report.recovered == c.entries.map(\.path))
+            #expect(report.lost.isEmpty)
+            #expect(report.goodBlocks == c.packed.summary.blocks)
+            #expect(report.damageOffset.map { $0 >= rich.compressedOffset } == true)
+            expectSameTree(try await TreeSnapshot.of(c.packed.root), try await TreeSnapshot.of(out + "/src"), "index damaged")
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func aTruncatedArchiveSalvagesItsWholeBlocks() async throws {
+            let c = try await Case.make()
+            for (k, block) in c.blocks.enumerated() where k > 0 {
+                for (cut, kind) in [(block.compressedOffset, "boundary"), (block.compressedOffset + block.totalSize / 2, "mid-block")] {
+                    let path = c.packed.dir.path + "/t\(k)-\(kind).tar.xz"
+                    try await writeBytes(path, c.bytes.prefix(Int(cut)))
+                    let out = c.packed.dir.path + "/out\(k)-\(kind)"
+                    let report = try await ArchiveSalvager.salvage(path: path, to: out)
+                    let what = "cut at block \(k) (\(kind))"
+                    let verifiedEnd = block.uncompressedOffset
+                    let expected = c.wholeBefore(verifiedEnd)
+                    #expect(report.recovered == expected, "\(what)")
+                    #expect(report.goodBlocks == k, "\(what)")
+                    #expect(report.damage != nil, "\(what)")
+                    #expect(report.damageOffset.map { $0 >= block.compressedOffset && $0 <= cut } == true,
+                            "\(what): damage at \(String(describing: report.damageOffset))")
+                    // Without the footer the index is unreadable: the loss reported is the member cut in two.
+                    let cutMember = c.entries.filter { $0.dataOffset <= verifiedEnd && $0.dataOffset + $0.size > verifiedEnd }.map(\.path)
+                    #expect(report.lost == cutMember, "\(what)")
+                    #expect(!report.lostIsComplete, "\(what): members after the cut are unknown")
+                    try await c.expectOutput(out, holds: expected, what)
+                }
+            }
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func aSelectionSalvagesAndReportsOnlyTheSelectedMembers() async throws {
+            let c = try await Case.make()
+            let block = c.blocks[2]
+            var bytes = c.bytes
+            bytes[Int(block.compressedOffset + block.totalSize / 2)] ^= 0x04
+            let path = c.packed.dir.path + "/d.tar.xz"
+            try await writeBytes(path, bytes)
+            var options = ExtractOptions()
+            options.members = ["src/docs"]
+            let out = c.packed.dir.path + "/out"
+            let report = try await ArchiveSalvager.salvage(path: path, to: out, options: options)
+            let expected = c.wholeBefore(block.uncompressedOffset).filter { $0.hasPrefix("src/docs/") }
+            #expect(!expected.isEmpty)
+            #expect(report.recovered == expected, "recovered lists the members written")
+            #expect(report.lost == c.entries.map(\.path).filter { $0.hasPrefix("src/docs/") && !expected.contains($0) },
+                    "lost lists the selected members only")
+            #expect(!report.lost.isEmpty)
+            try await c.expectOutput(out, holds: expected + ["src/"], "selection")
+        }
+
+        @Test func aFileThatIsNotAnArchiveRecoversNothing() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("junk.tar.xz", sampleBytes(count: 5000, seed: 1, text: true))
+            let report = try await ArchiveSalvager.salvage(path: dir.path + "/junk.tar.xz", to: dir.path + "/out")
+            #expect(report.recovered.isEmpty)
+            #expect(report.goodBlocks == 0)
+            #expect(report.damageOffset == 0)
+            #expect(listing(dir.path + "/out").isEmpty)
+        }
+
+        @Test func aMissingFileIsAnError() async throws {
+            let dir = try TemporaryDirectory()
+            let error = await expectArchiveError("salvage missing") {
+                try await ArchiveSalvager.salvage(path: dir.path + "/none.tar.xz", to: dir.path + "/out")
+            }
+            #expect(error?.code == .io(errno: ENOENT))
+        }
+    }
+}

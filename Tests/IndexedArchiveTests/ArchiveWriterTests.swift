@@ -1,0 +1,122 @@
+import Foundation
+import IndexedArchive
+import Testing
+
+/// The writer through the packer: pipes, atomic files, races for one destination.
+extension EngineSuites {
+    @Suite struct ArchiveWriterTests {
+        /// A pipe whose ends a child process does not inherit (only its stdin, dup'ed, survives), so
+        /// that closing our write end is the end of the input.
+        static func pipeClosedOnExec() throws -> [Int32] {
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            return fds
+        }
+
+        @Test func anArchiveWrittenToAPipeIsComplete() async throws {
+            let packed = try await PackedTree.make()
+            let fds = try Self.pipeClosedOnExec()
+            let readEnd = fds[0], writeEnd = fds[1]
+            // Drain the pipe on a thread of its own, as a socket peer would. (Not in a task: a
+            // blocking read would hold a thread of the cooperative pool that the pack needs.)
+            async let received = offPool { () -> [UInt8] in
+                defer { close(readEnd) }
+                var out: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                    if n <= 0 { break }
+                    out += buffer[0..<n]
+                }
+                return out
+            }
+            let summary: PackSummary
+            do {
+                defer { close(writeEnd) }
+                summary = try await ArchivePacker.pack([PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(writeEnd),
+                                                       options: testOptions(metadata: ["resourcesVersion": "7"]))
+            }
+            let bytes = try await received
+            #expect(UInt64(bytes.count) == summary.archiveBytes)
+            #expect(summary.blocks == packed.summary.blocks)
+            let path = packed.dir.path + "/piped.tar.xz"
+            try await writeBytes(path, bytes)
+            let reader = try ArchiveReader(path: path)
+            #expect(reader.mode == .indexed)
+            #expect(try await reader.verify() == packed.summary.entries)
+            // Same tree, same options: the same bytes as the archive written to a file.
+            #expect(bytes == (try await readBytes(packed.archive)))
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func xzTestsAnArchiveAsItIsPiped() async throws {
+            let packed = try await PackedTree.make()
+            let fds = try Self.pipeClosedOnExec()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["xz", "-t", "-"]
+            process.standardInput = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            do {
+                defer { close(fds[1]) }
+                try await ArchivePacker.pack([PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(fds[1]),
+                                             options: testOptions())
+            }
+            let status: Int32 = try await offPool {
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            #expect(status == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        }
+
+        @Test func racingPacksToOneDestinationLeaveOneCompleteArchive() async throws {
+            let dir = try TemporaryDirectory()
+            try await offPool {
+                try dir.file("a/file.txt", sampleBytes(count: 1_500_000, seed: 21, text: true))
+                try dir.file("b/other.bin", sampleBytes(count: 1_500_000, seed: 22, text: false))
+            }
+            let destination = dir.path + "/race.tar.xz"
+            let base = dir.path
+            async let first = ArchivePacker.pack([PackSource(path: base + "/a", archivePath: "a")], to: .file(destination), options: testOptions())
+            async let second = ArchivePacker.pack([PackSource(path: base + "/b", archivePath: "b")], to: .file(destination), options: testOptions())
+            let (one, two) = try await (first, second)
+            let reader = try ArchiveReader(path: destination)
+            let paths = try await reader.entries().map(\.path)
+            #expect(paths == ["a/", "a/file.txt"] || paths == ["b/", "b/other.bin"], "\(paths)")
+            #expect(try await reader.verify() == 2)
+            let size = UInt64(try await readBytes(destination).count)
+            #expect(size == (paths[0] == "a/" ? one.archiveBytes : two.archiveBytes))
+            #expect(listing(dir.path) == ["a", "b", "race.tar.xz"], "no temporary file is left")
+        }
+
+        @Test func aDestinationInAMissingDirectoryIsAnError() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let error = await expectArchiveError("missing directory") {
+                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/no/such/dir/x.tar.xz"),
+                                             options: testOptions())
+            }
+            #expect(error?.code == .io(errno: ENOENT))
+            #expect(listing(dir.path) == ["src"])
+        }
+
+        @Test func aSuccessfulPackReplacesTheOldFileAndLeavesNoTemporary() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            try dir.file("x.tar.xz", "old")
+            let archive = dir.path + "/x.tar.xz"
+            var before = stat()
+            lstat(archive, &before)
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: testOptions())
+            var after = stat()
+            lstat(archive, &after)
+            #expect(before.st_ino != after.st_ino, "replaced by rename, not rewritten in place")
+            #expect(after.st_mode & 0o777 == 0o644)
+            #expect(UInt64(after.st_size) == summary.archiveBytes)
+            #expect(listing(dir.path) == ["src", "x.tar.xz"])
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+@testable import IndexedArchive
+import Testing
+import XZ
+
+extension EngineSuites {
+    @Suite struct CompressorPoolTests {
+        /// Decodes a block with the XZ module's decoder, checking its CRC64.
+        static func decode(_ block: EncodedBlock) throws -> [UInt8] {
+            var out: [UInt8] = []
+            let decoder = BlockDecoder()
+            try block.bytes.withUnsafeBytes { raw in
+                _ = try decoder.decode(block: raw, check: .crc64) { out.append(contentsOf: $0) }
+            }
+            return out
+        }
+
+        static let mib = 1 << 20
+
+        @Test func noiseIsSampledAsIncompressibleAndTextIsNot() throws {
+            let sampler = try BlockEncoder(preset: 0, maxChunkSize: CompressorPool.sampleSize)
+            let noise = Array(Samples.noise1_2M.prefix(Self.mib))
+            let text = Array(Samples.text2_5M.prefix(Self.mib))
+            func looks(_ bytes: [UInt8]) throws -> Bool {
+                try bytes.withUnsafeBytes { try CompressorPool.looksIncompressible($0, sampler: sampler) }
+            }
+            #expect(try looks(noise))
+            #expect(!(try looks(text)))
+            #expect(!(try looks(Array(noise.prefix(Self.mib / 2)) + Array(text.prefix(Self.mib / 2)))), "mixed chunks are compressed")
+            #expect(!(try looks(Array(noise.prefix(100_000)))), "too short to sample: compressed")
+            #expect(!(try looks([UInt8](repeating: 0, count: Self.mib))))
+        }
+
+        @Test func blocksRoundTripStoredOrCompressedAsTheyDeserve() async throws {
+            let pool = CompressorPool(workers: 2, preset: 1, extreme: false, chunkSize: Self.mib, compressible: true)
+            defer { pool.shutdown() }
+            let noise = Array(Samples.noise1_2M.prefix(Self.mib))
+            let text = Array(Samples.text2_5M.prefix(Self.mib))
+
+            let stored = try await pool.compress(noise)
+            #expect(stored.isStored)
+            #expect(stored.uncompressedSize == UInt64(Self.mib))
+            #expect(stored.bytes.count > Self.mib && stored.bytes.count < Self.mib + Self.mib / 100, "stored costs under 1%")
+            #expect(try Self.decode(stored) == noise)
+
+            let packed = try await pool.compress(text)
+            #expect(!packed.isStored)
+            #expect(packed.bytes.count < Self.mib / 3)
+            #expect(try Self.decode(packed) == text)
+
+            let whole = try await pool.compressWhole(Array("a small index block".utf8))
+            #expect(try Self.decode(whole) == Array("a small index block".utf8))
+            let empty = try await pool.compress([])
+            #expect(try Self.decode(empty).isEmpty)
+        }
+
+        @Test func withoutCompressionEveryBlockIsStored() async throws {
+            let pool = CompressorPool(workers: 1, preset: 6, extreme: false, chunkSize: Self.mib, compressible: false)
+            defer { pool.shutdown() }
+            let text = Array(Samples.text2_5M.prefix(Self.mib))
+            let block = try await pool.compress(text)
+            #expect(block.isStored)
+            #expect(try Self.decode(block) == text)
+        }
+
+        @Test func manyChunksInParallelAllComeBackRight() async throws {
+            let pool = CompressorPool(workers: 2, preset: 0, extreme: false, chunkSize: Self.mib, compressible: true)
+            defer { pool.shutdown() }
+            let chunks = (0..<8).map { i in Array(Samples.text2_5M[(i * 200_000)..<(i * 200_000 + 300_000)]) }
+            let blocks = try await withThrowingTaskGroup(of: (Int, EncodedBlock).self) { group in
+                for (i, chunk) in chunks.enumerated() { group.addTask { (i, try await pool.compress(chunk)) } }
+                var out: [Int: EncodedBlock] = [:]
+                for try await (i, block) in group { out[i] = block }
+                return out
+            }
+            for (i, chunk) in chunks.enumerated() {
+                #expect(try Self.decode(blocks[i]!) == chunk, "chunk \(i)")
+            }
+        }
+
+        @Test func aCancelledCompressionReturnsPromptly() async throws {
+            let pool = CompressorPool(workers: 1, preset: 6, extreme: false, chunkSize: 16 * Self.mib, compressible: true)
+            defer { pool.shutdown() }
+            let text = try await offPool { ArchivePackerTests.slowText(16 * (1 << 20)) }
+            let task = Task { try await pool.compress(text) }
+            try await Task.sleep(for: .milliseconds(100))
+            let cancelled = ContinuousClock.now
+            task.cancel()
+            let result = await task.result
+            let latency = ContinuousClock.now - cancelled
+            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(latency < .seconds(1), "a 16 MiB preset-6 encode stopped after \(latency)")
+        }
+    }
+}

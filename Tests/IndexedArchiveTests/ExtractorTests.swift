@@ -1,0 +1,219 @@
+import Foundation
+import IndexedArchive
+import Tar
+import Testing
+
+extension EngineSuites {
+    /// The extractor through `ArchiveReader.extract(to:options:)`: options, limits, what it replaces.
+    @Suite struct ExtractorTests {
+        @Test func extractionRestoresTheTreeAndReportsWhatItWrote() async throws {
+            let packed = try await PackedTree.make()
+            let out = packed.dir.path + "/out"
+            let summary = try await ArchiveReader(path: packed.archive).extract(to: out)
+            #expect(summary.entries == packed.summary.entries)
+            #expect(summary.bytes == packed.summary.fileBytes)
+            #expect(summary.warnings.isEmpty)
+            expectSameTree(try await TreeSnapshot.of(packed.root), try await TreeSnapshot.of(out + "/src"), "extract")
+            var a = stat(), b = stat()
+            lstat(out + "/src/docs/notes.txt", &a)
+            lstat(out + "/src/hardlink-to-notes", &b)
+            #expect(a.st_ino == b.st_ino)
+            lstat(out + "/src/owned.txt", &a)
+            #expect(a.st_uid == geteuid(), "ownership is not restored by default")
+        }
+
+        @Test func extractingTwiceOverwritesInPlace() async throws {
+            let packed = try await PackedTree.make()
+            let out = packed.dir.path + "/out"
+            let reader = try ArchiveReader(path: packed.archive)
+            try await reader.extract(to: out)
+            try createFile(out + "/src/docs/notes.txt", Array("changed since".utf8))
+            try await reader.extract(to: out)
+            expectSameTree(try await TreeSnapshot.of(packed.root), try await TreeSnapshot.of(out + "/src"), "second extraction")
+            var a = stat(), b = stat()
+            lstat(out + "/src/" + CompatTree.over255, &a)
+            lstat(out + "/src/zz-hardlink-to-long-path", &b)
+            #expect(a.st_ino == b.st_ino && a.st_nlink == 2)
+        }
+
+        @Test(.enabled(if: runningAsRoot))
+        func ownershipIsRestoredWhenAskedAsRoot() async throws {
+            let packed = try await PackedTree.make()
+            var options = ExtractOptions()
+            options.restoreOwnership = true
+            let out = packed.dir.path + "/out"
+            try await ArchiveReader(path: packed.archive).extract(to: out, options: options)
+            var info = stat()
+            lstat(out + "/src/owned.txt", &info)
+            #expect(info.st_uid == CompatTree.bigUID && info.st_gid == CompatTree.bigGID)
+            #expect(info.st_mode & 0o7777 == 0o644)
+            lstat(out + "/src/setuid-tool", &info)
+            #expect(info.st_mode & 0o7777 == 0o4755, "chown must not leave the set-uid bit cleared")
+        }
+
+        @Test func withoutPermissionsModesAreSafeDefaults() async throws {
+            let packed = try await PackedTree.make()
+            var options = ExtractOptions()
+            options.restorePermissions = false
+            let out = packed.dir.path + "/out"
+            try await ArchiveReader(path: packed.archive).extract(to: out, options: options)
+            func mode(_ path: String) -> mode_t {
+                var info = stat()
+                lstat(out + "/src/" + path, &info)
+                return info.st_mode & 0o7777
+            }
+            #expect(mode("setuid-tool") == 0o755, "no set-uid bit")
+            #expect(mode("sticky") == 0o755, "no sticky bit, no world write")
+            #expect(mode("private.key") == 0o600)
+            #expect(mode("docs/notes.txt") == 0o644)
+        }
+
+        @Test(.enabled(if: toolExists("xz")), arguments: [ReadMode.indexed, .sequential])
+        func onlyTheSelectedMembersAreWritten(_ mode: ReadMode) async throws {
+            let packed = try await PackedTree.make()
+            var archive = packed.archive
+            if mode == .sequential {
+                archive = packed.dir.path + "/plain.tar.xz"
+                try await writeBytes(archive, try await xzTool(Array(try await runTool(["xz", "-dc", packed.archive]).stdout)))
+            }
+            let reader = try ArchiveReader(path: archive)
+            #expect(reader.mode == (mode == .indexed ? .indexed : .sequential))
+            var options = ExtractOptions()
+            options.members = ["src/docs/", "src/run.sh"]
+            let out = packed.dir.path + "/out"
+            let summary = try await reader.extract(to: out, options: options)
+            let snapshot = try await TreeSnapshot.of(out + "/src")
+            #expect(snapshot.items.keys.sorted() == ["docs", "docs/big.json", "docs/notes.txt", "run.sh"])
+            #expect(summary.entries == 4)
+            #expect(try await readBytes(out + "/src/docs/big.json") == Samples.text2_5M)
+        }
+
+        @Test func aSymlinkAlreadyAtAFilesPathIsReplacedNotFollowed() async throws {
+            let packed = try await PackedTree.make()
+            let out = packed.dir.path + "/out"
+            try packed.dir.file("victim.txt", "untouched")
+            try FileManager.default.createDirectory(atPath: out + "/src/docs", withIntermediateDirectories: true)
+            symlink(packed.dir.path + "/victim.txt", out + "/src/docs/notes.txt")
+            try await ArchiveReader(path: packed.archive).extract(to: out)
+            #expect(try await readBytes(packed.dir.path + "/victim.txt") == Array("untouched".utf8))
+            var info = stat()
+            lstat(out + "/src/docs/notes.txt", &info)
+            #expect(info.st_mode & S_IFMT == S_IFREG)
+            #expect(try await readBytes(out + "/src/docs/notes.txt") == Samples.text40K)
+        }
+
+        @Test func aSymlinkAlreadyAtADirectorysPathIsRefused() async throws {
+            let packed = try await PackedTree.make()
+            let out = packed.dir.path + "/out"
+            let elsewhere = packed.dir.path + "/elsewhere"
+            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
+            try FileManager.default.createDirectory(atPath: out + "/src", withIntermediateDirectories: true)
+            symlink(elsewhere, out + "/src/docs")
+            let error = await expectArchiveError("extract over a symlinked directory") {
+                try await ArchiveReader(path: packed.archive).extract(to: out)
+            }
+            #expect(error?.code == .unsafePath)
+            #expect(error?.member == "src/docs/")
+            #expect(listing(elsewhere).isEmpty, "nothing was written through the link")
+        }
+
+        // MARK: - Limits
+
+        @Test(.enabled(if: toolExists("xz")), arguments: [ReadMode.indexed, .sequential])
+        func theEntryLimitIsEnforced(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            var members = [tarDirectory("many")]
+            for i in 0..<200 { members.append(tarFile("many/\(i).txt", "file \(i)")) }
+            let tar = try tarStream(members)
+            let reader = try await hostileArchive(tar, mode: mode, at: dir.path + "/m.tar.xz")
+            var options = ExtractOptions()
+            options.maxEntries = 150
+            let out = dir.path + "/out"
+            let error = await expectArchiveError("200 members, limit 150") { try await reader.extract(to: out, options: options) }
+            #expect(error?.code == .limitExceeded)
+            #expect(listing(out + "/many").count < 150, "at most the limit was written")
+            if mode == .indexed {
+                #expect(!exists(out), "an indexed archive is refused before anything is written")
+            }
+            options.maxEntries = 201
+            #expect(try await reader.extract(to: dir.path + "/out2", options: options).entries == 201)
+        }
+
+        @Test(.enabled(if: toolExists("xz")), arguments: [ReadMode.indexed, .sequential])
+        func theByteLimitStopsADecompressionBomb(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            // 32 MiB of zeros compress to a few KiB.
+            let zeros = [UInt8](repeating: 0, count: 32 << 20)
+            let tar = try tarStream([tarFile("before.txt", "small"),
+                                     (TarHeader(path: "bomb.bin", kind: .regular, size: UInt64(zeros.count)), zeros),
+                                     tarFile("after.txt", "never")])
+            let path = dir.path + "/b.tar.xz"
+            let reader = try await hostileArchive(tar, mode: mode, at: path)
+            #expect(try await readBytes(path).count < 1 << 20)
+            var options = ExtractOptions()
+            options.maxBytes = 4 << 20
+            let out = dir.path + "/out"
+            let error = await expectArchiveError("bomb") { try await reader.extract(to: out, options: options) }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.member == "bomb.bin")
+            #expect(!exists(out + "/bomb.bin"), "the member cut by the limit is removed")
+            #expect(!exists(out + "/after.txt"))
+            #expect(try await readBytes(out + "/before.txt") == Array("small".utf8))
+        }
+
+        @Test func theByteLimitIsExact() async throws {
+            let packed = try await PackedTree.make()
+            let reader = try ArchiveReader(path: packed.archive)
+            var options = ExtractOptions()
+            options.maxBytes = packed.summary.fileBytes
+            #expect(try await reader.extract(to: packed.dir.path + "/ok", options: options).bytes == packed.summary.fileBytes)
+            options.maxBytes = packed.summary.fileBytes - 1
+            let out = packed.dir.path + "/short"
+            let error = await expectArchiveError("one byte short") { try await reader.extract(to: out, options: options) }
+            #expect(error?.code == .limitExceeded)
+            #expect(try await filesThatDifferFromSource(out + "/src", source: packed.root).isEmpty, "no partial file is left")
+        }
+
+        @Test func aFileWhereADirectoryShouldBeIsATypedError() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("x", "file"), tarDirectory("x"), tarFile("x/y", "inside")])
+            let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/c.tar.xz")
+            let error = await expectArchiveError("dir over file") { try await reader.extract(to: dir.path + "/out") }
+            #expect(error?.code == .unsafePath)
+            #expect(try await readBytes(dir.path + "/out/x") == Array("file".utf8))
+        }
+
+        @Test func dotIsTheDestinationForADirectoryAndRefusedForAFile() async throws {
+            let dir = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: dir.path + "/out", withIntermediateDirectories: false)
+            chmod(dir.path + "/out", 0o751)
+            var dot = tarDirectory("./")
+            dot.0.mode = 0o777
+            let reader = try await hostileArchive(try tarStream([dot, tarDirectory("././"), tarFile("./a.txt", "a")]), mode: .indexed,
+                                                  at: dir.path + "/d.tar.xz")
+            #expect(try await reader.extract(to: dir.path + "/out").entries == 3)
+            #expect(listing(dir.path + "/out") == ["a.txt"])
+            var info = stat()
+            lstat(dir.path + "/out", &info)
+            #expect(info.st_mode & 0o7777 == 0o751, "the destination keeps its own mode")
+
+            let file = try await hostileArchive(try tarStream([tarFile(".", "x")]), mode: .indexed, at: dir.path + "/f.tar.xz")
+            let error = await expectArchiveError("a file named .") { try await file.extract(to: dir.path + "/out2") }
+            #expect(error?.code == .unsafePath)
+        }
+
+        @Test func devicesAndFifosAreSkippedWithAWarning() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([(TarHeader(path: "fifo", kind: .fifo), []),
+                                     (TarHeader(path: "null", kind: .characterDevice, deviceMajor: 1, deviceMinor: 3), []),
+                                     tarFile("real.txt", "real")])
+            let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/d.tar.xz")
+            let summary = try await reader.extract(to: dir.path + "/out")
+            #expect(listing(dir.path + "/out") == ["real.txt"])
+            #expect(summary.entries == 1)
+            #expect(summary.warnings.count == 2)
+            #expect(summary.warnings.contains { $0.contains("fifo") })
+            #expect(summary.warnings.contains { $0.contains("null") })
+        }
+    }
+}

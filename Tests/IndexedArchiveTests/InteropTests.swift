@@ -1,0 +1,257 @@
+import Foundation
+import IndexedArchive
+import Testing
+
+extension EngineSuites {
+    /// format-study §5.4: our archives read by stock tools, and stock tools' archives read by us.
+    @Suite struct InteropTests {
+        // MARK: - Stock tools read our archives
+
+        @Test(.enabled(if: toolExists("xz")))
+        func xzTestsAndListsOneStreamWithSizesInHeaders() async throws {
+            let packed = try await PackedTree.make()
+            let test = try await runTool(["xz", "-t", packed.archive])
+            #expect(test.status == 0)
+            #expect(test.stderr.isEmpty)
+
+            let list = try await runTool(["xz", "-lvv", packed.archive])
+            #expect(list.status == 0)
+            let text = String(decoding: list.stdout, as: UTF8.self)
+            func value(_ label: String) -> [String] {
+                text.split(separator: "\n").compactMap { line -> String? in
+                    let trimmed = line.trimmingCharacters(in: .whitespaces)
+                    guard trimmed.hasPrefix(label + ":") else { return nil }
+                    return trimmed.dropFirst(label.count + 1).trimmingCharacters(in: .whitespaces)
+                }
+            }
+            // xz 5.4.1 prints the summary lines "Streams: 1", "Blocks: N", "Check: CRC64" and
+            // "Sizes in headers:  Yes" (the first "Streams:"/"Blocks:" are the counts, the later ones
+            // introduce the tables).
+            #expect(value("Streams").first == "1")
+            #expect(value("Blocks").first == String(packed.summary.blocks + 2), "data blocks + rich index + pixz index")
+            #expect(value("Check").first == "CRC64")
+            #expect(value("Sizes in headers") == ["Yes"])
+            #expect(packed.summary.blocks >= 4, "the tree spans several 1 MiB chunks")
+
+            let blocks = try await xzToolBlocks(packed.archive)
+            #expect(blocks.count == packed.summary.blocks + 2)
+            for (i, block) in blocks.enumerated() {
+                #expect(block.check == "CRC64", "block \(i)")
+                #expect(block.flags == "cu", "block \(i) must carry both sizes in its header")
+                if i < packed.summary.blocks - 1 { #expect(block.uncompressedSize == 1 << 20, "data block \(i) is one chunk") }
+            }
+            let rich = blocks[blocks.count - 2]
+            #expect(rich.uncompressedOffset == packed.summary.tarBytes, "the rich index starts where the tar stream ends")
+            let fileSize = try FileManager.default.attributesOfItem(atPath: packed.archive)[.size] as? Int
+            #expect(UInt64(fileSize ?? 0) == packed.summary.archiveBytes)
+
+            // The decompressed stream: pax global header first, tar end marker, then the two indexes.
+            let raw = try await runTool(["xz", "-dc", packed.archive])
+            #expect(raw.status == 0)
+            let bytes = Array(raw.stdout)
+            let tarSize = Int(packed.summary.tarBytes)
+            #expect(bytes[156] == UInt8(ascii: "g"), "a pax global header opens the tar stream")
+            #expect(bytes[tarSize - 1024..<tarSize].allSatisfy { $0 == 0 }, "exactly the 1024-byte end marker")
+            #expect(Array(bytes[tarSize..<tarSize + 8]) == Array("AMKINDEX".utf8))
+            let pixzStart = Int(blocks[blocks.count - 1].uncompressedOffset)
+            #expect(Array(bytes[pixzStart..<pixzStart + 8]) == [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb])
+        }
+
+        @Test(.enabled(if: toolExists("tar") && toolExists("xz")))
+        func gnuTarExtractsTheIdenticalTree() async throws {
+            let packed = try await PackedTree.make()
+            let source = try await TreeSnapshot.of(packed.root)
+            let dir = packed.dir.path
+
+            for (name, arguments) in [("out1", ["tar", "-xpJf"]), ("out2", ["tar", "-xpf"])] {
+                try FileManager.default.createDirectory(atPath: "\(dir)/\(name)", withIntermediateDirectories: false)
+                let result = try await runTool(arguments + [packed.archive, "-C", "\(dir)/\(name)"])
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.isEmpty, "\(arguments) must not warn: \(result.stderr)")
+                expectSameTree(source, try await TreeSnapshot.of("\(dir)/\(name)/src"), "\(arguments)")
+            }
+            var a = stat(), b = stat()
+            lstat("\(dir)/out1/src/docs/notes.txt", &a)
+            lstat("\(dir)/out1/src/hardlink-to-notes", &b)
+            #expect(a.st_ino == b.st_ino, "GNU tar restores the hard link")
+            if runningAsRoot {
+                lstat("\(dir)/out1/src/owned.txt", &a)
+                #expect(a.st_uid == CompatTree.bigUID && a.st_gid == CompatTree.bigGID, "uid/gid above 2097151 via pax")
+            }
+
+            let listing = try await runTool(["tar", "-tvJf", packed.archive])
+            #expect(listing.status == 0)
+            #expect(listing.stderr.isEmpty, "the pax global header is ignored silently: \(listing.stderr)")
+            #expect(String(decoding: listing.stdout, as: UTF8.self).split(separator: "\n").count == packed.summary.entries)
+
+            let compare = try await runTool(["tar", "--compare", "-Jf", packed.archive], in: dir)
+            #expect(compare.status == 0, "tar --compare: \(String(decoding: compare.stdout, as: UTF8.self)) \(compare.stderr)")
+
+            try FileManager.default.createDirectory(atPath: "\(dir)/out4", withIntermediateDirectories: false)
+            // Only tar's status counts: xz may die of SIGPIPE when tar stops reading at the end marker.
+            let piped = try await runShell("xz -dc '\(packed.archive)' | tar -xpf - -C '\(dir)/out4'; exit ${PIPESTATUS[1]}")
+            #expect(piped.status == 0, "\(piped.stderr)")
+            expectSameTree(source, try await TreeSnapshot.of("\(dir)/out4/src"), "xz -dc | tar -x")
+        }
+
+        @Test(.enabled(if: toolExists("bsdtar")))
+        func bsdtarExtractsTheIdenticalTree() async throws {
+            let packed = try await PackedTree.make()
+            let out = packed.dir.path + "/out3"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            let result = try await runTool(["bsdtar", "-xpf", packed.archive, "-C", out])
+            #expect(result.status == 0)
+            #expect(result.stderr.isEmpty, "\(result.stderr)")
+            expectSameTree(try await TreeSnapshot.of(packed.root), try await TreeSnapshot.of(out + "/src"), "bsdtar -xpf")
+            var info = stat()
+            lstat(out + "/src/long-link", &info)
+            #expect(info.st_mode & S_IFMT == S_IFLNK, "a long symlink target stays a symlink (not an empty file)")
+
+            let listing = try await runTool(["bsdtar", "-tvf", packed.archive])
+            #expect(listing.status == 0)
+            #expect(listing.stderr.isEmpty, "\(listing.stderr)")
+            #expect(String(decoding: listing.stdout, as: UTF8.self).split(separator: "\n").count == packed.summary.entries)
+        }
+
+        @Test(.enabled(if: toolExists("pixz") && toolExists("tar")))
+        func pixzListsAndExtractsThroughOurIndex() async throws {
+            let packed = try await PackedTree.make()
+            let entries = try await ArchiveReader(path: packed.archive).entries()
+
+            let list = try await runTool(["pixz", "-l", packed.archive])
+            #expect(list.status == 0, "\(list.stderr)")
+            let names = String(decoding: list.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(names == entries.map(\.path))
+            #expect(names.count == packed.summary.entries)
+
+            for (member, original) in [("src/docs/big.json", Samples.text2_5M),
+                                       ("src/ünïcödé-名前.txt", Array("unicode\n".utf8)),
+                                       ("src/\(CompatTree.over255)", Array("over 255 bytes".utf8))] {
+                let result = try await runShell("pixz -x '\(member)' < '\(packed.archive)' | tar -xOf - '\(member)'")
+                #expect(result.status == 0, "\(member): \(result.stderr)")
+                #expect(Array(result.stdout) == original, "pixz -x \(member)")
+            }
+
+            let decompress = try await runShell("pixz -d < '\(packed.archive)' > /dev/null")
+            #expect(decompress.status == 0, "pixz -d cross-checks its index against the tar: \(decompress.stderr)")
+        }
+
+        @Test(.enabled(if: toolExists("python3")))
+        func pythonTarfileListsEveryMember() async throws {
+            let packed = try await PackedTree.make()
+            let script = "import tarfile,sys\nfor m in tarfile.open(sys.argv[1]).getmembers(): print(m.name)"
+            let result = try await runTool(["python3", "-c", script, packed.archive])
+            #expect(result.status == 0, "\(result.stderr)")
+            let names = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(names.count == packed.summary.entries)
+            let ours = try await ArchiveReader(path: packed.archive).entries().map(\.name)
+            #expect(names == ours)
+        }
+
+        @Test(.enabled(if: toolExists("xz") && toolExists("tar")))
+        func stockToolsCatchTruncation() async throws {
+            let packed = try await PackedTree.make()
+            let dir = packed.dir.path
+            let bytes = try await readBytes(packed.archive)
+
+            try await writeBytes(dir + "/T.xz", bytes.dropLast())
+            #expect(try await runTool(["xz", "-t", dir + "/T.xz"]).status != 0, "xz -t must notice one missing byte")
+            try FileManager.default.createDirectory(atPath: dir + "/t", withIntermediateDirectories: false)
+            #expect(try await runTool(["tar", "-xJf", dir + "/T.xz", "-C", dir + "/t"]).status != 0, "tar -xJf must notice one missing byte")
+
+            // Cut exactly at every block boundary: each is still a run of whole blocks, which only
+            // the missing xz Index gives away.
+            let blocks = try await xzToolBlocks(packed.archive)
+            #expect(blocks.count == packed.summary.blocks + 2)
+            for block in blocks.dropFirst() {
+                try await writeBytes(dir + "/T2.xz", bytes.prefix(Int(block.compressedOffset)))
+                let result = try await runTool(["xz", "-t", dir + "/T2.xz"])
+                #expect(result.status != 0, "cut at \(block.compressedOffset) must fail xz -t")
+            }
+            let end = blocks.last!.compressedOffset + blocks.last!.totalSize
+            try await writeBytes(dir + "/T3.xz", bytes.prefix(Int(end)))
+            #expect(try await runTool(["xz", "-t", dir + "/T3.xz"]).status != 0, "cut before the xz Index must fail xz -t")
+        }
+
+        // MARK: - We read stock tools' archives
+
+        enum Foreign: String, CaseIterable, Sendable {
+            case gnuTarPosix, gnuTarDefault, xzMultiBlock, pixz, twoStreams
+        }
+
+        @Test(.enabled(if: toolExists("tar") && toolExists("xz")))
+        func readsAnArchiveOfTheCurrentDirectory() async throws {
+            // tar -C dir -cf - . is the common way to archive a directory's contents: every member
+            // starts with "./", the first is "./" itself.
+            let dir = try TemporaryDirectory()
+            let root = try await CompatTree.make(in: dir)
+            let archive = dir.path + "/dot.tar.xz"
+            #expect(try await runTool(["tar", "--format=posix", "-C", root, "-cJf", archive, "."]).status == 0)
+            let reader = try ArchiveReader(path: archive)
+            let entries = try await reader.entries()
+            #expect(entries.first?.path == "./")
+            #expect(try await reader.contents(of: "./docs/big.json") == Samples.text2_5M)
+            let out = dir.path + "/out"
+            try await reader.extract(to: out)
+            expectSameTree(try await TreeSnapshot.of(root), try await TreeSnapshot.of(out), "tar -C src -c .")
+        }
+
+        @Test(.enabled(if: toolExists("tar") && toolExists("xz") && toolExists("pixz")), arguments: Foreign.allCases)
+        func readsForeignArchivesSequentially(_ kind: Foreign) async throws {
+            let dir = try TemporaryDirectory()
+            let root = try await CompatTree.make(in: dir)
+            let archive = dir.path + "/F.tar.xz"
+            switch kind {
+            case .gnuTarPosix:
+                #expect(try await runTool(["tar", "--format=posix", "-cJf", archive, "src"], in: dir.path).status == 0)
+            case .gnuTarDefault:
+                #expect(try await runTool(["tar", "-cJf", archive, "src"], in: dir.path).status == 0)
+            case .xzMultiBlock:
+                let result = try await runShell("tar --format=posix -cf - src | xz -T2 --block-size=1MiB > '\(archive)'", in: dir.path)
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(try await xzToolBlocks(archive).count >= 3, "several blocks")
+            case .pixz:
+                let result = try await runTool(["tar", "--format=posix", "-Ipixz", "-cf", archive, "src"], in: dir.path)
+                #expect(result.status == 0, "\(result.stderr)")
+            case .twoStreams:
+                // Two streams that each hold half of one tar stream (cut mid-member).
+                let tar = try await runTool(["tar", "--format=posix", "-cf", "-", "src"], in: dir.path)
+                #expect(tar.status == 0)
+                let half = tar.stdout.count / 2 + 123
+                let first = try await runTool(["xz", "-c", "-0"], stdin: tar.stdout.prefix(half))
+                let second = try await runTool(["xz", "-c", "-0"], stdin: tar.stdout.suffix(from: half))
+                try await writeBytes(archive, Array(first.stdout) + Array(second.stdout))
+                #expect(try await runTool(["xz", "-lv", archive]).stdout.count > 0)
+            }
+
+            let reader = try ArchiveReader(path: archive)
+            #expect(reader.mode == .sequential)
+            let source = try await TreeSnapshot.of(root)
+            let entries = try await reader.entries()
+            #expect(Set(entries.map(\.name)) == Set(["src"] + source.items.keys.map { "src/" + $0 }))
+            #expect(entries.count == source.items.count + 1)
+            #expect(entries.first { $0.name == "src/dangling" }?.linkTarget == CompatTree.danglingTarget)
+            #expect(entries.first { $0.name == "src/long-link" }?.linkTarget == CompatTree.over255)
+            #expect(entries.first { $0.name == "src/docs/big.json" }?.size == UInt64(Samples.text2_5M.count))
+
+            #expect(try await reader.contents(of: "src/docs/big.json") == Samples.text2_5M)
+            #expect(try await reader.contents(of: "src/ünïcödé-名前.txt") == Array("unicode\n".utf8))
+            #expect(try await reader.contents(of: "src/\(CompatTree.component200)") == Array("a 200-byte component".utf8))
+            #expect(try await reader.verify() == entries.count)
+            #expect(try await reader.metadata().isEmpty, "no pax global header, no metadata")
+
+            let out = dir.path + "/out"
+            try await reader.extract(to: out)
+            let extracted = try await TreeSnapshot.of(out + "/src")
+            if kind == .gnuTarDefault {
+                expectSameTree(source.truncatingNanoseconds(), extracted, "\(kind)")
+            } else {
+                expectSameTree(source, extracted, "\(kind)")
+            }
+            var a = stat(), b = stat()
+            lstat(out + "/src/docs/notes.txt", &a)
+            lstat(out + "/src/hardlink-to-notes", &b)
+            #expect(a.st_ino == b.st_ino, "\(kind): the hard link shares the inode")
+        }
+    }
+}
