@@ -57,7 +57,12 @@ public enum ArchiveSalvager {
         do {
             let header = try file.read(at: 0, count: StreamHeader.size)
             check = try header.withUnsafeBytes { try StreamHeader.decode($0) }
-        } catch {
+        } catch is XZError {
+            walk.damageOffset = 0
+            walk.damage = "no valid xz stream header"
+            return walk
+        } catch let error as ArchiveError where error.code == .corrupt {
+            // Shorter than a stream header: damage too. An I/O error (or a cancellation) is not.
             walk.damageOffset = 0
             walk.damage = "no valid xz stream header"
             return walk

@@ -129,9 +129,13 @@ actor ArchiveWriter {
         try await write(encodedIndex)
         try await write(StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count)))
         guard case .file(let path) = destination else { finished = true; return }
-        let fd = self.fd, temporary = temporaryPath
-        try await io.run { _ in
+        let fd = self.fd, temporary = temporaryPath, watchdog = self.watchdog
+        try await io.run { flag in
             try SystemCall.fsync(fd, path: path)
+            // The point of no return. Cancelled before it, the archive is dropped; after it, the
+            // archive is in place and the pack succeeds, so a caller never gets an error while a
+            // complete archive appears at the destination.
+            guard !flag.isCancelled, watchdog?.commit() ?? true else { throw CancellationError() }
             if let temporary {
                 try SystemCall.rename(temporary, path)
             } else {

@@ -25,6 +25,7 @@ public final class Watchdog: Sendable {
         var stall: StallReport?
         var cancelledAt: ContinuousClock.Instant?
         var finished = false
+        var committed = false
     }
 
     public let policy: WatchdogPolicy
@@ -78,6 +79,22 @@ public final class Watchdog: Sendable {
 
     /// The stall that tripped the watchdog, if any.
     public var stall: StallReport? { state.withLock { $0.stall } }
+
+    /// Marks the point of no return of the supervised work (an archive about to be renamed into
+    /// place): a cancellation that comes later cannot undo it, so if the work then returns
+    /// normally, ``supervise(policy:_:)`` reports that success instead of a cancellation ignored.
+    ///
+    /// Returns `false`, and commits nothing, if the work has already been cancelled (by a stall or
+    /// by the caller): it must then stop (with `CancellationError`) instead of committing.
+    package func commit() -> Bool {
+        state.withLock { state in
+            guard state.cancelledAt == nil else { return false }
+            state.committed = true
+            return true
+        }
+    }
+
+    var isCommitted: Bool { state.withLock { $0.committed } }
 
     /// Checks every stage; records and returns the first stall found.
     func check(now: ContinuousClock.Instant = .now) -> StallReport? {
@@ -211,6 +228,8 @@ final class Supervision<T: Sendable>: Sendable {
     func finish(_ result: Result<T, any Error>, watchdog: Watchdog) {
         let cancelled = state.withLock { $0.cancelRequested }
         guard cancelled else { return answer(result) }
+        // Cancelled after its point of no return: the work was done, not ignored.
+        if case .success = result, watchdog.isCommitted { return answer(result) }
         let stall = watchdog.stall
         switch result {
         case .success:
