@@ -13,6 +13,7 @@ extension FileManager {
         guard let url = MigrationDataContainer.current.appGroupDirectories[groupIdentifier] else { return nil }
         do {
             try createDirectory(at: url, withIntermediateDirectories: true)
+        // cancellation: synchronous createDirectory cannot throw CancellationError; nil on any failure, as Foundation's API
         } catch {
             return nil
         }
