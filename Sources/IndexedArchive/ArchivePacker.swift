@@ -110,7 +110,7 @@ public enum ArchivePacker {
     private static func teardown(io: WorkerThreadPool, compressor: CompressorPool) async {
         io.shutdown()
         compressor.shutdown()
-        // Threads finish their current 64 KiB slice and exit; one stuck in a system call or a
+        // Threads finish their current 32 KiB slice and exit; one stuck in a system call or a
         // hanging hook is left behind rather than holding the caller.
         _ = await compressor.awaitExit(timeout: .milliseconds(200))
         _ = await io.awaitExit(timeout: .milliseconds(50))

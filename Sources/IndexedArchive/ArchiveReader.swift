@@ -181,6 +181,14 @@ public final class ArchiveReader: Sendable {
         guard let entry = index.entries.first(where: { $0.name == wanted }) else {
             throw ArchiveError(.memberNotFound, "no such member", path: path, member: name)
         }
+        try await read(entry: entry, index: index, fileIndex: fileIndex, into: output)
+    }
+
+    /// The content of an indexed member: only the blocks it spans are decoded, the last one only
+    /// as far as the member goes, and the content checksum is verified.
+    private func read(entry: ArchiveEntry, index: ArchiveIndex, fileIndex: XZFileIndex,
+                      into output: (UnsafeRawBufferPointer) throws -> Void) async throws {
+        let name = entry.path
         guard entry.kind == .regular, entry.size > 0 else { return }
         let start = entry.dataOffset, end = entry.dataOffset + entry.size
         guard let first = fileIndex.locate(uncompressedOffset: start),
@@ -248,11 +256,54 @@ public final class ArchiveReader: Sendable {
         if let index, index.entries.count > options.maxEntries {
             throw ArchiveError(.limitExceeded, "archive lists \(index.entries.count) members, over the limit of \(options.maxEntries)", path: path)
         }
+        if let index, let fileIndex, let members = options.members {
+            let selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
+            // A small selection is read by random access; a large one streams the whole archive
+            // once rather than decoding shared blocks again for each member.
+            if selected.reduce(0, { $0 + $1.size }) * 4 < index.tarSize {
+                let result = try await extractSelected(selected, index: index, fileIndex: fileIndex,
+                                                       to: directory, options: options)
+                return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
+                                      seconds: (ContinuousClock.now - start).secondsValue)
+            }
+        }
         let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
         let result = try await run(TarConsumer(expected: index?.entries, extractor: extractor, filter: options.members),
                                    parallelism: options.parallelism)
         return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
                               seconds: (ContinuousClock.now - start).secondsValue)
+    }
+
+    /// Extracts `entries` of an indexed archive one by one from the index: each member's header is
+    /// rebuilt from its index record and its content read by random access (checksum verified).
+    /// The slices are written as they are decoded; a member is at most a few blocks of
+    /// page-cache writes, which is short work for the calling task.
+    private func extractSelected(_ entries: [ArchiveEntry], index: ArchiveIndex, fileIndex: XZFileIndex,
+                                 to directory: String, options: ExtractOptions) async throws -> RunResult {
+        let box = ConsumerBox(TarConsumer(extractor: try Extractor(destination: directory, options: options,
+                                                                    archiveSize: file.size)))
+        do {
+            for entry in entries {
+                try Task.checkCancellation()
+                let header = TarHeader(path: entry.path, kind: entry.kind, size: entry.size, mode: entry.mode,
+                                       uid: entry.uid, gid: entry.gid, mtime: entry.mtime, linkTarget: entry.linkTarget)
+                try box.state.withLock { try $0.consumer.extractor!.begin(header) }
+                try await read(entry: entry, index: index, fileIndex: fileIndex) { slice in
+                    let bytes = Array(slice)
+                    try box.state.withLock { state in try bytes.withUnsafeBytes { try state.consumer.extractor!.write($0) } }
+                }
+                try box.state.withLock { try $0.consumer.extractor!.endMember() }
+            }
+            return try box.state.withLock { state in
+                let extractor = state.consumer.extractor!
+                try extractor.finish()
+                return RunResult(members: entries.count, extracted: extractor.entries, bytes: extractor.bytes,
+                                 warnings: extractor.warnings)
+            }
+        } catch {
+            box.state.withLock { $0.consumer.extractor?.abandonCurrent() }
+            throw error
+        }
     }
 
     /// Feeds the whole tar stream through `consumer`: blocks decoded in parallel and consumed in

@@ -11,7 +11,7 @@ public struct WatchdogPolicy: Sendable {
     public var checkInterval: Duration?
 
     /// Defaults sized for real disks and preset 9: a stage must be silent for a long while before
-    /// it counts as stuck. Compression reports progress every 64 KiB of input, so even the slowest
+    /// it counts as stuck. Compression reports progress every 32 KiB of input, so even the slowest
     /// preset beats many times a second.
     public init(stallTimeouts: [PipelineStage: Duration] = [:], defaultStallTimeout: Duration = .seconds(60),
                 gracePeriod: Duration = .seconds(2), checkInterval: Duration? = nil) {
