@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the ``Watchdog`` saw when it declared a stall.
 public struct StallReport: Sendable, Hashable, CustomStringConvertible {
     /// The stage that had work and made no progress.
@@ -11,12 +13,8 @@ public struct StallReport: Sendable, Hashable, CustomStringConvertible {
         "stalled: stage '\(stage)' made no progress for \(Self.format(silentFor)) (timeout \(Self.format(timeout)))"
     }
 
-    func gracePeriodText(_ grace: Duration) -> String { Self.format(grace) }
-
     static func format(_ duration: Duration) -> String {
         let seconds = duration.secondsValue
         return seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)
     }
 }
-
-import Foundation

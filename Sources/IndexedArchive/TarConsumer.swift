@@ -27,7 +27,6 @@ struct TarConsumer {
     private var current: TarMember?
     private var currentSelected = false
     private var checksum: UInt64 = 0
-    private var dataSeen: UInt64 = 0
     private(set) var endOffset: UInt64?
 
     /// Bytes of the decompressed stream consumed so far.
@@ -92,7 +91,6 @@ struct TarConsumer {
         case .member(let member):
             current = member
             checksum = 0
-            dataSeen = 0
             members += 1
             if let expected {
                 guard nextExpected < expected.count else {
@@ -121,7 +119,6 @@ struct TarConsumer {
             if currentSelected { try extractor!.begin(member.header) }
         case .data(let bytes, _):
             if expected != nil || checksumCollected { checksum = CRC.crc64(bytes, previous: checksum) }
-            dataSeen += UInt64(bytes.count)
             if capturing {
                 guard captured!.count + bytes.count <= captureLimit else {
                     throw ArchiveError(.limitExceeded, "member is over the limit of \(captureLimit) bytes", member: capture)

@@ -165,7 +165,7 @@ public final class Watchdog: Sendable {
             if let cancelledAt {
                 if ContinuousClock.now - cancelledAt >= policy.gracePeriod {
                     let stall = self.stall
-                    let why = stall.map { "\($0); cancelled, it did not stop within \($0.gracePeriodText(policy.gracePeriod))" }
+                    let why = stall.map { "\($0); cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))" }
                         ?? "cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))"
                     supervision.answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
                     return
