@@ -14,6 +14,12 @@ public struct ExtractOptions: Sendable {
     /// Refuse to write more content bytes than this. `nil` allows 1000 times the archive's size,
     /// at least 4 GiB: more than any real data compresses, less than a decompression bomb wants.
     public var maxBytes: UInt64? = nil
+    /// Refuse symbolic links whose target is absolute or climbs out of the destination (resolved
+    /// from the link's own folder, as the kernel would). Off by default, as in tar: a link is
+    /// data and extraction never writes through one. Code that later walks the extracted tree
+    /// with ordinary calls that follow links (an importer merging `Documents` into a container)
+    /// turns it on, so that no link from the archive can lead such a walk outside.
+    public var confineSymlinks: Bool = false
     /// Blocks decoded at once.
     public var parallelism: Int = PackOptions.activeCores
 

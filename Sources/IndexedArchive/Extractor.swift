@@ -46,6 +46,11 @@ final class Extractor {
             }
             path = path.drop { $0 == "/" }
         }
+        // The kernel reads a name up to its first NUL: a name holding one would be checked here
+        // as one name and acted on as another, so it is refused whole.
+        guard !path.utf8.contains(0) else {
+            throw ArchiveError(.unsafePath, "path contains a NUL byte; refused", member: String(path))
+        }
         var parts: [String] = []
         for part in path.split(separator: "/", omittingEmptySubsequences: true) {
             if part == "." { continue }
@@ -54,6 +59,29 @@ final class Extractor {
         }
         guard !parts.isEmpty else { throw ArchiveError(.unsafePath, "empty path refused", member: String(path)) }
         return parts
+    }
+
+    /// Whether a link at `linkComponents` pointing to `target` resolves inside the destination.
+    /// Only targets of the form `../../a/b` qualify, climbing no higher than the root: a `..`
+    /// after a name could climb out of a folder that is itself a link (`s/../..` with `s` a link
+    /// to a deep folder), and judging that would mean resolving links. With every link of the
+    /// tree held to this rule, resolution through links stays inside too: each link's parents are
+    /// real folders (extraction never creates through a link), so by induction every hop lands
+    /// inside.
+    static func staysInside(target: String, linkComponents: [String]) -> Bool {
+        guard !target.hasPrefix("/"), !target.isEmpty, !target.utf8.contains(0) else { return false }
+        var climbs = 0
+        var sawName = false
+        for part in target.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..":
+                guard !sawName else { return false }
+                climbs += 1
+            default: sawName = true
+            }
+        }
+        return climbs <= linkComponents.count - 1
     }
 
     /// Opens the directory that will hold the last component, creating missing directories,
@@ -132,10 +160,17 @@ final class Extractor {
             }
             current = (fd, parent, name, header)
         case .symbolicLink:
+            let target = header.linkTarget ?? ""
+            guard !target.utf8.contains(0) else {
+                throw ArchiveError(.unsafePath, "link target contains a NUL byte; refused", member: header.path)
+            }
+            if options.confineSymlinks, !Self.staysInside(target: target, linkComponents: parts) {
+                throw ArchiveError(.unsafePath, "symbolic link to '\(target)' leads outside the destination; refused", member: header.path)
+            }
             let parent = try openParent(parts, member: header.path, create: true)
             defer { closeParent(parent) }
             clear(parent, name)
-            guard symlinkat(header.linkTarget ?? "", parent, name) == 0 else { throw failure("symlink", member: header.path) }
+            guard symlinkat(target, parent, name) == 0 else { throw failure("symlink", member: header.path) }
             var times = [timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds)),
                          timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds))]
             _ = utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW)

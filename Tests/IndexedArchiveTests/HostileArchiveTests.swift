@@ -115,6 +115,40 @@ extension EngineSuites {
             try await scene.expectNothingEscaped()
         }
 
+        /// From `sub/link`, one `..` reaches the destination itself; two leave it. `sub/../x` stays
+        /// inside by its names but is refused: a `..` after a name is judged only by resolving links.
+        static let leavingTargets = ["ABSOLUTE", "../..", "../../outside", "a/../../..", "x/../y", "./.././..", "../../../etc/passwd"]
+
+        @Test(arguments: ReadMode.allCases, leavingTargets)
+        func confinedSymlinksRefuseTargetsThatLeave(_ mode: ReadMode, _ target: String) async throws {
+            let scene = try Scene()
+            let linkTarget = target == "ABSOLUTE" ? scene.outside : target
+            let tar = try tarStream([tarDirectory("sub"), tarSymlink("sub/link", to: linkTarget), tarFile("after", "never")])
+            let reader = try await hostileArchive(tar, mode: mode, at: scene.archive)
+            var options = ExtractOptions()
+            options.confineSymlinks = true
+            let error = await expectArchiveError("link to \(linkTarget)") { try await reader.extract(to: scene.dest, options: options) }
+            #expect(error?.code == .unsafePath)
+            #expect(error?.member == "sub/link")
+            #expect(!exists(scene.dest + "/sub/link") && !exists(scene.dest + "/after"))
+            try await scene.expectNothingEscaped()
+        }
+
+        @Test(arguments: ReadMode.allCases)
+        func confinedSymlinksKeepTargetsInside(_ mode: ReadMode) async throws {
+            let scene = try Scene()
+            let tar = try tarStream([tarDirectory("a"), tarDirectory("a/b"), tarFile("top.txt", "top"),
+                                     tarSymlink("a/b/up", to: "../../top.txt"), tarSymlink("a/here", to: "b/./"),
+                                     tarSymlink("Documents", to: ".")])
+            let reader = try await hostileArchive(tar, mode: mode, at: scene.archive)
+            var options = ExtractOptions()
+            options.confineSymlinks = true
+            try await reader.extract(to: scene.dest, options: options)
+            #expect(try await readBytes(scene.dest + "/a/b/up") == Array("top".utf8))
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: scene.dest + "/a/here")) == "b/./")
+            try await scene.expectNothingEscaped()
+        }
+
         @Test func anIndexThatHidesAnEscapingNameIsCaughtBeforeWriting() async throws {
             let scene = try Scene()
             let tar = try tarStream([tarFile("ok.txt", "fine"), tarFile("../escape", "pwned")])
