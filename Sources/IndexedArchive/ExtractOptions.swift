@@ -5,12 +5,19 @@ public struct ExtractOptions: Sendable {
     public var members: Set<String>? = nil
     /// Strip a leading `/` from absolute member paths instead of refusing them.
     public var allowAbsolutePaths: Bool = false
-    /// Restore permission bits (set-id bits included) from the archive.
+    /// Restore permission bits from the archive. Set-user-ID and set-group-ID bits of files are
+    /// kept only when ownership is restored too (``restoreOwnership`` as root): on a file owned by
+    /// whoever extracts, they would grant that user's rights to anyone who runs it, as GNU tar
+    /// knows. Dropping them is reported as a warning.
     public var restorePermissions: Bool = true
     /// Restore owners and groups (only possible as root).
     public var restoreOwnership: Bool = false
     /// Refuse archives with more members than this.
     public var maxEntries: Int = 10_000_000
+    /// Refuse members nested deeper than this many folders. Each folder of the current path
+    /// keeps a descriptor open while members are written under it, so the limit also bounds the
+    /// descriptors extraction uses.
+    public var maxDepth: Int = 512
     /// Refuse to write more content bytes than this. `nil` allows 1000 times the archive's size,
     /// at least 4 GiB: more than any real data compresses, less than a decompression bomb wants.
     public var maxBytes: UInt64? = nil

@@ -9,47 +9,73 @@ import Tar
 ///
 /// Paths are resolved one component at a time from a descriptor of the destination with
 /// `openat(O_NOFOLLOW | O_DIRECTORY)`, so no symbolic link is ever followed, including one the
-/// archive created a moment before; string prefixes are never trusted. Files are created with
-/// `O_EXCL | O_NOFOLLOW` after removing what was there, so a link in the way is replaced, not
-/// written through. Directory modes and times are applied at the end, after their contents.
+/// archive created a moment before; string prefixes are never trusted. The names checked are the
+/// names handed to the kernel: one holding a NUL byte (which the kernel would cut short) is
+/// refused. The descriptors of the folders on the current path stay open (``DirectoryPath``), so a
+/// member costs one `openat` per folder that differs from the previous member's, not one per
+/// level: deep trees extract in linear time, and ``ExtractOptions/maxDepth`` bounds the depth.
+///
+/// A file is written under a temporary name beside its destination and renamed into place by
+/// ``endMember()``, which the readers call only once its content checks out: a failure, a checksum
+/// mismatch or a cancellation never leaves a partial file under the member's name. Directory modes
+/// and times are applied at the end, after their contents, and also when extraction fails, so no
+/// folder is left at the private mode it was created with.
 final class Extractor {
     private let root: Int32
     private let rootPath: String
     private let options: ExtractOptions
     private let byteLimit: UInt64
     private let isRoot = geteuid() == 0
-    private var current: (fd: Int32, parent: Int32, name: String, header: TarHeader)?
-    private var directories: [(components: [String], header: TarHeader)] = []
+    private var path: DirectoryPath
+    private var current: (fd: Int32, parent: Int32, temporary: String, name: String, header: TarHeader)?
+    /// Directories created or reused, in archive order; their metadata is applied at the end.
+    private var directories: [TarHeader] = []
     private(set) var entries = 0
     private(set) var bytes: UInt64 = 0
     private(set) var warnings: [String] = []
 
     init(destination: String, options: ExtractOptions, archiveSize: UInt64) throws(ArchiveError) {
-        _ = mkdir(destination, 0o755)
+        try Self.makeDirectories(destination)
         self.root = try SystemCall.open(destination, O_RDONLY | O_DIRECTORY)
         self.rootPath = destination
         self.options = options
         self.byteLimit = options.byteLimit(archiveSize: archiveSize)
+        self.path = DirectoryPath(root: root)
     }
 
     deinit {
         abandonCurrent()
+        // A failed extraction still gives its folders their modes: none stays at 0700.
+        applyDirectoryMetadata()
+        path.closeAll()
         SystemCall.close(root)
     }
 
-    /// The path's components, or an error if it would leave the destination.
+    /// Creates `destination` and any missing parents, as `mkdir -p` does.
+    private static func makeDirectories(_ destination: String) throws(ArchiveError) {
+        var prefix = destination.hasPrefix("/") ? "/" : ""
+        for part in destination.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw SystemCall.error("create the destination folder", path: prefix)
+            }
+        }
+    }
+
+    /// The path's components, or an error if it would leave the destination or name something
+    /// other than what the kernel would be given.
     func components(of path: String) throws(ArchiveError) -> [String] {
         var path = Substring(path)
+        // The kernel reads a name up to its first NUL: a name holding one would be checked here
+        // as one name and acted on as another, so it is refused whole.
+        guard !path.utf8.contains(0) else {
+            throw ArchiveError(.unsafePath, "path contains a NUL byte; refused", member: String(path))
+        }
         if path.hasPrefix("/") {
             guard options.allowAbsolutePaths else {
                 throw ArchiveError(.unsafePath, "absolute path refused", member: String(path))
             }
             path = path.drop { $0 == "/" }
-        }
-        // The kernel reads a name up to its first NUL: a name holding one would be checked here
-        // as one name and acted on as another, so it is refused whole.
-        guard !path.utf8.contains(0) else {
-            throw ArchiveError(.unsafePath, "path contains a NUL byte; refused", member: String(path))
         }
         var parts: [String] = []
         for part in path.split(separator: "/", omittingEmptySubsequences: true) {
@@ -58,6 +84,10 @@ final class Extractor {
             parts.append(String(part))
         }
         guard !parts.isEmpty else { throw ArchiveError(.unsafePath, "empty path refused", member: String(path)) }
+        guard parts.count <= options.maxDepth else {
+            throw ArchiveError(.limitExceeded, "path is \(parts.count) levels deep, over the limit of \(options.maxDepth)",
+                               member: String(path.prefix(200)))
+        }
         return parts
     }
 
@@ -84,38 +114,21 @@ final class Extractor {
         return climbs <= linkComponents.count - 1
     }
 
-    /// Opens the directory that will hold the last component, creating missing directories,
-    /// never following a link. The caller closes the result (unless it is `root`).
-    private func openParent(_ parts: [String], member: String, create: Bool) throws(ArchiveError) -> Int32 {
-        var dir = root
-        for part in parts.dropLast() {
-            var next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if next < 0 && errno == ENOENT && create {
-                if mkdirat(dir, part, 0o755) != 0 && errno != EEXIST {
-                    let failure = SystemCall.error("mkdir '\(part)'", path: rootPath)
-                    if dir != root { SystemCall.close(dir) }
-                    throw ArchiveError(failure.code, failure.message, path: rootPath, member: member)
-                }
-                next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            }
-            let code = errno
-            if dir != root { SystemCall.close(dir) }
-            guard next >= 0 else {
-                if code == ELOOP || code == ENOTDIR {
-                    throw ArchiveError(.unsafePath, "'\(part)' is a symbolic link or not a directory; refusing to write through it", member: member)
-                }
-                throw ArchiveError(.io(errno: code), "cannot open directory '\(part)': \(String(cString: strerror(code)))", member: member)
-            }
-            dir = next
+    /// The descriptor of the folder that holds the last component, creating missing folders,
+    /// never following a link. It belongs to the path cache: do not close it.
+    private func parent(of parts: [String], member: String, create: Bool) throws(ArchiveError) -> Int32 {
+        let failure: DirectoryPath.Failure
+        do {
+            return try path.descend(to: parts.dropLast(), create: create)
+        } catch {
+            failure = error
         }
-        return dir
-    }
-
-    private func closeParent(_ fd: Int32) { if fd != root { SystemCall.close(fd) } }
-
-    /// Removes whatever is at `name` (not a directory), so that creating it cannot follow a link.
-    private func clear(_ parent: Int32, _ name: String) {
-        _ = unlinkat(parent, name, 0)
+        switch failure {
+        case .link(let name):
+            throw ArchiveError(.unsafePath, "'\(name)' is a symbolic link or not a directory; refusing to write through it", member: member)
+        case .system(let operation, let name, let code):
+            throw ArchiveError(.io(errno: code), "\(operation) '\(name)': \(String(cString: strerror(code)))", path: rootPath, member: member)
+        }
     }
 
     private func failure(_ operation: String, member: String) -> ArchiveError {
@@ -131,7 +144,7 @@ final class Extractor {
         }
         // "./", the first member of every `tar -C dir -c .` archive, is the destination itself,
         // which exists; its mode and owner are the caller's, not the archive's.
-        if header.kind == .directory, !header.path.hasPrefix("/"),
+        if header.kind == .directory, !header.path.hasPrefix("/"), !header.path.utf8.contains(0),
            header.path.split(separator: "/", omittingEmptySubsequences: true).allSatisfy({ $0 == "." }) {
             return
         }
@@ -139,8 +152,7 @@ final class Extractor {
         let name = parts.last!
         switch header.kind {
         case .directory:
-            let parent = try openParent(parts, member: header.path, create: true)
-            defer { closeParent(parent) }
+            let parent = try parent(of: parts, member: header.path, create: true)
             if mkdirat(parent, name, 0o700) != 0 {
                 guard errno == EEXIST else { throw failure("mkdir", member: header.path) }
                 var info = stat()
@@ -148,17 +160,11 @@ final class Extractor {
                     throw ArchiveError(.unsafePath, "a non-directory is in the way", member: header.path)
                 }
             }
-            directories.append((parts, header))
+            directories.append(header)
         case .regular:
-            let parent = try openParent(parts, member: header.path, create: true)
-            clear(parent, name)
-            let fd = Glibc.openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard fd >= 0 else {
-                let error = failure("create", member: header.path)
-                closeParent(parent)
-                throw error
-            }
-            current = (fd, parent, name, header)
+            let parent = try parent(of: parts, member: header.path, create: true)
+            let (fd, temporary) = try createTemporary(in: parent, member: header.path)
+            current = (fd, parent, temporary, name, header)
         case .symbolicLink:
             let target = header.linkTarget ?? ""
             guard !target.utf8.contains(0) else {
@@ -167,23 +173,23 @@ final class Extractor {
             if options.confineSymlinks, !Self.staysInside(target: target, linkComponents: parts) {
                 throw ArchiveError(.unsafePath, "symbolic link to '\(target)' leads outside the destination; refused", member: header.path)
             }
-            let parent = try openParent(parts, member: header.path, create: true)
-            defer { closeParent(parent) }
-            clear(parent, name)
+            let parent = try parent(of: parts, member: header.path, create: true)
+            _ = unlinkat(parent, name, 0)
             guard symlinkat(target, parent, name) == 0 else { throw failure("symlink", member: header.path) }
-            var times = [timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds)),
-                         timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds))]
+            var times = Self.times(header)
             _ = utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW)
             if options.restoreOwnership && isRoot {
                 _ = fchownat(parent, name, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid), AT_SYMLINK_NOFOLLOW)
             }
         case .hardLink:
             let targetParts = try components(of: header.linkTarget ?? "")
-            let targetParent = try openParent(targetParts, member: header.path, create: false)
-            defer { closeParent(targetParent) }
-            let parent = try openParent(parts, member: header.path, create: true)
-            defer { closeParent(parent) }
-            clear(parent, name)
+            // Two descriptors of the cache cannot be held at once: the target's folder is opened
+            // on its own (a dup survives the cache moving on).
+            let targetParent = dup(try parent(of: targetParts, member: header.path, create: false))
+            guard targetParent >= 0 else { throw failure("dup", member: header.path) }
+            defer { SystemCall.close(targetParent) }
+            let parent = try parent(of: parts, member: header.path, create: true)
+            _ = unlinkat(parent, name, 0)
             guard linkat(targetParent, targetParts.last!, parent, name, 0) == 0 else {
                 throw failure("hard link to '\(header.linkTarget ?? "")'", member: header.path)
             }
@@ -191,6 +197,17 @@ final class Extractor {
             entries -= 1
             warnings.append("\(header.path): skipped, \(header.kind) members are not extracted")
         }
+    }
+
+    /// A new file with a unique temporary name in `parent`, private until renamed.
+    private func createTemporary(in parent: Int32, member: String) throws(ArchiveError) -> (Int32, String) {
+        for _ in 0..<16 {
+            let name = ".amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+            let fd = Glibc.openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 { return (fd, name) }
+            guard errno == EEXIST else { throw failure("create", member: member) }
+        }
+        throw ArchiveError(.io(errno: EEXIST), "create: no free temporary name", path: rootPath, member: member)
     }
 
     func write(_ data: UnsafeRawBufferPointer) throws(ArchiveError) {
@@ -206,24 +223,32 @@ final class Extractor {
         }
     }
 
-    /// Finishes the current file: permissions, owner, times.
+    /// Finishes the current file: owner, permissions, times, then renames it into place (which
+    /// replaces a file or a link there without following it).
     func endMember() throws(ArchiveError) {
         guard let file = current else { return }
-        current = nil
-        defer {
-            SystemCall.close(file.fd)
-            closeParent(file.parent)
-        }
         let header = file.header
-        if options.restoreOwnership && isRoot {
+        let ownership = options.restoreOwnership && isRoot
+        if ownership {
             _ = fchown(file.fd, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid))
         }
         // chmod after chown: chown clears set-id bits.
-        let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
+        var mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
+        if mode & 0o6000 != 0 && !ownership {
+            mode &= ~0o6000
+            warnings.append("\(header.path): set-user-ID/set-group-ID bits dropped, since ownership is not restored")
+        }
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
-        var times = [timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds)),
-                     timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds))]
+        var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
+        guard renameat(file.parent, file.temporary, file.parent, file.name) == 0 else {
+            if errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
+                throw ArchiveError(.unsafePath, "a directory is in the way", member: header.path)
+            }
+            throw failure("rename into place", member: header.path)
+        }
+        current = nil
+        SystemCall.close(file.fd)
     }
 
     /// The member being written, if the stream stopped inside it.
@@ -234,16 +259,20 @@ final class Extractor {
         guard let file = current else { return }
         current = nil
         SystemCall.close(file.fd)
-        _ = unlinkat(file.parent, file.name, 0)
-        closeParent(file.parent)
+        _ = unlinkat(file.parent, file.temporary, 0)
     }
 
     /// Applies directory modes and times, deepest first, so that adding their contents did not
     /// change the times and a read-only directory did not block its own contents.
     func finish() throws(ArchiveError) {
-        for (parts, header) in directories.reversed() {
-            let parent = try openParent(parts, member: header.path, create: false)
-            defer { closeParent(parent) }
+        abandonCurrent()
+        applyDirectoryMetadata()
+    }
+
+    private func applyDirectoryMetadata() {
+        for header in directories.reversed() {
+            guard let parts = try? components(of: header.path),
+                  let parent = try? parent(of: parts, member: header.path, create: false) else { continue }
             let fd = Glibc.openat(parent, parts.last!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
             defer { SystemCall.close(fd) }
@@ -252,10 +281,64 @@ final class Extractor {
             }
             let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
             _ = fchmod(fd, mode_t(mode))
-            var times = [timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds)),
-                         timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds))]
+            var times = Self.times(header)
             _ = futimens(fd, &times)
         }
         directories.removeAll()
+    }
+
+    private static func times(_ header: TarHeader) -> [timespec] {
+        let time = timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds))
+        return [time, time]
+    }
+}
+
+/// The open folders from the destination down to the folder of the last member written.
+///
+/// Archives list members folder by folder, so consecutive members share most of their path:
+/// keeping those descriptors open turns the walk from the root for every member (quadratic in
+/// depth over a deep tree) into one `openat` per folder that changed.
+struct DirectoryPath {
+    enum Failure: Error {
+        /// The component is a link or not a folder.
+        case link(String)
+        case system(operation: String, name: String, errno: Int32)
+    }
+
+    private let root: Int32
+    private var open: [(name: String, fd: Int32)] = []
+
+    init(root: Int32) { self.root = root }
+
+    /// The descriptor of the folder at `components` below the root, opened from the longest
+    /// prefix already open, creating missing folders when `create` is set. Owned by the path.
+    mutating func descend(to components: ArraySlice<String>, create: Bool) throws(Failure) -> Int32 {
+        var shared = 0
+        for (held, wanted) in zip(open, components) {
+            guard held.name == wanted else { break }
+            shared += 1
+        }
+        while open.count > shared { SystemCall.close(open.removeLast().fd) }
+        for part in components.dropFirst(shared) {
+            let dir = open.last?.fd ?? root
+            var next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0 && errno == ENOENT && create {
+                if mkdirat(dir, part, 0o755) != 0 && errno != EEXIST {
+                    throw .system(operation: "mkdir", name: part, errno: errno)
+                }
+                next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            guard next >= 0 else {
+                let code = errno
+                if code == ELOOP || code == ENOTDIR { throw .link(part) }
+                throw .system(operation: "cannot open directory", name: part, errno: code)
+            }
+            open.append((part, next))
+        }
+        return open.last?.fd ?? root
+    }
+
+    mutating func closeAll() {
+        while let last = open.popLast() { SystemCall.close(last.fd) }
     }
 }

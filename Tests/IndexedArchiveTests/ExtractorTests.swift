@@ -12,8 +12,8 @@ extension EngineSuites {
             let summary = try await ArchiveReader(path: packed.archive).extract(to: out)
             #expect(summary.entries == packed.summary.entries)
             #expect(summary.bytes == packed.summary.fileBytes)
-            #expect(summary.warnings.isEmpty)
-            expectSameTree(try await TreeSnapshot.of(packed.root), try await TreeSnapshot.of(out + "/src"), "extract")
+            #expect(summary.warnings == ["src/setuid-tool: set-user-ID/set-group-ID bits dropped, since ownership is not restored"])
+            expectSameTree(try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "extract")
             var a = stat(), b = stat()
             lstat(out + "/src/docs/notes.txt", &a)
             lstat(out + "/src/hardlink-to-notes", &b)
@@ -29,7 +29,7 @@ extension EngineSuites {
             try await reader.extract(to: out)
             try createFile(out + "/src/docs/notes.txt", Array("changed since".utf8))
             try await reader.extract(to: out)
-            expectSameTree(try await TreeSnapshot.of(packed.root), try await TreeSnapshot.of(out + "/src"), "second extraction")
+            expectSameTree(try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "second extraction")
             var a = stat(), b = stat()
             lstat(out + "/src/" + CompatTree.over255, &a)
             lstat(out + "/src/zz-hardlink-to-long-path", &b)
@@ -214,6 +214,103 @@ extension EngineSuites {
             #expect(summary.warnings.count == 2)
             #expect(summary.warnings.contains { $0.contains("fifo") })
             #expect(summary.warnings.contains { $0.contains("null") })
+        }
+
+        // MARK: - Depth, set-id bits, failures, the destination
+
+        /// A chain of `depth` nested folders `d/d/.../d`, each a member, and a file at the bottom.
+        static func nested(_ depth: Int) throws -> [UInt8] {
+            var members: [(TarHeader, [UInt8])] = []
+            var path = ""
+            for _ in 0..<depth {
+                path += path.isEmpty ? "d" : "/d"
+                members.append(tarDirectory(path))
+            }
+            members.append(tarFile(path + "/bottom.txt", "deep"))
+            return try tarStream(members)
+        }
+
+        @Test(arguments: ReadMode.allCases)
+        func aDeepTreeWithinTheLimitExtracts(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let reader = try await hostileArchive(try Self.nested(400), mode: mode, at: dir.path + "/deep.tar.xz")
+            let summary = try await reader.extract(to: dir.path + "/out")
+            #expect(summary.entries == 401)
+            let bottom = dir.path + "/out/" + Array(repeating: "d", count: 400).joined(separator: "/") + "/bottom.txt"
+            #expect(try await readBytes(bottom) == Array("deep".utf8))
+        }
+
+        @Test(arguments: ReadMode.allCases)
+        func anAbsurdlyDeepTreeIsRefusedAtTheLimit(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let reader = try await hostileArchive(try Self.nested(10_000), mode: mode, at: dir.path + "/deep.tar.xz")
+            let error = await expectArchiveError("10,000 levels") { try await reader.extract(to: dir.path + "/out") }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.message.contains("513 levels deep, over the limit of 512") == true, "\(String(describing: error))")
+            var options = ExtractOptions()
+            options.maxDepth = 20
+            let shallow = await expectArchiveError("limit 20") { try await reader.extract(to: dir.path + "/out2", options: options) }
+            #expect(shallow?.message.contains("21 levels deep") == true, "\(String(describing: shallow))")
+        }
+
+        @Test(arguments: ReadMode.allCases)
+        func setIDBitsAreDroppedWhenOwnershipIsNotRestored(_ readMode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            var suid = tarFile("tool", "#!/bin/sh\n", mode: 0o4755)
+            suid.0.uid = 1000
+            let tar = try tarStream([suid, tarFile("group-tool", "x", mode: 0o2711), tarFile("plain", "p", mode: 0o755)])
+            let reader = try await hostileArchive(tar, mode: readMode, at: dir.path + "/s.tar.xz")
+            let summary = try await reader.extract(to: dir.path + "/out")
+            func mode(_ name: String) -> mode_t {
+                var info = stat()
+                lstat(dir.path + "/out/" + name, &info)
+                return info.st_mode & 0o7777
+            }
+            #expect(mode("tool") == 0o755)
+            #expect(mode("group-tool") == 0o711)
+            #expect(mode("plain") == 0o755)
+            #expect(summary.warnings.count == 2)
+            #expect(summary.warnings.allSatisfy { $0.contains("set-user-ID/set-group-ID bits dropped") })
+        }
+
+        @Test(arguments: ReadMode.allCases)
+        func aFailedExtractionLeavesFoldersAtTheirModesAndNoTemporaryFile(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            var folder = tarDirectory("docs")
+            folder.0.mode = 0o750
+            let tar = try tarStream([folder, tarFile("docs/a.txt", "a"), tarFile("docs/../../escape", "pwned")])
+            let reader = try await hostileArchive(tar, mode: mode, at: dir.path + "/f.tar.xz")
+            let error = await expectArchiveError("escape") { try await reader.extract(to: dir.path + "/out") }
+            #expect(error?.code == .unsafePath)
+            var info = stat()
+            lstat(dir.path + "/out/docs", &info)
+            #expect(info.st_mode & 0o7777 == 0o750, "not left at 0700")
+            #expect(listing(dir.path + "/out/docs") == ["a.txt"], "no temporary file is left")
+        }
+
+        @Test func aDamagedMemberNeverReplacesTheFileAlreadyThere() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("keep.txt", "new content")])
+            // The index records a checksum the content does not have: the member is refused after
+            // its bytes were written, and the file already at its name must survive.
+            try await writeBytes(dir.path + "/c.tar.xz", try indexedArchive(tar: tar, tamper: { $0.entries[0].checksum = 42 }))
+            try dir.file("out/keep.txt", "old content")
+            let reader = try ArchiveReader(path: dir.path + "/c.tar.xz")
+            for selection in [nil, Set(["keep.txt"])] as [Set<String>?] {
+                var options = ExtractOptions()
+                options.members = selection
+                let error = await expectArchiveError("bad checksum") { try await reader.extract(to: dir.path + "/out", options: options) }
+                #expect(error?.code == .checksumMismatch)
+                #expect(try await readBytes(dir.path + "/out/keep.txt") == Array("old content".utf8))
+                #expect(listing(dir.path + "/out") == ["keep.txt"], "no temporary file is left")
+            }
+        }
+
+        @Test func missingParentsOfTheDestinationAreCreated() async throws {
+            let dir = try TemporaryDirectory()
+            let reader = try await hostileArchive(try tarStream([tarFile("a.txt", "a")]), mode: .indexed, at: dir.path + "/a.tar.xz")
+            try await reader.extract(to: dir.path + "/x/y/z")
+            #expect(try await readBytes(dir.path + "/x/y/z/a.txt") == Array("a".utf8))
         }
     }
 }

@@ -330,6 +330,14 @@ enum CompatTree {
 }
 
 extension TreeSnapshot {
+    /// The same tree as an extraction that does not restore ownership writes it: files lose their
+    /// set-user-ID and set-group-ID bits.
+    func droppingSetIDBits() -> TreeSnapshot {
+        var copy = self
+        for key in copy.items.keys where copy.items[key]!.type == "file" { copy.items[key]!.mode &= ~0o6000 }
+        return copy
+    }
+
     /// The same tree with sub-second times dropped, as formats without them (GNU tar's default) restore it.
     func truncatingNanoseconds() -> TreeSnapshot {
         var copy = self
