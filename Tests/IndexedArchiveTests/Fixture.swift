@@ -468,7 +468,10 @@ func indexEntries(of tar: [UInt8]) throws -> [ArchiveEntry] {
 /// An archive in our indexed layout, assembled with the XZ module from any tar stream (hostile
 /// ones included): data blocks of `chunk` bytes, the rich index (`index`, or one describing the
 /// tar, possibly tampered by `tamper`), the pixz index, the xz Index and the footer.
-func indexedArchive(tar: [UInt8], chunk: Int = 1 << 20, index: [UInt8]? = nil,
+///
+/// `describing` is the tar the index is computed from, when it is not `tar` itself: a twin of the
+/// same layout that the parser accepts, for a `tar` whose hostile names it would refuse.
+func indexedArchive(tar: [UInt8], describing: [UInt8]? = nil, chunk: Int = 1 << 20, index: [UInt8]? = nil,
                     tamper: (inout ArchiveIndex) -> Void = { _ in }) throws -> [UInt8] {
     let encoder = try BlockEncoder(preset: 0, maxChunkSize: chunk)
     var out = StreamHeader.encode(check: .crc64)
@@ -483,7 +486,7 @@ func indexedArchive(tar: [UInt8], chunk: Int = 1 << 20, index: [UInt8]? = nil,
         try add(Array(tar[start..<min(tar.count, start + chunk)]))
         start += chunk
     }
-    let entries = try indexEntries(of: tar)
+    let entries = try indexEntries(of: describing ?? tar)
     var rich = ArchiveIndex(entries: entries, tarSize: UInt64(tar.count), chunkSize: UInt64(chunk), metadata: ["writer": "tests"])
     tamper(&rich)
     try add(index ?? rich.encoded())
