@@ -92,12 +92,15 @@ public actor ArchiveBuilder {
                     }
                     let fileSystem = self.fileSystem
                     let paths = run.map(\.sourcePath)
-                    options.watchdog?.begin(.read)
-                    defer { options.watchdog?.end(.read) }
+                    let watchdog = options.watchdog
                     // Each read opens and closes its own files, so a stuck one can be left behind.
+                    // Each file is a job of its own; storing the contents (which may wait for a
+                    // free compressor) is outside them.
                     let contents = try await io.run(abandonOnCancel: true) { flag in
                         try paths.map { path -> Result<FileContent, ArchiveError> in
                             if flag.isCancelled { throw CancellationError() }
+                            let job = watchdog?.begin(.read, job: path)
+                            defer { if let job { watchdog?.end(job) } }
                             do { return .success(try FileContent.read(path: path, fileSystem: fileSystem)) }
                             catch let error as ArchiveError { return .failure(error) }
                         }
@@ -245,9 +248,9 @@ public actor ArchiveBuilder {
         let opened: (Int32, FileStatus)
         let watchdog = options.watchdog
         do {
-            watchdog?.begin(.read)
-            defer { watchdog?.end(.read) }
             opened = try await io.run(abandonOnCancel: true, discard: { fd, _ in fileSystem.close(fd) }) { _ in
+                let job = watchdog?.begin(.read, job: path)
+                defer { if let job { watchdog?.end(job) } }
                 let fd = try fileSystem.openForReading(path)
                 do {
                     let status = FileStatus(try fileSystem.fstat(fd, path))
@@ -276,9 +279,12 @@ public actor ArchiveBuilder {
             try checkRunning()
             let want = Int(min(remaining, UInt64(slice)))
             let previous = checksum
-            watchdog?.begin(.read)
-            defer { watchdog?.end(.read) }
+            let offset = status.size - remaining
+            // The job is the read alone: `append` below may wait for a free compressor, and
+            // backpressure is not a stall of the read stage.
             let (bytes, crc) = try await io.run(abandonOnCancel: true) { _ -> ([UInt8], UInt64) in
+                let job = watchdog?.begin(.read, job: "\(path) at \(offset)")
+                defer { if let job { watchdog?.end(job) } }
                 var buffer = [UInt8](repeating: 0, count: want)
                 let count = try descriptor.use { fd in try buffer.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } }
                 buffer.removeLast(want - count)
@@ -301,6 +307,8 @@ public actor ArchiveBuilder {
             remaining -= UInt64(bytes.count)
         }
         let grew = try await io.run(abandonOnCancel: true) { _ -> Bool in
+            let job = watchdog?.begin(.read, job: path)
+            defer { if let job { watchdog?.end(job) } }
             var probe = [UInt8](repeating: 0, count: 1)
             return try descriptor.use { fd in try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } } > 0
         }

@@ -89,10 +89,12 @@ actor ArchiveWriter {
     }
 
     private func write(_ bytes: [UInt8]) async throws {
-        let fd = self.fd, path = displayPath
-        watchdog?.begin(.write)
-        defer { watchdog?.end(.write) }
-        try await io.run { _ in try bytes.withUnsafeBytes { try SystemCall.writeAll(fd, $0, path: path) } }
+        let fd = self.fd, path = displayPath, offset = bytesWritten, watchdog = self.watchdog
+        try await io.run { _ in
+            let job = watchdog?.begin(.write, job: "\(bytes.count) bytes at offset \(offset) of \(path)")
+            defer { if let job { watchdog?.end(job) } }
+            try bytes.withUnsafeBytes { try SystemCall.writeAll(fd, $0, path: path) }
+        }
         bytesWritten += UInt64(bytes.count)
     }
 

@@ -42,9 +42,10 @@ package final class CompressorPool: Sendable {
     func compress(_ bytes: [UInt8], sequence: Int = 0, watchdog: Watchdog? = nil,
                   hook: (@Sendable (Int) throws -> Void)? = nil) async throws -> EncodedBlock {
         let preset = self.preset, extreme = self.extreme, chunkSize = self.chunkSize, compressible = self.compressible
-        watchdog?.begin(.compress)
-        defer { watchdog?.end(.compress) }
         return try await threads.run(abandonOnCancel: true) { flag in
+            // Timed from the moment a thread takes it: waiting in the queue is not compressing.
+            let job = watchdog?.begin(.compress, job: "block \(sequence)")
+            defer { if let job { watchdog?.end(job) } }
             try hook?(sequence)
             let encoder = try CompressorPool.threadEncoder(key: "amk.encoder", preset: preset, extreme: extreme, maxChunkSize: chunkSize)
             return try bytes.withUnsafeBytes { raw in
@@ -54,7 +55,7 @@ package final class CompressorPool: Sendable {
                     return try encoder.encodeStored(raw)
                 }
                 return try encoder.encode(raw, sliceSize: CompressorPool.sliceSize, isCancelled: {
-                    watchdog?.beat(.compress)
+                    if let job { watchdog?.beat(job) }
                     return flag.isCancelled
                 })
             }

@@ -70,12 +70,13 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
             if finished { return nil }
             let walker = self.walker
             let size = batchSize
+            let watchdog = self.watchdog
             do {
-                watchdog?.begin(.enumerate)
-                defer { watchdog?.end(.enumerate) }
                 // The walk holds no resource the caller shares, so a stuck listing can be left behind.
                 let batch = try await pool.run(abandonOnCancel: true) { flag in
-                    try walker.nextBatch(max: size, cancellation: flag)
+                    let job = watchdog?.begin(.enumerate, job: "listing")
+                    defer { if let job { watchdog?.end(job) } }
+                    return try walker.nextBatch(max: size, cancellation: flag)
                 }
                 if batch == nil { finish() }
                 return batch

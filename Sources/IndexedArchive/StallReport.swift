@@ -4,13 +4,23 @@ import Foundation
 public struct StallReport: Sendable, Hashable, CustomStringConvertible {
     /// The stage that had work and made no progress.
     public var stage: PipelineStage
+    /// The job that stalled ("block 12", a file's path), when the stage's work is timed per job.
+    public var job: String?
     /// How long it had been silent.
     public var silentFor: Duration
     /// Its stall timeout.
     public var timeout: Duration
 
+    public init(stage: PipelineStage, job: String? = nil, silentFor: Duration, timeout: Duration) {
+        self.stage = stage
+        self.job = job
+        self.silentFor = silentFor
+        self.timeout = timeout
+    }
+
     public var description: String {
-        "stalled: stage '\(stage)' made no progress for \(Self.format(silentFor)) (timeout \(Self.format(timeout)))"
+        let what = job.map { " (\($0))" } ?? ""
+        return "stalled: stage '\(stage)'\(what) made no progress for \(Self.format(silentFor)) (timeout \(Self.format(timeout)))"
     }
 
     static func format(_ duration: Duration) -> String {

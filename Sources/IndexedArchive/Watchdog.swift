@@ -20,8 +20,15 @@ public final class Watchdog: Sendable {
         var lastProgress: ContinuousClock.Instant
     }
 
+    struct JobState {
+        var label: String
+        var lastProgress: ContinuousClock.Instant
+    }
+
     struct State {
         var stages: [PipelineStage: StageState] = [:]
+        var jobs: [WatchdogJob: JobState] = [:]
+        var nextJob: UInt64 = 0
         var stall: StallReport?
         var cancelledAt: ContinuousClock.Instant?
         var finished = false
@@ -70,6 +77,39 @@ public final class Watchdog: Sendable {
         }
     }
 
+    /// A job of `stage` starts now; it has stalled if neither it ends nor beats within the stage's
+    /// timeout, whatever its siblings do. `label` names it in a stall report ("block 12", a path).
+    ///
+    /// Bracket only the job's own work: time spent waiting for another stage (a free compressor,
+    /// the writer, a slow peer) must stay outside, since backpressure is not a stall.
+    public func begin(_ stage: PipelineStage, job label: String) -> WatchdogJob {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            let job = WatchdogJob(id: state.nextJob, stage: stage)
+            state.nextJob += 1
+            state.jobs[job] = JobState(label: label, lastProgress: now)
+            return job
+        }
+    }
+
+    /// The job made progress: its deadline starts again.
+    public func beat(_ job: WatchdogJob) {
+        let now = ContinuousClock.now
+        state.withLock { state in state.jobs[job]?.lastProgress = now }
+    }
+
+    /// The job is over, finished or failed.
+    public func end(_ job: WatchdogJob) {
+        state.withLock { state in _ = state.jobs.removeValue(forKey: job) }
+    }
+
+    /// Runs `body` as a job of `stage` named `label`.
+    public func during<T>(_ stage: PipelineStage, job label: String, _ body: () async throws -> T) async rethrows -> T {
+        let job = begin(stage, job: label)
+        defer { end(job) }
+        return try await body()
+    }
+
     /// Runs `body` as work of `stage`.
     public func during<T>(_ stage: PipelineStage, _ body: () async throws -> T) async rethrows -> T {
         begin(stage)
@@ -110,7 +150,18 @@ public final class Watchdog: Sendable {
                     return report
                 }
             }
-            return nil
+            // The job silent the longest past its deadline, so the report names the culprit.
+            var worst: StallReport?
+            var worstExcess = Duration.zero
+            for (job, entry) in state.jobs {
+                let silent = now - entry.lastProgress
+                let timeout = policy.timeout(for: job.stage)
+                guard silent >= timeout, worst == nil || silent - timeout > worstExcess else { continue }
+                worst = StallReport(stage: job.stage, job: entry.label, silentFor: silent, timeout: timeout)
+                worstExcess = silent - timeout
+            }
+            state.stall = worst
+            return worst
         }
     }
 

@@ -293,6 +293,46 @@ extension EngineSuites {
             #expect(standard <= 4, "two chunks in flight by default for one worker: \(standard)")
         }
 
+        /// Issue 11: a compression three times longer than the read stage's timeout holds the
+        /// reader back (backpressure), and that wait is not a stall of the read stage.
+        @Test func waitingForASlowCompressorIsNotAReadStall() async throws {
+            let dir = try TemporaryDirectory()
+            try await offPool { for i in 0..<3 { try dir.file("src/t\(i).txt", Samples.text2_5M) } }
+            var options = testOptions(chunk: 1 << 20)
+            options.workers = 1
+            options.stallPolicy = WatchdogPolicy(stallTimeouts: [.read: .milliseconds(300), .enumerate: .milliseconds(300)],
+                                                 defaultStallTimeout: .seconds(60), checkInterval: .milliseconds(10))
+            options.compressionHook = { _ in usleep(900_000) }
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/slow.tar.xz"),
+                                                       options: options)
+            #expect(summary.blocks >= 8)
+            #expect(try await ArchiveReader(path: dir.path + "/slow.tar.xz").verify() == 4)
+        }
+
+        /// Issue 11: with two compressors, one stuck block is named even while the other compresses.
+        @Test func aStuckCompressionIsNamedWhileItsSiblingWorks() async throws {
+            let dir = try TemporaryDirectory()
+            try await offPool { for i in 0..<3 { try dir.file("src/t\(i).txt", Samples.text2_5M) } }
+            var options = testOptions(chunk: 1 << 20)
+            options.workers = 2
+            options.stallPolicy = WatchdogPolicy(stallTimeouts: [.compress: .milliseconds(500)], defaultStallTimeout: .seconds(60),
+                                                 gracePeriod: .seconds(30), checkInterval: .milliseconds(10))
+            // Block 2 sleeps in slices, checking for cancellation, and never beats.
+            options.compressionHook = { sequence in
+                guard sequence == 2 else { return }
+                for _ in 0..<600 {
+                    usleep(50_000)
+                    try Task.checkCancellation()
+                }
+            }
+            let error = await expectArchiveError("stuck block") {
+                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/stuck.tar.xz"), options: options)
+            }
+            #expect(error?.code == .stalled || error?.code == .terminated, "\(String(describing: error))")
+            #expect(error?.message.contains("stage 'compress' (block 2)") == true, "\(String(describing: error))")
+            #expect(!exists(dir.path + "/stuck.tar.xz"))
+        }
+
         // MARK: - Cancellation
 
         /// About 48 MB of text-like bytes (random letters and spaces) that preset 6 compresses slowly.

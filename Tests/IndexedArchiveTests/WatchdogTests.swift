@@ -72,6 +72,41 @@ final class Counter: Sendable {
         #expect(value == "done")
     }
 
+    @Test func aStuckJobIsCaughtWhileASiblingOfItsStageBeats() async throws {
+        let error = await #expect(throws: ArchiveError.self) {
+            try await Watchdog.supervise(policy: Self.fast) { watchdog in
+                let stuck = watchdog.begin(.compress, job: "block 7")
+                _ = stuck
+                // A sibling beats every 20 ms for 20 s: with stage-level heartbeats the stuck job
+                // would be hidden behind it.
+                let healthy = watchdog.begin(.compress, job: "block 8")
+                let stop = Atomic<Bool>(false)
+                defer { stop.store(true, ordering: .relaxed) }
+                let beater = Thread {
+                    for _ in 0..<1000 where !stop.load(ordering: .relaxed) {
+                        usleep(20_000)
+                        watchdog.beat(healthy)
+                    }
+                }
+                beater.start()
+                try await Task.sleep(for: .seconds(20))
+            }
+        }
+        #expect(error?.code == .stalled)
+        #expect(error?.message.contains("stage 'compress' (block 7)") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func anEndedJobIsNoLongerTimed() async throws {
+        let value = try await Watchdog.supervise(policy: Self.fast) { watchdog in
+            let job = watchdog.begin(.read, job: "a.txt")
+            watchdog.end(job)
+            // Three timeouts with no job running.
+            try await Task.sleep(for: .milliseconds(900))
+            return 1
+        }
+        #expect(value == 1)
+    }
+
     @Test func workThatIgnoresCancellationIsTerminatedOnTime() async throws {
         let start = ContinuousClock.now
         let error = await #expect(throws: ArchiveError.self) {
