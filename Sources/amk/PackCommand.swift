@@ -40,6 +40,10 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(help: "Store every block uncompressed (fastest; for data that does not compress).")
     var noCompress = false
 
+    @Option(help: ArgumentHelp("Seconds one read, compression or write may go without progress before the pack is cancelled as stalled; waiting for a busy compressor or a slow reader of the output does not count.",
+                               valueName: "seconds"))
+    var stallTimeout: Double = 60
+
     func validate() throws {
         guard !directories.isEmpty else {
             throw ValidationError("Nothing to pack: give at least one directory.")
@@ -55,6 +59,9 @@ struct PackCommand: AsyncParsableCommand {
         }
         if let jobs, !(1...256).contains(jobs) {
             throw ValidationError("--jobs must be 1 to 256, not \(jobs).")
+        }
+        guard stallTimeout > 0, stallTimeout.isFinite else {
+            throw ValidationError("--stall-timeout must be a positive number of seconds.")
         }
         // Two sources with one last component would collide inside the archive; say so before
         // any work rather than fail halfway through.
@@ -99,6 +106,7 @@ struct PackCommand: AsyncParsableCommand {
         options.chunkSize = chunkSize.bytes
         if let jobs { options.workers = jobs }
         options.compressible = !noCompress
+        options.stallPolicy = WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000)))
         return options
     }
 
