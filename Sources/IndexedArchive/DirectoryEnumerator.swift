@@ -54,7 +54,9 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
         let walker: DirectoryWalker
         let batchSize: Int
         let pool: WorkerThreadPool
-        let ownsPool: Bool
+        /// The pool this iterator made, shut down when the last copy of the iterator goes away:
+        /// a loop that breaks early never calls `next()` again, and its thread must not outlive it.
+        let ownedPool: PoolOwner?
         let watchdog: Watchdog?
         var finished = false
 
@@ -62,8 +64,14 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
             self.watchdog = watchdog
             self.walker = walker
             self.batchSize = batchSize
-            self.ownsPool = pool == nil
-            self.pool = pool ?? WorkerThreadPool(threads: 1, name: "amk-enumerate")
+            if let pool {
+                self.pool = pool
+                self.ownedPool = nil
+            } else {
+                let owner = PoolOwner(WorkerThreadPool(threads: 1, name: "amk-enumerate"))
+                self.pool = owner.pool
+                self.ownedPool = owner
+            }
         }
 
         public mutating func next() async throws -> Batch? {
@@ -88,9 +96,18 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
 
         private mutating func finish() {
             finished = true
-            if ownsPool { pool.shutdown() }
+            ownedPool?.pool.shutdown()
         }
     }
+}
+
+/// Shuts its pool down when released.
+final class PoolOwner: Sendable {
+    let pool: WorkerThreadPool
+
+    init(_ pool: WorkerThreadPool) { self.pool = pool }
+
+    deinit { pool.shutdown() }
 }
 
 /// The state of a depth-first walk. A Mutex guards it, since successive batches run as separate

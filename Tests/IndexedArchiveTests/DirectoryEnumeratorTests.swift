@@ -19,6 +19,31 @@ extension EngineSuites {
             return (entries, warnings, batches)
         }
 
+        /// Threads of this process, as the kernel counts them.
+        static func threadCount() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+        }
+
+        @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/task")))
+        func breakingOutOfTheLoopReleasesItsThread() async throws {
+            let dir = try TemporaryDirectory()
+            for i in 0..<3 { try dir.file("src/f\(i).txt", "x") }
+            let before = Self.threadCount()
+            for _ in 0..<1000 {
+                for try await batch in DirectoryEnumerator(sources: [PackSource(path: dir.path + "/src")], batchSize: 1) {
+                    _ = batch
+                    break
+                }
+            }
+            // The released pools' threads exit on their own; give them a moment.
+            var after = Self.threadCount()
+            for _ in 0..<200 where after > before + 8 {
+                try await Task.sleep(for: .milliseconds(20))
+                after = Self.threadCount()
+            }
+            #expect(after <= before + 8, "threads: \(before) before, \(after) after 1,000 early breaks")
+        }
+
         @Test func theOrderIsDepthFirstAndBytewiseSorted() async throws {
             let dir = try TemporaryDirectory()
             for name in ["b", "a", "B", "a.b", "a-b", "ä", "dir2", "dir/z", "dir/y", "dir/sub/x", "Z"] {
