@@ -105,14 +105,15 @@ import Testing
     }
 
     @Test func backpressureInsideAppendItemIsNotAStall() async throws {
-        // The extension's stage may be silent for only 300 ms. One append of 6 chunks, with one
-        // compressor that takes 150 ms per chunk and room for 2 chunks in flight, waits in
-        // appendItem for about 450 ms: the engine's stages are watched meanwhile, and the export
-        // succeeds. Were the extension's clock running inside appendItem, it would stall.
-        let policy = WatchdogPolicy(stallTimeouts: [.extensionCode: .milliseconds(300)], defaultStallTimeout: .seconds(60),
-                                    gracePeriod: .milliseconds(300), checkInterval: .milliseconds(10))
+        // The extension's stage may be silent for 2 s. One append of 6 chunks, with one
+        // compressor that takes 1.5 s per chunk and room for 2 chunks in flight, waits in
+        // appendItem for about 6 s: the engine's stages are watched meanwhile, and the export
+        // succeeds. Were the extension's clock running inside appendItem, it would stall. The
+        // margins (3x both ways) keep a busy machine from deciding the outcome.
+        let policy = WatchdogPolicy(stallTimeouts: [.extensionCode: .seconds(2)], defaultStallTimeout: .seconds(60),
+                                    gracePeriod: .seconds(10), checkInterval: .milliseconds(10))
         var system = MigrationSystem(watchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 1)
-        system.compressionHook = { _ in usleep(150_000) }
+        system.compressionHook = { _ in usleep(1_500_000) }
         try await Scratch.with { scratch in
             let elapsed = Box(Duration.zero)
             let archive = try await export(in: scratch, system: system, seed: { container in
@@ -122,18 +123,28 @@ import Testing
                 try await archiver.appendItem(at: container.documentsDirectory.appending(path: "big.bin"))
                 elapsed.current = ContinuousClock.now - start
             }
-            #expect(elapsed.current > .milliseconds(300), "the append must outlast the extension's timeout to prove anything")
+            #expect(elapsed.current > .seconds(2), "the append must outlast the extension's timeout to prove anything")
             #expect(try await memberNames(of: archive) == ["big.bin"])
         }
     }
+
+    /// Stalls after 300 ms, but waits 20 s for the cancelled extension to return.
+    static let patientSystem: MigrationSystem = {
+        let policy = WatchdogPolicy(defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(20),
+                                    checkInterval: .milliseconds(10))
+        return MigrationSystem(watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
+                               chunkSize: 1 << 20, workers: 2)
+    }()
 
     @Test func appendItemThrowsCancellationErrorOnceTheExportIsCancelled() async throws {
         try await Scratch.with { scratch in
             let seen = Box<String?>(nil)
             await #expect(throws: AppMigrationError.self) {
-                _ = try await export(in: scratch, system: fastSystem) { archiver, container in
-                    // Silent past the stall timeout, then appends once the export is cancelled.
-                    await waitIgnoringCancellation(.milliseconds(450))
+                _ = try await export(in: scratch, system: Self.patientSystem) { archiver, container in
+                    // Silent past the stall timeout, then appends once the export is cancelled:
+                    // waiting for the cancellation itself, not for a time, so that no race
+                    // between the watchdog and this code decides the outcome.
+                    await waitUntilCancelledIgnoringIt()
                     do {
                         try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"))
                         seen.current = "appended"

@@ -27,6 +27,14 @@ func waitIgnoringCancellation(_ duration: Duration) async {
     }
 }
 
+/// Returns once the current task is cancelled (polling every 10 ms, for at most a minute),
+/// without throwing: an extension that notices the cancellation and carries on.
+func waitUntilCancelledIgnoringIt() async {
+    for _ in 0..<6000 where !Task.isCancelled {
+        await waitIgnoringCancellation(.milliseconds(10))
+    }
+}
+
 /// A value set from inside an extension, read by the test.
 final class Box<Value: Sendable>: Sendable {
     private let value: Mutex<Value>
