@@ -245,7 +245,7 @@ public final class ArchiveReader: Sendable {
         var members: Int
         var extracted: Int
         var bytes: UInt64
-        var warnings: [String]
+        var warnings: [ExtractWarning]
     }
 
     /// Extracts members (all, or `options.members`) under `directory`, safely: see ``ExtractOptions``.

@@ -4,7 +4,7 @@ public struct ExtractSummary: Sendable {
     public var entries: Int
     /// Content bytes written.
     public var bytes: UInt64
-    /// Members skipped (devices, FIFOs), with why.
-    public var warnings: [String]
+    /// Members skipped (devices, FIFOs) or written differently (set-id bits dropped), with why.
+    public var warnings: [ExtractWarning]
     public var seconds: Double
 }

@@ -32,7 +32,7 @@ final class Extractor {
     private var directories: [TarHeader] = []
     private(set) var entries = 0
     private(set) var bytes: UInt64 = 0
-    private(set) var warnings: [String] = []
+    private(set) var warnings: [ExtractWarning] = []
 
     init(destination: String, options: ExtractOptions, archiveSize: UInt64) throws(ArchiveError) {
         try Self.makeDirectories(destination)
@@ -117,17 +117,15 @@ final class Extractor {
     /// The descriptor of the folder that holds the last component, creating missing folders,
     /// never following a link. It belongs to the path cache: do not close it.
     private func parent(of parts: [String], member: String, create: Bool) throws(ArchiveError) -> Int32 {
-        let failure: DirectoryPath.Failure
         do {
             return try path.descend(to: parts.dropLast(), create: create)
         } catch {
-            failure = error
-        }
-        switch failure {
-        case .link(let name):
-            throw ArchiveError(.unsafePath, "'\(name)' is a symbolic link or not a directory; refusing to write through it", member: member)
-        case .system(let operation, let name, let code):
-            throw ArchiveError(.io(errno: code), "\(operation) '\(name)': \(String(cString: strerror(code)))", path: rootPath, member: member)
+            switch error {
+            case .link(let name):
+                throw ArchiveError(.unsafePath, "'\(name)' is a symbolic link or not a directory; refusing to write through it", member: member)
+            case .system(let operation, let name, let code):
+                throw ArchiveError(.io(errno: code), "\(operation) '\(name)': \(String(cString: strerror(code)))", path: rootPath, member: member)
+            }
         }
     }
 
@@ -195,7 +193,8 @@ final class Extractor {
             }
         default:
             entries -= 1
-            warnings.append("\(header.path): skipped, \(header.kind) members are not extracted")
+            warnings.append(ExtractWarning(member: header.path, kind: .unsupportedType,
+                                           message: "skipped, \(header.kind) members are not extracted"))
         }
     }
 
@@ -236,7 +235,8 @@ final class Extractor {
         var mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
         if mode & 0o6000 != 0 && !ownership {
             mode &= ~0o6000
-            warnings.append("\(header.path): set-user-ID/set-group-ID bits dropped, since ownership is not restored")
+            warnings.append(ExtractWarning(member: header.path, kind: .setIDBitsDropped,
+                                           message: "set-user-ID/set-group-ID bits dropped, since ownership is not restored"))
         }
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
         var times = Self.times(header)
@@ -293,11 +293,14 @@ final class Extractor {
     }
 }
 
-/// The open folders from the destination down to the folder of the last member written.
+/// The folders from the destination down to the folder of the last member written, with the
+/// descriptors of the deepest few kept open.
 ///
 /// Archives list members folder by folder, so consecutive members share most of their path:
 /// keeping those descriptors open turns the walk from the root for every member (quadratic in
-/// depth over a deep tree) into one `openat` per folder that changed.
+/// depth over a deep tree) into one `openat` per folder that changed. At most ``maxOpen`` stay
+/// open, the deepest ones, so a deep tree does not hold hundreds of descriptors; a member that
+/// leaves the path above them walks down again from the nearest open one.
 struct DirectoryPath {
     enum Failure: Error {
         /// The component is a link or not a folder.
@@ -305,40 +308,73 @@ struct DirectoryPath {
         case system(operation: String, name: String, errno: Int32)
     }
 
+    static let maxOpen = 16
+
     private let root: Int32
-    private var open: [(name: String, fd: Int32)] = []
+    /// Each folder of the path and its descriptor, or -1 once closed to respect ``maxOpen``.
+    private var levels: [(name: String, fd: Int32)] = []
+    /// Levels below this index are closed.
+    private var firstOpen = 0
 
     init(root: Int32) { self.root = root }
 
-    /// The descriptor of the folder at `components` below the root, opened from the longest
-    /// prefix already open, creating missing folders when `create` is set. Owned by the path.
+    /// The descriptor of the folder at `components` below the root, creating missing folders when
+    /// `create` is set. Owned by the path: valid until the next call.
     mutating func descend(to components: ArraySlice<String>, create: Bool) throws(Failure) -> Int32 {
         var shared = 0
-        for (held, wanted) in zip(open, components) {
+        for (held, wanted) in zip(levels, components) {
             guard held.name == wanted else { break }
             shared += 1
         }
-        while open.count > shared { SystemCall.close(open.removeLast().fd) }
-        for part in components.dropFirst(shared) {
-            let dir = open.last?.fd ?? root
-            var next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if next < 0 && errno == ENOENT && create {
-                if mkdirat(dir, part, 0o755) != 0 && errno != EEXIST {
-                    throw .system(operation: "mkdir", name: part, errno: errno)
-                }
-                next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        truncate(to: shared)
+        // Reopen the shared part's closed levels from the deepest open ancestor.
+        if shared > 0 && levels[shared - 1].fd < 0 {
+            let base = levels.lastIndex { $0.fd >= 0 }.map { $0 + 1 } ?? 0
+            for index in base..<shared {
+                levels[index].fd = try open(levels[index].name, in: index == 0 ? root : levels[index - 1].fd, create: false)
             }
-            guard next >= 0 else {
-                let code = errno
-                if code == ELOOP || code == ENOTDIR { throw .link(part) }
-                throw .system(operation: "cannot open directory", name: part, errno: code)
-            }
-            open.append((part, next))
+            firstOpen = min(firstOpen, base)
         }
-        return open.last?.fd ?? root
+        for part in components.dropFirst(shared) {
+            levels.append((part, try open(part, in: levels.last?.fd ?? root, create: create)))
+            trim()
+        }
+        trim()
+        return levels.last?.fd ?? root
     }
 
-    mutating func closeAll() {
-        while let last = open.popLast() { SystemCall.close(last.fd) }
+    /// Closes the descriptors above the deepest ``maxOpen``.
+    private mutating func trim() {
+        while levels.count - firstOpen > Self.maxOpen {
+            if levels[firstOpen].fd >= 0 { SystemCall.close(levels[firstOpen].fd) }
+            levels[firstOpen].fd = -1
+            firstOpen += 1
+        }
     }
+
+    private func open(_ part: String, in dir: Int32, create: Bool) throws(Failure) -> Int32 {
+        var next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if next < 0 && errno == ENOENT && create {
+            if mkdirat(dir, part, 0o755) != 0 && errno != EEXIST {
+                throw .system(operation: "mkdir", name: part, errno: errno)
+            }
+            next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        }
+        guard next >= 0 else {
+            let code = errno
+            if code == ELOOP || code == ENOTDIR { throw .link(part) }
+            throw .system(operation: "cannot open directory", name: part, errno: code)
+        }
+        return next
+    }
+
+    private mutating func truncate(to count: Int) {
+        while levels.count > count {
+            let last = levels.removeLast()
+            if last.fd >= 0 { SystemCall.close(last.fd) }
+        }
+        firstOpen = min(firstOpen, count)
+    }
+
+    mutating func closeAll() { truncate(to: 0) }
 }

@@ -46,10 +46,12 @@ import Testing
                 let deadline = ContinuousClock.now + .seconds(20)
                 while ContinuousClock.now < deadline {
                     let staged = (try? stagingFolders(in: destination)) ?? []
-                    let big = staged.map {
-                        destination.containerRootDirectory.appending(path: ".amk/\($0)/Documents/media/big.bin").path(percentEncoded: false)
+                    // big.bin itself appears only once complete (files are renamed into place when
+                    // their content checked out); while it arrives it is a temporary file there.
+                    let media = staged.map {
+                        destination.containerRootDirectory.appending(path: ".amk/\($0)/Documents/media").path(percentEncoded: false)
                     }
-                    if big.contains(where: { FileManager.default.fileExists(atPath: $0) }) {
+                    if media.contains(where: { ((try? FileManager.default.contentsOfDirectory(atPath: $0)) ?? []).isEmpty == false }) {
                         stagingSeen.set()
                         return
                     }

@@ -1,0 +1,27 @@
+/// A member that extraction skipped or wrote differently from the archive, instead of failing:
+/// a device or FIFO (not recreated), set-id bits dropped, a name that cannot be written as stored.
+public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of deviation, stable for programs.
+    public enum Kind: String, Sendable, Hashable {
+        /// The member's type (device, FIFO, ...) is not extracted.
+        case unsupportedType
+        /// Set-user-ID or set-group-ID bits were dropped because ownership is not restored.
+        case setIDBitsDropped
+        /// The member's name is not valid UTF-8, so it cannot be written byte for byte.
+        case undecodableName
+    }
+
+    /// The member concerned, as listed.
+    public var member: String
+    public var kind: Kind
+    /// What happened, for people.
+    public var message: String
+
+    public init(member: String, kind: Kind, message: String) {
+        self.member = member
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { "\(member): \(message)" }
+}
