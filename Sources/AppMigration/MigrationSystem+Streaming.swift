@@ -119,6 +119,13 @@ extension MigrationSystem {
         } catch let error as ArchiveError {
             throw AppMigrationError(.unreadableArchive, "the archive stream broke off or is damaged: \(error)",
                                     extensionName: name, underlying: error)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            // The engine's lower layers (the tar parser) can report a damaged stream in their own
+            // types; to the importing app it is the same failure.
+            throw AppMigrationError(.unreadableArchive, "the archive stream broke off or is damaged: \(error)",
+                                    extensionName: name, underlying: error)
         }
         guard received.indexVerified else {
             throw AppMigrationError(.unreadableArchive,

@@ -293,7 +293,10 @@ public struct MigrationSystem: Sendable {
             reader = try ArchiveReader(path: path)
             metadata = try await reader.metadata()
             entries = try await reader.entries()
-        } catch let error as ArchiveError {
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            // An ArchiveError, or a lower layer's own type (the tar parser's) for a damaged archive.
             throw AppMigrationError(.unreadableArchive, "cannot read the archive: \(error)", extensionName: name, path: path,
                                     underlying: error)
         }
@@ -328,7 +331,9 @@ public struct MigrationSystem: Sendable {
         options.confineSymlinks = true
         do {
             try await reader.extract(to: staging.path(percentEncoded: false), options: options)
-        } catch let error as ArchiveError {
+        } catch let error as CancellationError {
+            throw error
+        } catch {
             throw Self.extractionError(error, extensionName: name, path: path)
         }
         let store = metadata[ArchiveMetadataKey.sourceStoreIdentifier].map { MigrationAppIdentifier.StoreIdentifier($0) }
@@ -403,8 +408,8 @@ public struct MigrationSystem: Sendable {
     /// What an extraction error means for the import: an unsafe member (a path or link leading
     /// outside the staging folder) is refused by name; anything else is an archive that cannot
     /// be read.
-    static func extractionError(_ error: ArchiveError, extensionName: String, path: String?) -> AppMigrationError {
-        let what = error.code == .unsafePath ? "the archive holds an unsafe member, so nothing was imported"
+    static func extractionError(_ error: any Error, extensionName: String, path: String?) -> AppMigrationError {
+        let what = (error as? ArchiveError)?.code == .unsafePath ? "the archive holds an unsafe member, so nothing was imported"
             : "cannot extract the archive"
         return AppMigrationError(.unreadableArchive, "\(what): \(error)", extensionName: extensionName, path: path,
                                  underlying: error)

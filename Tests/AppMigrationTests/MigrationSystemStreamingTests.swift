@@ -241,6 +241,28 @@ extension MigrationSystemStreamingTests {
         }
     }
 
+    /// A streamed member whose header claims nearly 2^63 bytes, cut short: the import fails with
+    /// the host's typed error naming the member and a recorded failure; nothing traps.
+    @Test func aStreamedMemberClaimingNearly2To63BytesFailsCleanly() async throws {
+        try await Scratch.with { scratch in
+            let destination = try scratch.container("import")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let migration = TreeCopyMigration()
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await feed(try HostileArchive.streamClaimingHugeMember()) { fd in
+                    try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: migration)
+                }
+            }
+            #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
+            #expect(error?.message.contains("Documents/huge.bin") == true, "\(String(describing: error))")
+            #expect(!migration.importCalled.value)
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            #expect(try stagingFolders(in: destination).isEmpty)
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
     /// A staging folder left by a killed receiver that holds links out of the container, or is
     /// itself such a link: the next import removes the links, not what they point to.
     @Test func staleStagingIsRemovedWithoutFollowingItsLinks() async throws {

@@ -278,6 +278,25 @@ extension MigrationSystemTests {
         }
     }
 
+    /// The same claim in an archive without an index (`xz` of a tar whose header claims nearly
+    /// 2^63 bytes and holds 512): reading it fails, and the host says so in its own error.
+    @Test func aSequentialArchiveClaimingAHugeMemberFailsCleanly() async throws {
+        try await Scratch.with { scratch in
+            let bytes = try HostileArchive.xzTool(try HostileArchive.tarClaimingHugeMember())
+            let archive = try write(Data(bytes), to: "huge-sequential.tar.xz", in: scratch.root)
+            let destination = try scratch.container("destination")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await quickSystem.importResources(from: archive, into: destination, using: RecordingImporter(seen: Box(nil)))
+            }
+            #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
+            #expect(error?.message.contains("Documents/huge.bin") == true, "\(String(describing: error))")
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
     /// An importer that leaves links to an outside folder in the container and then fails: the
     /// host clears the container by removing the links, never what they point to.
     @Test func clearingAfterAFailedImportRemovesLinksNotTheirTargets() async throws {

@@ -83,6 +83,38 @@ enum HostileArchive {
         return try assemble(tar: tar, entries: entries, tarSize: claimedTarSize)
     }
 
+    /// A stream whose only member's header claims `size` bytes (a pax `size` record) while the
+    /// tar holds a few hundred and no end marker: what a receiver sees of a member that claims
+    /// nearly 2^63 bytes.
+    static func streamClaimingHugeMember(size: UInt64 = (1 << 63) - 1) throws -> [UInt8] {
+        let tar = try tarClaimingHugeMember(size: size)
+        return try assemble(tar: tar, entries: try entries(of: tar), tarSize: UInt64(tar.count))
+    }
+
+    /// The tar of ``streamClaimingHugeMember(size:)``: a header claiming `size` bytes, 512 of them.
+    static func tarClaimingHugeMember(size: UInt64 = (1 << 63) - 1) throws -> [UInt8] {
+        let header = TarHeader(path: "Documents/huge.bin", kind: .regular, size: size, mode: 0o644, mtime: mtime)
+        return try TarEncoder.encode(header) + [UInt8](repeating: 0x61, count: 512)
+    }
+
+    /// `bytes` compressed by the `xz` tool: a foreign archive, read sequentially (no index).
+    static func xzTool(_ bytes: [UInt8]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/xz")
+        process.arguments = ["-c", "-0", "--check=crc64"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // Small inputs: the pipe buffers hold them, so writing first cannot deadlock.
+        try input.fileHandleForWriting.write(contentsOf: Data(bytes))
+        try input.fileHandleForWriting.close()
+        let compressed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+        return Array(compressed)
+    }
+
     /// The indexed layout around `tar`, with `entries` in the rich index, which says the tar is
     /// `tarSize` bytes long; the xz Index says the same of the data block.
     private static func assemble(tar: [UInt8], entries: [ArchiveEntry], tarSize: UInt64) throws -> [UInt8] {
