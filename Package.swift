@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA"], swiftSettings: strict),
         .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar"], swiftSettings: strict),
-        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive"], swiftSettings: strict),
+        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ"], swiftSettings: strict),
         .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration"], swiftSettings: strict),
         .testTarget(name: "amkTests", dependencies: ["amk"], swiftSettings: strict),
     ]

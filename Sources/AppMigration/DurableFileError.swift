@@ -5,7 +5,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A system call made by ``DurableFile`` failed.
+/// A system call made by ``DurableFile``, or by the host while it removes a staging folder or a
+/// container's data, failed.
 ///
 /// It names the operation, the path and the errno, because "could not save" is useless to the
 /// person who has to find out which disk is full or which folder is read-only.

@@ -35,10 +35,13 @@ extension MigrationSystem {
     ///
     /// A stream that breaks off, is damaged or ends without the index fails the import the way a
     /// bad archive file does: the staging folder is removed, the container is as it was (it is
-    /// cleared only if the extension had started), and the status becomes `.failure`.
+    /// cleared only if the extension had started), and the status becomes `.failure`. So does a
+    /// symbolic link whose target is absolute or climbs out of the staging folder
+    /// (``ExtractOptions/confineSymlinks``): the importer never sees a link that leads outside.
     ///
     /// - Returns: what the importer was told: the source app and `sourceVersion`.
-    /// - Throws: ``AppMigrationError`` `.unreadableArchive` (cut, damaged or unverified stream),
+    /// - Throws: ``AppMigrationError`` `.unreadableArchive` (cut, damaged or unverified stream, or
+    ///   an unsafe member, named in the message),
     ///   `.insufficientSpace`, `.migrationInProgress`, `.stalled`, `.terminated`; or what the
     ///   extension threw.
     @discardableResult
@@ -53,7 +56,7 @@ extension MigrationSystem {
         let settings = self
         return try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
-            defer { try? FileManager.default.removeItem(at: staging) }
+            defer { Self.removeStaging(staging, of: container) }
             var extensionStarted = false
             do {
                 // A receiver killed mid-stream could not remove its staging folder; under the lock
@@ -81,12 +84,12 @@ extension MigrationSystem {
     }
 
     /// Removes staging folders that imports killed before their cleanup left in `container`.
+    ///
+    /// They hold what an archive brought, links included: the links are removed, never followed
+    /// (see ``UnfollowingRemoval``), and a host folder that is itself a link is refused.
     static func removeStaleStaging(in container: MigrationDataContainer) throws {
-        let host = container.hostDirectory.path(percentEncoded: false)
-        guard FileManager.default.fileExists(atPath: host) else { return }
-        for name in try FileManager.default.contentsOfDirectory(atPath: host) where name.hasPrefix("staging-") {
-            try FileManager.default.removeItem(at: container.hostDirectory.appending(path: name, directoryHint: .isDirectory))
-        }
+        try UnfollowingRemoval.removeChildren(of: container.hostDirectory.path(percentEncoded: false),
+                                              followingFinalLink: false) { $0.hasPrefix("staging-") }
     }
 
     /// The share of the destination's free space a streamed import may fill with its staged
@@ -100,16 +103,27 @@ extension MigrationSystem {
         let available = try freeBytes(root)
         var options = ExtractOptions()
         options.maxBytes = UInt64(Double(available) * Self.streamedImportBudget)
+        // The importer walks the staged tree with ordinary calls, which follow links.
+        options.confineSymlinks = true
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         let received: ArchiveStreamReader.Result
         do {
             received = try await ArchiveStreamReader.extract(from: descriptor, to: staging.path(percentEncoded: false),
                                                              options: options)
+        } catch let error as ArchiveError where error.code == .unsafePath {
+            throw Self.extractionError(error, extensionName: name, path: nil)
         } catch let error as ArchiveError where error.code == .limitExceeded {
             throw AppMigrationError(.insufficientSpace(needed: (options.maxBytes ?? 0) + 1, available: available),
                                     "not enough space to import: the stream holds more than half of the \(available) free bytes",
                                     extensionName: name, path: root, underlying: error)
         } catch let error as ArchiveError {
+            throw AppMigrationError(.unreadableArchive, "the archive stream broke off or is damaged: \(error)",
+                                    extensionName: name, underlying: error)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            // The engine's lower layers (the tar parser) can report a damaged stream in their own
+            // types; to the importing app it is the same failure.
             throw AppMigrationError(.unreadableArchive, "the archive stream broke off or is damaged: \(error)",
                                     extensionName: name, underlying: error)
         }

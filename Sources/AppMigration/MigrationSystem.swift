@@ -37,6 +37,9 @@ public struct MigrationSystem: Sendable {
     /// The free bytes an import needs, from the bytes the archive holds. By default twice the
     /// content (rounded up to 4 KiB blocks, one block per member, 1 MiB spare): once for the
     /// staged extraction and once for the extension's copy into the container.
+    ///
+    /// The content size is what the archive claims, so a replacement must not trap on any value:
+    /// saturate (`UInt64.max` is "more than any disk"), as the default does.
     public var requiredImportBytes: @Sendable (_ contentBytes: UInt64, _ members: Int) -> UInt64
     /// Free bytes on the file system holding a path; `statvfs` by default, replaced by tests.
     public var freeBytes: @Sendable (_ path: String) throws -> UInt64
@@ -54,7 +57,13 @@ public struct MigrationSystem: Sendable {
         self.chunkSize = chunkSize
         self.workers = workers
         self.requiredImportBytes = { contentBytes, members in
-            2 * (contentBytes + UInt64(members) * 4096) + (1 << 20)
+            // Archive-supplied sizes: saturate instead of trapping, so that an archive claiming
+            // nearly 2^64 bytes is refused by the preflight like any other too-large archive.
+            let blocks = UInt64(max(members, 0)).multipliedReportingOverflow(by: 4096)
+            let staged = contentBytes.addingReportingOverflow(blocks.partialValue)
+            let twice = staged.partialValue.multipliedReportingOverflow(by: 2)
+            let total = twice.partialValue.addingReportingOverflow(1 << 20)
+            return blocks.overflow || staged.overflow || twice.overflow || total.overflow ? .max : total.partialValue
         }
         self.freeBytes = MigrationSystem.statvfsFreeBytes
     }
@@ -231,9 +240,16 @@ public struct MigrationSystem: Sendable {
     /// the host's own folder; app-group containers are outside it and untouched) is removed, the
     /// status becomes `.failure`, and the error is rethrown.
     ///
-    /// - Throws: ``AppMigrationError`` `.insufficientSpace(needed:available:)`,
-    ///   `.migrationInProgress`, `.unreadableArchive`, `.stalled`, `.terminated`; or what the
-    ///   extension threw.
+    /// Extraction confines symbolic links (``ExtractOptions/confineSymlinks``): a link whose
+    /// target is absolute or climbs out of the staging folder fails the import before the
+    /// extension runs, so an importer that lists or moves the staged folders with ordinary calls
+    /// (which follow links) cannot be led outside. Failures before the extension runs leave the
+    /// container as it was; only the staging folder is removed, without following its links.
+    ///
+    /// - Throws: ``AppMigrationError`` `.insufficientSpace(needed:available:)` (also when the
+    ///   archive's sizes add up past 2^64), `.migrationInProgress`, `.unreadableArchive` (also for
+    ///   an unsafe member, named in the message), `.stalled`, `.terminated`; or what the extension
+    ///   threw.
     public func importResources<Extension: ResourcesImporting>(
         from archive: URL, into container: MigrationDataContainer, using migrationExtension: Extension,
         named name: String? = nil, progress: Progress? = nil
@@ -244,7 +260,7 @@ public struct MigrationSystem: Sendable {
         let total = progress.totalUnitCount
         try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
-            defer { try? FileManager.default.removeItem(at: staging) }
+            defer { Self.removeStaging(staging, of: container) }
             var extensionStarted = false
             do {
                 let request = try await prepareImport(from: archive, into: container, staging: staging, name: name)
@@ -277,21 +293,49 @@ public struct MigrationSystem: Sendable {
             reader = try ArchiveReader(path: path)
             metadata = try await reader.metadata()
             entries = try await reader.entries()
-        } catch let error as ArchiveError {
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            // An ArchiveError, or a lower layer's own type (the tar parser's) for a damaged archive.
             throw AppMigrationError(.unreadableArchive, "cannot read the archive: \(error)", extensionName: name, path: path,
                                     underlying: error)
         }
-        let content = entries.reduce(UInt64(0)) { $0 + $1.size }
-        let needed = requiredImportBytes(content, entries.count)
+        // The sizes are the archive's claims: summed without trapping. A sum past 2^64 needs
+        // more space than any disk has, and is refused as such.
+        var content: UInt64? = 0
+        for entry in entries {
+            guard let sum = content?.addingReportingOverflow(entry.size), !sum.overflow else {
+                content = nil
+                break
+            }
+            content = sum.partialValue
+        }
         let available = try freeBytes(container.containerRootDirectory.path(percentEncoded: false))
-        guard available >= needed else {
+        let needed = content.map { requiredImportBytes($0, entries.count) } ?? .max
+        // `.max` is "more than any disk", whatever the disk says it has.
+        if content == nil || needed == .max || available < needed {
+            let claim: String
+            if let content {
+                claim = needed == .max ? "the members claim \(content) bytes, more than any disk holds" : "\(needed) bytes needed"
+            } else {
+                claim = "the members claim more than 2^64 bytes in all"
+            }
             throw AppMigrationError(
                 .insufficientSpace(needed: needed, available: available),
-                "not enough space to import: \(needed) bytes needed, \(available) available",
+                "not enough space to import: \(claim), \(available) available",
                 extensionName: name, path: container.containerRootDirectory.path(percentEncoded: false))
         }
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        try await reader.extract(to: staging.path(percentEncoded: false))
+        var options = ExtractOptions()
+        // The importer walks the staged tree with ordinary calls, which follow links.
+        options.confineSymlinks = true
+        do {
+            try await reader.extract(to: staging.path(percentEncoded: false), options: options)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw Self.extractionError(error, extensionName: name, path: path)
+        }
         let store = metadata[ArchiveMetadataKey.sourceStoreIdentifier].map { MigrationAppIdentifier.StoreIdentifier($0) }
         let platform = metadata[ArchiveMetadataKey.sourcePlatform].map { MigrationPlatform($0) }
         let source = MigrationAppIdentifier(storeIdentifier: store ?? .unknown,
@@ -361,17 +405,36 @@ public struct MigrationSystem: Sendable {
         }
     }
 
+    /// What an extraction error means for the import: an unsafe member (a path or link leading
+    /// outside the staging folder) is refused by name; anything else is an archive that cannot
+    /// be read.
+    static func extractionError(_ error: any Error, extensionName: String, path: String?) -> AppMigrationError {
+        let what = (error as? ArchiveError)?.code == .unsafePath ? "the archive holds an unsafe member, so nothing was imported"
+            : "cannot extract the archive"
+        return AppMigrationError(.unreadableArchive, "\(what): \(error)", extensionName: extensionName, path: path,
+                                 underlying: error)
+    }
+
     /// Removes the container's data: every item under its root but the host's folder, then
     /// recreates the empty standard folders. App-group containers live elsewhere and stay.
+    ///
+    /// Nothing is followed: a link (one an archive brought, or an extension left) is removed, not
+    /// what it points to, and the walk never leaves the container root (see
+    /// ``UnfollowingRemoval``). The root itself may be a link: it is the caller's choice.
     static func clearContainer(_ container: MigrationDataContainer) {
-        let fileManager = FileManager.default
-        let root = container.containerRootDirectory
-        let children = (try? fileManager.contentsOfDirectory(atPath: root.path(percentEncoded: false))) ?? []
-        for child in children where child != MigrationDataContainer.hostDirectoryName {
-            // Best effort: one undeletable file must not keep the failure from being recorded.
-            try? fileManager.removeItem(at: root.appending(path: child, directoryHint: .notDirectory))
-        }
+        // Best effort: one undeletable file must not keep the failure from being recorded.
+        try? UnfollowingRemoval.removeChildren(of: container.containerRootDirectory.path(percentEncoded: false),
+                                               followingFinalLink: true) { $0 != MigrationDataContainer.hostDirectoryName }
         try? container.createStandardDirectories()
+    }
+
+    /// Removes an import's staging folder from the host's folder, links and all, without
+    /// following any. Best effort: the next import removes what is left
+    /// (``removeStaleStaging(in:)``).
+    static func removeStaging(_ staging: URL, of container: MigrationDataContainer) {
+        let name = staging.lastPathComponent
+        try? UnfollowingRemoval.removeChildren(of: container.hostDirectory.path(percentEncoded: false),
+                                               followingFinalLink: false) { $0 == name }
     }
 
     // MARK: - The lock, seen from outside

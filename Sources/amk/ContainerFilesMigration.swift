@@ -6,7 +6,8 @@ import Foundation
 ///
 /// It exists so that a transfer can be tried without writing an extension: it exports both
 /// folders whole and imports them by merging the received files into the container, replacing
-/// files of the same name.
+/// files of the same name. The merge follows no link (see ``SampleFiles``): a received folder
+/// that is a link is refused, a link inside one arrives as a link.
 struct ContainerFilesMigration: ResourcesExporting, ResourcesImporting {
     /// The names `--extension` accepts.
     static let names = ["files"]
@@ -46,33 +47,10 @@ struct ContainerFilesMigration: ResourcesExporting, ResourcesImporting {
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
         let root = appContainer.containerRootDirectory
         for folder in Self.folders {
-            let received = url.appending(path: folder, directoryHint: .isDirectory)
-            guard FileManager.default.fileExists(atPath: received.path(percentEncoded: false)) else { continue }
-            try Self.merge(received, into: root.appending(path: folder, directoryHint: .isDirectory))
+            try Task.checkCancellation()
+            try SampleFiles.mergeReceivedFolder(named: folder, in: url,
+                                                into: root.appending(path: folder, directoryHint: .isDirectory))
         }
         resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
-    }
-
-    /// Moves the items under `source` into `destination`, replacing files and merging folders.
-    static func merge(_ source: URL, into destination: URL) throws {
-        let manager = FileManager.default
-        try manager.createDirectory(at: destination, withIntermediateDirectories: true)
-        for name in try manager.contentsOfDirectory(atPath: source.path(percentEncoded: false)) {
-            let from = source.appending(path: name, directoryHint: .notDirectory)
-            let to = destination.appending(path: name, directoryHint: .notDirectory)
-            var isDirectory: ObjCBool = false
-            let fromIsDirectory = manager.fileExists(atPath: from.path(percentEncoded: false), isDirectory: &isDirectory)
-                && isDirectory.boolValue
-            var toIsDirectory: ObjCBool = false
-            let toExists = manager.fileExists(atPath: to.path(percentEncoded: false), isDirectory: &toIsDirectory)
-            if fromIsDirectory && toExists && toIsDirectory.boolValue {
-                try merge(from, into: to)
-            } else {
-                if toExists || (try? manager.destinationOfSymbolicLink(atPath: to.path(percentEncoded: false))) != nil {
-                    try manager.removeItem(at: to)
-                }
-                try manager.moveItem(at: from, to: to)
-            }
-        }
     }
 }

@@ -93,10 +93,7 @@ struct SampleAppMigration: ResourcesExporting, ResourcesImporting {
                      (Self.applicationSupportName, appContainer.applicationSupportDirectory)]
         for (index, (name, destination)) in pairs.enumerated() {
             try Task.checkCancellation()
-            let staged = url.appending(path: name, directoryHint: .isDirectory)
-            if SampleFiles.isDirectory(staged) {
-                try SampleFiles.merge(staged, into: destination)
-            }
+            try SampleFiles.mergeReceivedFolder(named: name, in: url, into: destination)
             progress.completedUnitCount = progress.totalUnitCount * Int64(index + 1) / Int64(pairs.count)
         }
     }
@@ -129,35 +126,103 @@ struct DocumentsFileByFileMigration: ResourcesExporting, ResourcesImporting {
     }
 
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
-        let staged = url.appending(path: "documents", directoryHint: .isDirectory)
-        if SampleFiles.isDirectory(staged) {
-            try SampleFiles.merge(staged, into: appContainer.documentsDirectory)
-        }
+        try SampleFiles.mergeReceivedFolder(named: "documents", in: url, into: appContainer.documentsDirectory)
         resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
     }
 }
 
-/// File helpers shared by the sample extensions.
+/// A received item an extension refuses to merge: a symbolic link (or a file) where it expects a
+/// folder. Following it would merge whatever it points to; moving it into place would put a link
+/// where the app keeps a folder.
+struct RefusedReceivedItem: Error, CustomStringConvertible {
+    /// The item's path in the staging folder.
+    var path: String
+    /// The name the extension expected a folder under.
+    var name: String
+    var found: String
+
+    var description: String {
+        "\(path): the received '\(name)' is \(found), not a folder; refused (links from an archive are never followed)"
+    }
+}
+
+/// File helpers shared by the built-in extensions.
+///
+/// On the import side, nothing here follows a symbolic link: the staged tree came from an archive,
+/// and although the host refuses links that lead out of it, a link that stays inside would still
+/// make a following merge read or move the wrong files. Every decision is made on `lstat`
+/// (`attributesOfItem`, which does not follow), a link is moved as the link it is (`rename`
+/// moves the link itself), and a link standing where a folder is expected is refused.
 enum SampleFiles {
+    /// What `lstat` says is at a path.
+    enum ItemKind: Equatable {
+        case missing, directory, symbolicLink, other
+    }
+
+    /// What is at `url`, the final link not followed.
+    static func kind(of url: URL) -> ItemKind {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path(percentEncoded: false)) else {
+            return .missing
+        }
+        switch attributes[.type] as? FileAttributeType {
+        case .typeDirectory?: return .directory
+        case .typeSymbolicLink?: return .symbolicLink
+        default: return .other
+        }
+    }
+
+    /// Whether `url` is a directory, following a final link: for the export side, where the
+    /// container is the app's own and the engine stores whatever it is given without following.
     static func isDirectory(_ url: URL) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: url.path(percentEncoded: false), isDirectory: &isDirectory)
             && isDirectory.boolValue
     }
 
-    /// Moves the contents of `source` into `destination`, merging folders and replacing files.
+    /// Merges the received folder `name` under `staging` into `destination`: nothing to do when
+    /// it was not received, a ``RefusedReceivedItem`` when it is not a real folder.
+    static func mergeReceivedFolder(named name: String, in staging: URL, into destination: URL) throws {
+        let staged = staging.appending(path: name, directoryHint: .notDirectory)
+        switch kind(of: staged) {
+        case .missing:
+            return
+        case .directory:
+            try merge(staged, into: destination)
+        case .symbolicLink:
+            throw RefusedReceivedItem(path: staged.path(percentEncoded: false), name: name, found: "a symbolic link")
+        case .other:
+            throw RefusedReceivedItem(path: staged.path(percentEncoded: false), name: name, found: "a file")
+        }
+    }
+
+    /// Moves the contents of the real folder `source` into `destination`, merging folders and
+    /// replacing anything else of the same name.
+    ///
+    /// Only two real folders are merged; in every other case the received item replaces what is
+    /// there (a link in the container is removed as a link) and is moved as it is, so a received
+    /// link arrives as a link and nothing is read or moved through one. `destination` is made a
+    /// real folder first if it is not one.
     static func merge(_ source: URL, into destination: URL) throws {
         let fileManager = FileManager.default
-        try fileManager.createDirectory(at: destination, withIntermediateDirectories: true)
+        switch kind(of: destination) {
+        case .directory:
+            break
+        case .missing:
+            try fileManager.createDirectory(at: destination, withIntermediateDirectories: true)
+        case .symbolicLink, .other:
+            try fileManager.removeItem(at: destination)
+            try fileManager.createDirectory(at: destination, withIntermediateDirectories: true)
+        }
+        // `source` is a real folder (checked by the caller, or below), so listing it lists it.
         for name in try fileManager.contentsOfDirectory(atPath: source.path(percentEncoded: false)) {
             let from = source.appending(path: name, directoryHint: .notDirectory)
             let to = destination.appending(path: name, directoryHint: .notDirectory)
-            let toPath = to.path(percentEncoded: false)
-            let targetExists = (try? fileManager.attributesOfItem(atPath: toPath)) != nil
-            if targetExists, isDirectory(from), isDirectory(to) {
+            let target = kind(of: to)
+            if kind(of: from) == .directory, target == .directory {
                 try merge(from, into: to)
             } else {
-                if targetExists { try fileManager.removeItem(at: to) }
+                // FileManager removes a link itself, not its target.
+                if target != .missing { try fileManager.removeItem(at: to) }
                 try fileManager.moveItem(at: from, to: to)
             }
         }

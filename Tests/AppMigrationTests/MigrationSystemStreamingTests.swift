@@ -194,6 +194,101 @@ import Testing
     }
 }
 
+// MARK: - Links from the archive (issue #10, finding 2)
+
+extension MigrationSystemStreamingTests {
+    /// The archive with a top-level link out of the container, arriving on a pipe: the streamed
+    /// extraction refuses the link, so the merging importer is never called.
+    @Test(arguments: EscapingLink.all)
+    func aStreamedTopLevelLinkLeadingOutsideFailsTheImport(link: EscapingLink) async throws {
+        try await Scratch.with { scratch in
+            let outside = try OutsideFolder(in: scratch)
+            let outsideBefore = try outside.contents()
+            let destination = try scratch.container("import")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await feed(try link.archive(to: outside)) { fd in
+                    try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: MergingMigration())
+                }
+            }
+            #expect(error?.code == .unreadableArchive)
+            try expectRefused(link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
+                              outside: outside, outsideBefore: outsideBefore)
+        }
+    }
+
+    /// A source container whose `Documents` or `Library` is a link out of it exports the link as a
+    /// link; `migrate` then fails on the importing side and moves nothing from outside.
+    @Test(arguments: EscapingLink.all)
+    func aMigrationOfALinkedFolderFailsAndTouchesNothing(link: EscapingLink) async throws {
+        try await Scratch.with { scratch in
+            let outside = try OutsideFolder(in: scratch)
+            let outsideBefore = try outside.contents()
+            let source = try scratch.container("export")
+            try write("ordinary\n", to: "ordinary.txt", in: source.documentsDirectory)
+            try write("ordinary\n", to: "ordinary.txt", in: source.applicationSupportDirectory)
+            try link.plant(in: source, to: outside)
+            let destination = try scratch.container("import")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await quickSystem.migrate(exporting: MergingMigration(), from: source,
+                                              request: MigrationRequest(destinationPlatform: .current),
+                                              importing: MergingMigration(), into: destination)
+            }
+            #expect(error?.code == .unreadableArchive)
+            try expectRefused(link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
+                              outside: outside, outsideBefore: outsideBefore)
+        }
+    }
+
+    /// A streamed member whose header claims nearly 2^63 bytes, cut short: the import fails with
+    /// the host's typed error naming the member and a recorded failure; nothing traps.
+    @Test func aStreamedMemberClaimingNearly2To63BytesFailsCleanly() async throws {
+        try await Scratch.with { scratch in
+            let destination = try scratch.container("import")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let migration = TreeCopyMigration()
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await feed(try HostileArchive.streamClaimingHugeMember()) { fd in
+                    try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: migration)
+                }
+            }
+            #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
+            #expect(error?.message.contains("Documents/huge.bin") == true, "\(String(describing: error))")
+            #expect(!migration.importCalled.value)
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            #expect(try stagingFolders(in: destination).isEmpty)
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
+    /// A staging folder left by a killed receiver that holds links out of the container, or is
+    /// itself such a link: the next import removes the links, not what they point to.
+    @Test func staleStagingIsRemovedWithoutFollowingItsLinks() async throws {
+        try await Scratch.with { scratch in
+            let outside = try OutsideFolder(in: scratch)
+            let outsideBefore = try outside.contents()
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 4096)
+            let destination = try scratch.container("import")
+            let host = destination.containerRootDirectory.appending(path: ".amk").path(percentEncoded: false)
+            try FileManager.default.createDirectory(atPath: host + "/staging-dead/Documents", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: host + "/staging-dead/Documents/escape", withDestinationPath: outside.path)
+            try FileManager.default.createSymbolicLink(atPath: host + "/staging-dead/Library", withDestinationPath: outside.path)
+            try FileManager.default.createSymbolicLink(atPath: host + "/staging-link", withDestinationPath: outside.path)
+            let migration = TreeCopyMigration()
+            try await quickSystem.migrate(exporting: migration, from: source,
+                                          request: MigrationRequest(destinationPlatform: .current),
+                                          importing: migration, into: destination)
+            #expect(try stagingFolders(in: destination).isEmpty)
+            #expect(try outside.contents() == outsideBefore)
+        }
+    }
+}
+
 /// Release 1 exported `profile.json` at schema version 1; this release stores version 3.
 struct ProfileMigration: ResourcesExporting, ResourcesImporting {
     let store: URL

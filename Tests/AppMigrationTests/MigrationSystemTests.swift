@@ -205,3 +205,130 @@ import Testing
         }
     }
 }
+
+// MARK: - Links and sizes from the archive (issue #10, findings 2 and 3)
+
+extension MigrationSystemTests {
+    /// An archive whose `Documents` or `Library` is a link out of the container: extraction
+    /// refuses it, so a merging importer never gets to move the outside folder's files in.
+    @Test(arguments: EscapingLink.all)
+    func aTopLevelLinkLeadingOutsideFailsTheImportAndTouchesNothing(link: EscapingLink) async throws {
+        try await Scratch.with { scratch in
+            let outside = try OutsideFolder(in: scratch)
+            let outsideBefore = try outside.contents()
+            let archive = try write(Data(try link.archive(to: outside)), to: "escaping.tar.xz", in: scratch.root)
+            let destination = try scratch.container("destination")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await quickSystem.importResources(from: archive, into: destination, using: MergingMigration())
+            }
+            #expect(error?.code == .unreadableArchive)
+            try expectRefused(link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
+                              outside: outside, outsideBefore: outsideBefore)
+        }
+    }
+
+    /// Links that stay inside what was received are data like any other and arrive as links.
+    @Test func linksThatStayInsideStillImport() async throws {
+        try await Scratch.with { scratch in
+            let archive = try write(Data(try HostileArchive.indexed([
+                HostileArchive.directory("Documents"),
+                HostileArchive.file("Documents/notes/a.txt", "hello\n"),
+                HostileArchive.symlink("Documents/latest", to: "notes/a.txt"),
+                HostileArchive.symlink("Library/notes", to: "../Documents/notes"),
+            ])), to: "inside.tar.xz", in: scratch.root)
+            let destination = try scratch.container("destination")
+            try await quickSystem.importResources(from: archive, into: destination, using: MergingMigration())
+            let docs = destination.documentsDirectory
+            #expect(try read("notes/a.txt", in: docs) == "hello\n")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: docs.appending(path: "latest").path(percentEncoded: false))
+                        == "notes/a.txt")
+            #expect(try read("latest", in: docs) == "hello\n")
+            let library = destination.containerRootDirectory.appending(path: "Library/notes").path(percentEncoded: false)
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: library) == "../Documents/notes")
+            guard case .success? = importStatus(of: destination) else { Issue.record("no success status"); return }
+        }
+    }
+
+    /// An index whose members claim nearly 2^63 bytes each (one: twice the content passes 2^64;
+    /// three: the sum itself does): the preflight says there is not enough space, the failure is
+    /// recorded, and nothing traps.
+    @Test(arguments: [1, 3])
+    func membersClaimingNearly2To63BytesFailThePreflight(members: Int) async throws {
+        try await Scratch.with { scratch in
+            let archive = try write(Data(try HostileArchive.claimingHugeMembers(members)), to: "huge.tar.xz", in: scratch.root)
+            let destination = try scratch.container("destination")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let seen = Box<ResourcesImportRequest?>(nil)
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await quickSystem.importResources(from: archive, into: destination, using: RecordingImporter(seen: seen))
+            }
+            guard case .insufficientSpace(let needed, let available)? = error?.code else {
+                Issue.record("expected insufficientSpace, got \(String(describing: error))")
+                return
+            }
+            #expect(needed > available)
+            #expect(error?.message.contains("not enough space to import") == true, "\(String(describing: error))")
+            #expect(seen.current == nil, "the extension never ran")
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            guard case .failure(let recorded)? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            #expect("\(recorded)".contains("not enough space to import"), "\(recorded)")
+        }
+    }
+
+    /// The same claim in an archive without an index (`xz` of a tar whose header claims nearly
+    /// 2^63 bytes and holds 512): reading it fails, and the host says so in its own error.
+    @Test func aSequentialArchiveClaimingAHugeMemberFailsCleanly() async throws {
+        try await Scratch.with { scratch in
+            let bytes = try HostileArchive.xzTool(try HostileArchive.tarClaimingHugeMember())
+            let archive = try write(Data(bytes), to: "huge-sequential.tar.xz", in: scratch.root)
+            let destination = try scratch.container("destination")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await quickSystem.importResources(from: archive, into: destination, using: RecordingImporter(seen: Box(nil)))
+            }
+            #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
+            #expect(error?.message.contains("Documents/huge.bin") == true, "\(String(describing: error))")
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
+    /// An importer that leaves links to an outside folder in the container and then fails: the
+    /// host clears the container by removing the links, never what they point to.
+    @Test func clearingAfterAFailedImportRemovesLinksNotTheirTargets() async throws {
+        try await Scratch.with { scratch in
+            let outside = try OutsideFolder(in: scratch)
+            let outsideBefore = try outside.contents()
+            let (archive, _) = try await exportSample(in: scratch)
+            let destination = try scratch.container("destination")
+            struct LinkingImporter: ResourcesImporting {
+                let outside: String
+                func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+                    let root = appContainer.containerRootDirectory
+                    let manager = FileManager.default
+                    try manager.createSymbolicLink(atPath: root.appending(path: "Documents/escape").path(percentEncoded: false),
+                                                   withDestinationPath: outside)
+                    try manager.removeItem(at: root.appending(path: "Library"))
+                    try manager.createSymbolicLink(atPath: root.appending(path: "Library").path(percentEncoded: false),
+                                                   withDestinationPath: outside)
+                    try manager.createSymbolicLink(atPath: root.appending(path: "tmp/nested").path(percentEncoded: false),
+                                                   withDestinationPath: outside + "/nested")
+                    throw CocoaError(.fileWriteUnknown)
+                }
+            }
+            await #expect(throws: CocoaError.self) {
+                try await quickSystem.importResources(from: archive, into: destination, using: LinkingImporter(outside: outside.path))
+            }
+            #expect(try outside.contents() == outsideBefore)
+            // Cleared: the standard folders, real and empty.
+            let left = try snapshot(destination.containerRootDirectory)
+            #expect(left == ["Documents": Data("<dir>".utf8), "Library": Data("<dir>".utf8),
+                             "Library/Application Support": Data("<dir>".utf8), "tmp": Data("<dir>".utf8)], "\(left.keys.sorted())")
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+}

@@ -261,6 +261,47 @@ import Testing
     }
 }
 
+// MARK: - Links from the archive (issue #10, finding 2)
+
+extension MigrationSystemTransferTests {
+    /// A sender whose `Documents` or `Library` is a link out of its container: the receiver's
+    /// extraction refuses the link, both sides fail, and the sender is told which member.
+    @Test(arguments: EscapingLink.all)
+    func aReceivedTopLevelLinkLeadingOutsideFailsBothSides(link: EscapingLink) async throws {
+        try await Scratch.with { scratch in
+            let outside = try OutsideFolder(in: scratch)
+            let outsideBefore = try outside.contents()
+            let source = try scratch.container("export")
+            try write("ordinary\n", to: "ordinary.txt", in: source.documentsDirectory)
+            try write("ordinary\n", to: "ordinary.txt", in: source.applicationSupportDirectory)
+            try link.plant(in: source, to: outside)
+            let destination = try scratch.container("import")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let listener = try TransferListener(Self.loopback)
+            async let received = capture {
+                try await quickSystem.receive(MergingMigration(), into: destination, on: listener, acceptTimeout: .seconds(20),
+                                              idleTimeout: .seconds(20))
+            }
+            let sent = await capture {
+                try await quickSystem.send(MergingMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                                           to: listener.endpoint)
+            }
+            let receiverError: (any Error)?
+            if case .failure(let error) = await received { receiverError = error } else { receiverError = nil }
+            #expect((receiverError as? AppMigrationError)?.code == .unreadableArchive, "\(String(describing: receiverError))")
+            if case .failure(let senderError) = sent {
+                #expect((senderError as? TransferError)?.code == .remoteFailure, "\(senderError)")
+                #expect("\(senderError)".contains("'\(link.member)'"), "the sender is told which member: \(senderError)")
+            } else {
+                Issue.record("the sender reported success")
+            }
+            try expectRefused(link, message: receiverError.map { "\($0)" }, destination: destination, containerBefore: before,
+                              outside: outside, outsideBefore: outsideBefore)
+        }
+    }
+}
+
 /// Runs `body`, keeping its outcome.
 func capture<T: Sendable>(_ body: () async throws -> T) async -> Result<T, any Error> {
     do {

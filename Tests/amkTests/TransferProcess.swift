@@ -84,4 +84,29 @@ enum TransferProcess {
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
         return object["outcome"] as? String
     }
+
+    /// The message of the failure recorded in a container's import status file, if any.
+    static func recordedMessage(in root: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: root + "/.amk/import-status.json"),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let error = object["error"] as? [String: Any] else { return nil }
+        return error["message"] as? String
+    }
+
+    /// Every item under `directory`, links not followed (relative path -> bytes; a folder as
+    /// "<dir>", a link as "-> target"): what a test compares to prove nothing changed.
+    static func items(under directory: String) -> [String: Data] {
+        var result: [String: Data] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: directory) else { return result }
+        while let relative = walker.nextObject() as? String {
+            let path = directory + "/" + relative
+            switch (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType {
+            case .typeDirectory?: result[relative] = Data("<dir>".utf8)
+            case .typeSymbolicLink?:
+                result[relative] = Data("-> \((try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?")".utf8)
+            default: result[relative] = FileManager.default.contents(atPath: path)
+            }
+        }
+        return result
+    }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import IndexedArchive
+import Tar
+import XZ
+
+/// Archives no exporter of ours writes, made by hand: members whose paths and links are whatever
+/// the test says (the Tar module's encoder writes them as given), in our indexed layout (assembled
+/// with the XZ module, as `Tests/IndexedArchiveTests/Fixture.swift` does), with an index that may
+/// lie about the sizes.
+enum HostileArchive {
+    static let mtime = TarTimestamp(seconds: 1_700_000_000)
+
+    static func file(_ path: String, _ text: String) -> (TarHeader, [UInt8]) {
+        (TarHeader(path: path, kind: .regular, size: UInt64(text.utf8.count), mode: 0o644, mtime: mtime), Array(text.utf8))
+    }
+
+    static func directory(_ path: String) -> (TarHeader, [UInt8]) {
+        (TarHeader(path: path, kind: .directory, mode: 0o755, mtime: mtime), [])
+    }
+
+    static func symlink(_ path: String, to target: String) -> (TarHeader, [UInt8]) {
+        (TarHeader(path: path, kind: .symbolicLink, mode: 0o777, mtime: mtime, linkTarget: target), [])
+    }
+
+    /// A tar stream of `members`, with the end marker.
+    static func tar(_ members: [(TarHeader, [UInt8])]) throws -> [UInt8] {
+        var out: [UInt8] = []
+        for (header, content) in members {
+            out += try TarEncoder.encode(header)
+            out += content
+            out += [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: UInt64(content.count)))
+        }
+        return out + TarEncoder.endOfArchive
+    }
+
+    /// The index entries of a tar stream, as our writer would record them.
+    static func entries(of tar: [UInt8]) throws -> [ArchiveEntry] {
+        var parser = TarParser()
+        var entries: [ArchiveEntry] = []
+        var crc: UInt64 = 0
+        try tar.withUnsafeBytes { raw in
+            try parser.consume(raw) { event in
+                switch event {
+                case .member(let member):
+                    let h = member.header
+                    crc = 0
+                    entries.append(ArchiveEntry(path: h.path, kind: h.kind, size: h.size, mode: h.mode, uid: h.uid, gid: h.gid,
+                                                mtime: h.mtime, linkTarget: h.linkTarget, headerOffset: member.headerOffset,
+                                                dataOffset: member.dataOffset, checksum: h.kind == .regular ? 0 : nil,
+                                                hasPaxHeader: member.hasPaxHeader))
+                case .data(let bytes, _):
+                    crc = CRC.crc64(bytes, previous: crc)
+                case .memberEnd:
+                    if entries[entries.count - 1].kind == .regular { entries[entries.count - 1].checksum = crc }
+                default:
+                    break
+                }
+            }
+        }
+        return entries
+    }
+
+    /// `members` as an archive in our indexed layout: one data block, the rich index, the pixz
+    /// index, the xz Index and the footer. An archive a reader opens with random access, and one
+    /// that streams (it ends with the index the streamed import verifies).
+    static func indexed(_ members: [(TarHeader, [UInt8])]) throws -> [UInt8] {
+        let tar = try tar(members)
+        return try assemble(tar: tar, entries: try entries(of: tar), tarSize: UInt64(tar.count))
+    }
+
+    /// An archive whose xz Index and rich index claim `claimedTarSize` bytes of tar (the one data
+    /// block really holds a few hundred), with `members` regular files in `Documents` each
+    /// claiming all of it but a few KiB: sizes the index's own checks accept (each member lies
+    /// inside the claimed stream) but whose sum, or twice whose sum, passes 2^64. The claim stops
+    /// short of 2^63 by the room the index blocks take, the most an xz stream can describe.
+    static func claimingHugeMembers(_ members: Int, claimedTarSize: UInt64 = (1 << 63) - (1 << 20)) throws -> [UInt8] {
+        let tar = try tar([file("Documents/small.txt", "small\n")])
+        let entries = (0..<members).map { i in
+            ArchiveEntry(path: "Documents/huge-\(i).bin", kind: .regular, size: claimedTarSize - 4096 - UInt64(i) * 512,
+                         mode: 0o644, uid: 0, gid: 0, mtime: mtime, linkTarget: nil, headerOffset: UInt64(i) * 512,
+                         dataOffset: UInt64(i) * 512 + 512, checksum: 0, hasPaxHeader: false)
+        }
+        return try assemble(tar: tar, entries: entries, tarSize: claimedTarSize)
+    }
+
+    /// A stream whose only member's header claims `size` bytes (a pax `size` record) while the
+    /// tar holds a few hundred and no end marker: what a receiver sees of a member that claims
+    /// nearly 2^63 bytes.
+    static func streamClaimingHugeMember(size: UInt64 = (1 << 63) - 1) throws -> [UInt8] {
+        let tar = try tarClaimingHugeMember(size: size)
+        return try assemble(tar: tar, entries: try entries(of: tar), tarSize: UInt64(tar.count))
+    }
+
+    /// The tar of ``streamClaimingHugeMember(size:)``: a header claiming `size` bytes, 512 of them.
+    static func tarClaimingHugeMember(size: UInt64 = (1 << 63) - 1) throws -> [UInt8] {
+        let header = TarHeader(path: "Documents/huge.bin", kind: .regular, size: size, mode: 0o644, mtime: mtime)
+        return try TarEncoder.encode(header) + [UInt8](repeating: 0x61, count: 512)
+    }
+
+    /// `bytes` compressed by the `xz` tool: a foreign archive, read sequentially (no index).
+    static func xzTool(_ bytes: [UInt8]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/xz")
+        process.arguments = ["-c", "-0", "--check=crc64"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // Small inputs: the pipe buffers hold them, so writing first cannot deadlock.
+        try input.fileHandleForWriting.write(contentsOf: Data(bytes))
+        try input.fileHandleForWriting.close()
+        let compressed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+        return Array(compressed)
+    }
+
+    /// The indexed layout around `tar`, with `entries` in the rich index, which says the tar is
+    /// `tarSize` bytes long; the xz Index says the same of the data block.
+    private static func assemble(tar: [UInt8], entries: [ArchiveEntry], tarSize: UInt64) throws -> [UInt8] {
+        let chunk = 1 << 20
+        precondition(tar.count <= chunk, "one data block")
+        let encoder = try BlockEncoder(preset: 0, maxChunkSize: chunk)
+        var out = StreamHeader.encode(check: .crc64)
+        var xzIndex = XZIndexBuilder()
+        func add(_ payload: [UInt8], claiming uncompressedSize: UInt64? = nil) throws {
+            let block = try payload.withUnsafeBytes { try encoder.encode($0) }
+            out += block.bytes
+            try xzIndex.append(unpaddedSize: block.unpaddedSize, uncompressedSize: uncompressedSize ?? block.uncompressedSize)
+        }
+        try add(tar, claiming: tarSize)
+        let rich = ArchiveIndex(entries: entries, tarSize: tarSize, chunkSize: UInt64(chunk), metadata: ["writer": "tests"])
+        try add(rich.encoded())
+        var pixz: [UInt8] = [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb]
+        for entry in entries {
+            pixz += Array(entry.path.utf8) + [0]
+            withUnsafeBytes(of: entry.headerOffset.littleEndian) { pixz += $0 }
+        }
+        pixz += [0]
+        withUnsafeBytes(of: tarSize.littleEndian) { pixz += $0 }
+        try add(pixz)
+        let encodedIndex = xzIndex.encoded()
+        out += encodedIndex
+        out += StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count))
+        return out
+    }
+}
