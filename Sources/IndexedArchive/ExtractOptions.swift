@@ -14,7 +14,7 @@ public struct ExtractOptions: Sendable {
     public var restoreOwnership: Bool = false
     /// Refuse archives with more members than this.
     public var maxEntries: Int = 10_000_000
-    /// Refuse members nested deeper than this many folders. Each folder of the current path
+    /// Refuse members nested deeper than this many folders (as an unsafe path). Each folder of the current path
     /// keeps a descriptor open while members are written under it, so the limit also bounds the
     /// descriptors extraction uses.
     public var maxDepth: Int = 512

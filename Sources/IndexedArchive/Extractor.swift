@@ -45,8 +45,6 @@ final class Extractor {
 
     deinit {
         abandonCurrent()
-        // A failed extraction still gives its folders their modes: none stays at 0700.
-        applyDirectoryMetadata()
         path.closeAll()
         SystemCall.close(root)
     }
@@ -85,7 +83,9 @@ final class Extractor {
         }
         guard !parts.isEmpty else { throw ArchiveError(.unsafePath, "empty path refused", member: String(path)) }
         guard parts.count <= options.maxDepth else {
-            throw ArchiveError(.limitExceeded, "path is \(parts.count) levels deep, over the limit of \(options.maxDepth)",
+            // Refused like an unsafe path: no real tree is that deep, and a hostile one would make
+            // every later walk of the destination slow.
+            throw ArchiveError(.unsafePath, "path is \(parts.count) levels deep, over the limit of \(options.maxDepth); refused",
                                member: String(path.prefix(200)))
         }
         return parts
@@ -254,8 +254,14 @@ final class Extractor {
     /// The member being written, if the stream stopped inside it.
     var currentMember: String? { current?.header.path }
 
-    /// Removes a file left half-written by a failure, so that nothing partial remains.
+    /// Ends a failed extraction: removes a file left half-written, so that nothing partial
+    /// remains, and gives the folders made so far their modes, so that none stays at 0700.
     func abandonCurrent() {
+        removeCurrent()
+        applyDirectoryMetadata()
+    }
+
+    private func removeCurrent() {
         guard let file = current else { return }
         current = nil
         SystemCall.close(file.fd)
@@ -265,7 +271,7 @@ final class Extractor {
     /// Applies directory modes and times, deepest first, so that adding their contents did not
     /// change the times and a read-only directory did not block its own contents.
     func finish() throws(ArchiveError) {
-        abandonCurrent()
+        removeCurrent()
         applyDirectoryMetadata()
     }
 

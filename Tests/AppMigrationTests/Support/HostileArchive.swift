@@ -97,6 +97,15 @@ enum HostileArchive {
         return try TarEncoder.encode(header) + [UInt8](repeating: 0x61, count: 512)
     }
 
+    /// `tar` in our indexed layout, its index computed from `describing` (a twin of the same layout
+    /// that the parser accepts) and then changed by `tamper`: an index that agrees with names the
+    /// parser would refuse.
+    static func indexed(tar: [UInt8], describing: [UInt8], tamper: (inout [ArchiveEntry]) -> Void) throws -> [UInt8] {
+        var list = try entries(of: describing)
+        tamper(&list)
+        return try assemble(tar: tar, entries: list, tarSize: UInt64(tar.count))
+    }
+
     /// `bytes` compressed by the `xz` tool: a foreign archive, read sequentially (no index).
     static func xzTool(_ bytes: [UInt8]) throws -> [UInt8] {
         let process = Process()
@@ -116,10 +125,11 @@ enum HostileArchive {
     }
 
     /// The indexed layout around `tar`, with `entries` in the rich index, which says the tar is
-    /// `tarSize` bytes long; the xz Index says the same of the data block.
+    /// `tarSize` bytes long; the xz Index says the same of the data blocks (1 MiB each; when the
+    /// claim differs from the tar's real size, there must be one block only, which claims it).
     private static func assemble(tar: [UInt8], entries: [ArchiveEntry], tarSize: UInt64) throws -> [UInt8] {
         let chunk = 1 << 20
-        precondition(tar.count <= chunk, "one data block")
+        precondition(tar.count <= chunk || tarSize == UInt64(tar.count), "a false claim needs one data block")
         let encoder = try BlockEncoder(preset: 0, maxChunkSize: chunk)
         var out = StreamHeader.encode(check: .crc64)
         var xzIndex = XZIndexBuilder()
@@ -128,7 +138,11 @@ enum HostileArchive {
             out += block.bytes
             try xzIndex.append(unpaddedSize: block.unpaddedSize, uncompressedSize: uncompressedSize ?? block.uncompressedSize)
         }
-        try add(tar, claiming: tarSize)
+        if tar.count <= chunk {
+            try add(tar, claiming: tarSize)
+        } else {
+            for start in stride(from: 0, to: tar.count, by: chunk) { try add(Array(tar[start..<min(tar.count, start + chunk)])) }
+        }
         let rich = ArchiveIndex(entries: entries, tarSize: tarSize, chunkSize: UInt64(chunk), metadata: ["writer": "tests"])
         try add(rich.encoded())
         var pixz: [UInt8] = [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb]

@@ -1,0 +1,156 @@
+import AppMigration
+import Foundation
+import IndexedArchive
+import Tar
+import Testing
+
+/// Issue #10 on the host's writing paths: every class of hostile archive that extraction refuses
+/// is refused the same way by an import from a file, an import from a descriptor (the streamed
+/// import) and a receive over loopback. Each ends with the container as it was, nothing written
+/// outside, and the failure recorded where the app reads it.
+@Suite struct HostileImportTests {
+    enum Path: String, CaseIterable, Sendable {
+        case file, descriptor, receive
+    }
+
+    /// One class of hostile archive: its tar members, in our indexed layout.
+    struct Hostile: Sendable, CustomTestStringConvertible {
+        let label: String
+        /// The archive, given the outside folder's path.
+        let archive: @Sendable (String) throws -> [UInt8]
+        var testDescription: String { label }
+    }
+
+    /// `member` with `value` patched into its pax `key` record in place of a harmless value of the
+    /// same length (the encoder refuses to write a NUL): the tar and a twin the parser accepts.
+    static func withNul(_ key: String, _ value: String, _ member: (String) -> (TarHeader, [UInt8])) throws -> (evil: [UInt8], twin: [UInt8]) {
+        let bytes = Array(value.utf8)
+        let placeholder = "é" + String(repeating: "x", count: bytes.count - 2)
+        let twin = try HostileArchive.tar([member(placeholder)])
+        let record = Array(" \(key)=\(placeholder)".utf8)
+        guard let at = twin.firstRange(of: record) else { throw CocoaError(.fileReadCorruptFile) }
+        var evil = twin
+        evil.replaceSubrange((at.upperBound - bytes.count)..<at.upperBound, with: bytes)
+        return (evil, twin)
+    }
+
+    static let cases: [Hostile] = [
+        Hostile(label: "NUL in a pax path") { _ in
+            let (evil, twin) = try withNul("path", "Documents/..\0/../escape") { HostileArchive.file($0, "pwned") }
+            return try HostileArchive.indexed(tar: evil, describing: twin) { $0[0].path = "Documents/..\0/../escape" }
+        },
+        Hostile(label: "NUL in a symlink's pax linkpath") { outside in
+            let target = outside + "/\0x"
+            let (evil, twin) = try withNul("linkpath", target) { HostileArchive.symlink("Documents", to: $0) }
+            return try HostileArchive.indexed(tar: evil, describing: twin) { $0[0].linkTarget = target }
+        },
+        Hostile(label: "'..' in a path") { _ in
+            try HostileArchive.indexed([HostileArchive.directory("Documents"), HostileArchive.file("Documents/../../../escape", "pwned")])
+        },
+        Hostile(label: "hard link to a file outside") { outside in
+            try HostileArchive.indexed([HostileArchive.directory("Documents"),
+                                        (TarHeader(path: "Documents/hl", kind: .hardLink, mode: 0o644, mtime: HostileArchive.mtime,
+                                                   linkTarget: outside + "/secret.txt"), [])])
+        },
+        Hostile(label: "600 nested folders") { _ in
+            var members = [HostileArchive.directory("Documents")]
+            var path = "Documents"
+            for _ in 0..<600 {
+                path += "/d"
+                members.append(HostileArchive.directory(path))
+            }
+            return try HostileArchive.indexed(members)
+        },
+    ]
+
+    static let loopback = TransferEndpoint(host: "127.0.0.1", port: 0)
+
+    @Test(arguments: Path.allCases, cases)
+    func aHostileArchiveIsRefusedAndChangesNothing(_ path: Path, _ hostile: Hostile) async throws {
+        try await Scratch.with { scratch in
+            let outside = try OutsideFolder(in: scratch)
+            let outsideBefore = try outside.contents()
+            let bytes = try hostile.archive(outside.path)
+            let destination = try scratch.container("destination")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let outcome = await capture {
+                switch path {
+                case .file:
+                    let archive = try write(Data(bytes), to: "hostile.tar.xz", in: scratch.root)
+                    try await quickSystem.importResources(from: archive, into: destination, using: MergingMigration())
+                case .descriptor:
+                    try await feed(bytes) { fd in
+                        try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: MergingMigration())
+                    }
+                case .receive:
+                    let listener = try TransferListener(Self.loopback)
+                    async let received = capture {
+                        try await quickSystem.receive(MergingMigration(), into: destination, on: listener,
+                                                      acceptTimeout: .seconds(30), idleTimeout: .seconds(30))
+                    }
+                    try await RawSender.send(bytes, to: listener.endpoint.port)
+                    _ = try await received.get()
+                }
+            }
+            guard case .failure(let error) = outcome else {
+                Issue.record("\(path): \(hostile.label) was imported")
+                return
+            }
+            #expect((error as? AppMigrationError)?.code == .unreadableArchive, "\(error)")
+            #expect(try outside.contents() == outsideBefore, "the outside folder was touched")
+            #expect(try snapshot(destination.containerRootDirectory) == before, "the container changed")
+            #expect(try stagingFolders(in: destination).isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: scratch.root.appending(path: "escape").path(percentEncoded: false)))
+            var info = stat()
+            lstat(outside.path + "/secret.txt", &info)
+            #expect(info.st_nlink == 1, "no hard link was made to a file outside")
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure recorded: \(String(describing: importStatus(of: destination)))")
+                return
+            }
+        }
+    }
+}
+
+/// A sender speaking the transfer protocol by hand, so that it can send any bytes as the archive.
+enum RawSender {
+    /// Connects to 127.0.0.1:`port`, exchanges hellos, sends `archive`, half-closes, and reads
+    /// the receiver's status to the end.
+    static func send(_ archive: [UInt8], to port: UInt16) async throws {
+        try await Task.detachedOffPool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw CocoaError(.fileWriteUnknown) }
+            let hello = Array("AMKXFER1".utf8) + [1, 0, 0, 0] + [0, 0, 0, 0]
+            for chunk in [hello, archive] {
+                var offset = 0
+                while offset < chunk.count {
+                    let n = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+                    guard n > 0 else { return }
+                    offset += n
+                }
+            }
+            shutdown(fd, Int32(SHUT_WR))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress!, $0.count, 0) }) > 0 {}
+        }
+    }
+}
+
+extension Task where Success == Void, Failure == any Error {
+    /// Runs blocking socket calls on a thread of their own, not on the cooperative pool.
+    static func detachedOffPool(_ body: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+}
