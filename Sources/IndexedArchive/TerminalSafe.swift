@@ -108,8 +108,11 @@ public enum TerminalSafe {
         return out
     }
 
-    /// Whether `scalar` is one of the characters listed in the type's documentation.
-    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    /// Whether `scalar` is one of the characters listed in the type's documentation, which
+    /// ``name(_:)`` and ``message(_:)`` escape (the backslash aside).
+    ///
+    /// For output with escapes of its own: `amk list --json` writes these as JSON `\u` escapes.
+    public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         let properties = scalar.properties
         switch properties.generalCategory {
         case .control, .lineSeparator, .paragraphSeparator: return true

@@ -88,14 +88,18 @@ struct AMK: AsyncParsableCommand {
         }
     }
 
-    /// One line for a person. `ArchiveError` names its file, member and offset itself.
+    /// One line for a person. `ArchiveError` names its file, member and offset itself, escaped.
+    ///
+    /// Other errors quote paths, a peer's words or an `ArchiveError`'s description (already
+    /// escaped): ``TerminalSafe/message(_:)`` neutralises what they quote raw without escaping
+    /// twice what is already escaped.
     static func describe(_ error: any Error) -> String {
         switch error {
         case let error as ArchiveError: return error.description
         case let error as InterruptedError: return error.description
         case is CancellationError: return "cancelled"
-        case let error as any CustomStringConvertible: return error.description
-        default: return error.localizedDescription
+        case let error as any CustomStringConvertible: return TerminalSafe.message(error.description)
+        default: return TerminalSafe.message(error.localizedDescription)
         }
     }
 }

@@ -16,7 +16,7 @@ struct ExtractCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The archive to extract.", valueName: "archive"), completion: .file())
     var archive: String
 
-    @Argument(help: ArgumentHelp("Members to extract, as `amk list` prints them (default: all).",
+    @Argument(help: ArgumentHelp("Members to extract, as `amk list` prints them, escapes such as \\n and \\\\ included (default: all).",
                                  valueName: "member"))
     var members: [String] = []
 
@@ -27,7 +27,9 @@ struct ExtractCommand: AsyncParsableCommand {
     var directory: String = "."
 
     func run() async throws {
-        let path = archive, members = members, directory = directory
+        // `amk list` escapes names (a newline prints as \n, a backslash as \\): undo that, so
+        // that every member can be named by copying its line.
+        let path = archive, members = members.map(TerminalSafe.parseName), directory = directory
         let summary = try await SignalCancellation.run {
             let reader = try ArchiveReader(path: path)
             var options = ExtractOptions()
@@ -43,13 +45,14 @@ struct ExtractCommand: AsyncParsableCommand {
             }
             let summary = try await reader.extract(to: directory, options: options)
             if !members.isEmpty && summary.entries == 0 {
-                throw ArchiveError(.memberNotFound, "no member matches \(members.map { "'\($0)'" }.joined(separator: ", "))",
+                throw ArchiveError(.memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
                                    path: path)
             }
             return summary
         }
         for warning in summary.warnings {
-            StandardError.line("amk: warning: \(warning)")
+            // The engine's warnings quote member names raw.
+            StandardError.line("amk: warning: \(TerminalSafe.name(warning))")
         }
         print("extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
               + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
