@@ -6,6 +6,8 @@ import IndexedArchive
 ///
 /// The engine refuses absolute paths, `..` and writing through symbolic links, and removes a file
 /// it was writing when extraction fails or is interrupted; files finished before that stay.
+/// The `-C` folder is created with its parents once the archive has opened, and removed again
+/// if the extraction fails before anything is written into it (``DestinationDirectory``).
 struct ExtractCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extract",
@@ -43,12 +45,19 @@ struct ExtractCommand: AsyncParsableCommand {
                 }
                 options.members = Set(members)
             }
-            let summary = try await reader.extract(to: directory, options: options)
-            if !members.isEmpty && summary.entries == 0 {
-                throw ArchiveError(.memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
-                                   path: path)
+            // Only now that the archive has opened (and the members were found, with an index).
+            let destination = try DestinationDirectory(creating: directory)
+            do {
+                let summary = try await reader.extract(to: directory, options: options)
+                if !members.isEmpty && summary.entries == 0 {
+                    throw ArchiveError(.memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
+                                       path: path)
+                }
+                return summary
+            } catch {
+                destination.removeIfEmpty()
+                throw error
             }
-            return summary
         }
         for warning in summary.warnings {
             // The engine's warnings quote member names raw.
