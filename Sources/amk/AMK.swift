@@ -52,7 +52,7 @@ struct AMK: AsyncParsableCommand {
                 print(message)
                 Foundation.exit(0)
             }
-            StandardError.line(message)
+            StandardError.line(usageText(message))
             Foundation.exit(usageStatus)
         }
         do {
@@ -79,13 +79,21 @@ struct AMK: AsyncParsableCommand {
             print(fullMessage(for: error))
             return 0
         case .validationFailure:
-            StandardError.line(fullMessage(for: error))
+            StandardError.line(usageText(fullMessage(for: error)))
             return usageStatus
         default:
             // A runtime failure: one line, not ArgumentParser's "Error: " and usage text.
             StandardError.line("amk: \(describe(error))")
             return failureStatus
         }
+    }
+
+    /// A usage error as ArgumentParser words it, each line escaped: it quotes the offending
+    /// argument, which may be a file name that a shell glob picked up (`amk list *`).
+    static func usageText(_ message: String) -> String {
+        message.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TerminalSafe.message(String($0)) }
+            .joined(separator: "\n")
     }
 
     /// One line for a person. `ArchiveError` names its file, member and offset itself, escaped.

@@ -162,6 +162,15 @@ extension AMKTests {
             #expect(received.stdout.contains(#"com.evil\x1b]0;owned\x07"#), "\(received.stdout)")
         }
 
+        /// `amk list *` in a folder of hostile names: the usage error quotes one of them.
+        @Test func usageErrorsEscapeArguments() throws {
+            let result = try AMKProcess.run(["list", "a.tar.xz", "b\u{1B}[2J.tar.xz"], scratch: tree.root)
+            #expect(result.status == 2)
+            Self.expectSafe(result.stderr)
+            #expect(result.stderr.contains(#"b\x1b[2J.tar.xz"#), "\(result.stderr)")
+            #expect(result.stderr.contains("\nUsage: amk list"), "the usage lines stay lines: \(result.stderr)")
+        }
+
         @Test func importEscapesPaths() throws {
             try tree.write("phone/Documents/note.txt", "note\n")
             let export = try AMKProcess.run(["export", "--container", tree.path("phone"), "-o", archive, "--preset", "0"],
