@@ -23,7 +23,7 @@ struct ExtractCommand: AsyncParsableCommand {
     var members: [String] = []
 
     @Option(name: [.customShort("C"), .customLong("directory")],
-            help: ArgumentHelp("Extract under this directory (created if missing; default: the current directory).",
+            help: ArgumentHelp("Extract under this directory (created with its parents if missing; default: the current directory).",
                                valueName: "dir"),
             completion: .directory)
     var directory: String = "."
