@@ -1,4 +1,5 @@
 public import Foundation
+import IndexedArchive
 
 /// Why a streamed migration between two parties (a pipe in one process, or a TCP connection
 /// between two) failed on the wire, as opposed to in the export or the import themselves.
@@ -36,6 +37,12 @@ public struct TransferError: Error, Sendable, CustomStringConvertible, Localized
         self.underlying = underlying
     }
 
-    public var description: String { message }
-    public var errorDescription: String? { message }
+    /// ``message``, safe to print on a terminal.
+    ///
+    /// A `.remoteFailure` quotes the receiver's own words, which whoever runs the other end
+    /// chose: their control characters are escaped (``TerminalSafe/message(_:)``, which leaves
+    /// backslashes alone, so names already escaped in a quoted error are not escaped twice).
+    /// ``message`` itself stays as received, for programs.
+    public var description: String { TerminalSafe.message(message) }
+    public var errorDescription: String? { description }
 }

@@ -50,11 +50,18 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
         self.offset = offset
     }
 
+    /// One line for a person, safe to print on a terminal.
+    ///
+    /// The path and the member name come from the archive or the command line, and messages
+    /// quote link targets and names from the archive: all of it is passed through
+    /// ``TerminalSafe`` here, so that every caller that prints an error is safe from an archive
+    /// whose names hold escape sequences or newlines. The stored fields stay raw, for programs.
     public var description: String {
         var place: [String] = []
-        if let path { place.append(path) }
-        if let member { place.append("member '\(member)'") }
+        if let path { place.append(TerminalSafe.name(path)) }
+        if let member { place.append("member '\(TerminalSafe.name(member))'") }
         if let offset { place.append("offset \(offset)") }
+        let message = TerminalSafe.message(message)
         return place.isEmpty ? message : "\(place.joined(separator: ", ")): \(message)"
     }
 }

@@ -11,12 +11,23 @@ final class ArchiveFile: Sendable {
     let size: UInt64
     let path: String
 
+    /// Opens `path`, which must be a regular file.
+    ///
+    /// The open is non-blocking: a plain `open` of a FIFO with no writer (or of some devices)
+    /// waits indefinitely, inside a system call that neither task cancellation nor the CLI's
+    /// signal handling can interrupt. Non-blocking, it returns at once and `fstat` on the
+    /// descriptor (not the path, which could be swapped in between) refuses anything but a
+    /// regular file. The flag is then cleared, although regular files ignore it.
     init(path: String) throws {
-        let fd = try SystemCall.open(path, O_RDONLY)
+        let fd = try SystemCall.open(path, O_RDONLY | O_NONBLOCK)
         do {
             let info = try SystemCall.fstat(fd, path: path)
             guard info.st_mode & S_IFMT == S_IFREG else {
                 throw ArchiveError(.notAnArchive, "not a regular file", path: path)
+            }
+            let flags = fcntl(fd, F_GETFL)
+            guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+                throw SystemCall.error("fcntl", path: path)
             }
             self.size = UInt64(info.st_size)
         } catch {

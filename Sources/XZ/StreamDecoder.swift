@@ -1,15 +1,27 @@
 import CLZMA
 
-/// Sequential decoder for any .xz file: one or several concatenated streams with stream padding
-/// (`lzma_stream_decoder` with `LZMA_CONCATENATED`). Use it for foreign archives and for input
-/// that cannot seek. Not `Sendable`: one decoder belongs to one reading loop.
+/// Sequential decoder for any .xz file: one or several concatenated streams with stream padding.
+/// Use it for foreign archives and for input that cannot seek. Not `Sendable`: one decoder
+/// belongs to one reading loop.
+///
+/// liblzma's `LZMA_CONCATENATED` mode would do the concatenation, but it cannot tell anyone where
+/// one stream ended: bytes after the last stream that are not a stream header then come out as
+/// "input ends early" (fewer than a header's twelve) or "corrupt data" (more), both of which send
+/// a reader looking inside the archive rather than at what was appended to it. So each stream is
+/// decoded by a single-stream `lzma_stream_decoder`, and this type walks the padding between
+/// streams itself, which lets it report trailing garbage as such, at its offset.
 public final class StreamDecoder {
     /// Output slice size: bounds the memory per decoder and the size of each delivered slice.
     static let sliceSize = 256 * 1024
+    /// The magic bytes a stream header starts with.
+    static let headerMagic: [UInt8] = [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]
 
     private enum State {
         case idle
-        case running
+        /// Inside a stream, liblzma decoding it.
+        case inStream
+        /// After a stream's footer: zero padding, another stream, or the end.
+        case betweenStreams
         case finished
         case failed
     }
@@ -19,6 +31,17 @@ public final class StreamDecoder {
     private let stream = LZMAStream()
     private let slice: UnsafeMutableRawBufferPointer
     private var state = State.idle
+    /// Streams decoded to their footer.
+    private var streamsEnded = 0
+    /// Input bytes and output bytes of the finished streams and the padding after them: liblzma's
+    /// own counters restart with each stream.
+    private var inputBefore: UInt64 = 0
+    private var outputBefore: UInt64 = 0
+    /// Zero bytes since the last stream ended.
+    private var padding: UInt64 = 0
+    /// Where the current stream starts in the input, and its first bytes (up to the magic's length).
+    private var streamStart: UInt64 = 0
+    private var streamHead: [UInt8] = []
 
     /// Creates a decoder limited to `memoryLimit` bytes of liblzma memory.
     public init(memoryLimit: UInt64 = 1 << 30) {
@@ -31,52 +54,115 @@ public final class StreamDecoder {
     }
 
     /// Compressed bytes consumed so far.
-    public var totalIn: UInt64 { stream.pointer.pointee.total_in }
+    public var totalIn: UInt64 { inputBefore + (state == .inStream ? stream.pointer.pointee.total_in : 0) }
     /// Decompressed bytes produced so far.
-    public var totalOut: UInt64 { stream.pointer.pointee.total_out }
+    public var totalOut: UInt64 { outputBefore + (state == .inStream ? stream.pointer.pointee.total_out : 0) }
 
     /// Feeds compressed bytes and delivers the decompressed slices they complete.
     ///
     /// - Throws: `XZError` naming the compressed offset reached: `.format` for input that is not
-    ///   .xz, `.data` for corruption, `.memoryLimit`; `.program` after a previous failure or
-    ///   after ``finish(output:)``; whatever `output` throws. After any error the decoder is done.
+    ///   .xz (or, after a stream, for bytes that are neither padding nor another stream), `.data`
+    ///   for corruption, `.memoryLimit`; `.program` after a previous failure or after
+    ///   ``finish(output:)``; whatever `output` throws. After any error the decoder is done.
     public func feed(_ input: UnsafeRawBufferPointer, output: (UnsafeRawBufferPointer) throws -> Void) throws {
         try start()
-        stream.setInput(input)
-        try run(LZMA_RUN, output: output)
+        do {
+            try consume(input, output: output)
+        } catch {
+            // Whatever escaped left liblzma's view of the input out of step with the caller's.
+            state = .failed
+            throw error
+        }
     }
 
     /// Signals the end of input and delivers what remains.
     ///
-    /// - Throws: `XZError` `.truncated` when the input ended inside a stream (or was empty);
+    /// - Throws: `XZError` `.truncated` when the input ended inside a stream (or was empty),
+    ///   `.data` when the padding after the last stream is not a multiple of four bytes;
     ///   otherwise as ``feed(_:output:)``.
     public func finish(output: (UnsafeRawBufferPointer) throws -> Void) throws {
         try start()
-        stream.setInput(UnsafeRawBufferPointer(start: nil, count: 0))
-        try run(LZMA_FINISH, output: output)
+        do {
+            if state == .inStream {
+                stream.setInput(UnsafeRawBufferPointer(start: nil, count: 0))
+                guard try run(LZMA_FINISH, output: output) else {
+                    throw XZError(code: .program, message: "stream decoder did not finish", offset: totalIn)
+                }
+                endStream()
+            }
+            guard padding % 4 == 0 else { throw paddingError() }
+            state = .finished
+        } catch {
+            state = .failed
+            throw error
+        }
+    }
+
+    /// Decodes `input`: the rest of the current stream, the padding after it, the next streams.
+    private func consume(_ input: UnsafeRawBufferPointer, output: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var rest = input
+        while !rest.isEmpty {
+            if state == .betweenStreams {
+                let zeros = rest.prefix { $0 == 0 }.count
+                padding += UInt64(zeros)
+                inputBefore += UInt64(zeros)
+                rest = UnsafeRawBufferPointer(rebasing: rest[zeros...])
+                if rest.isEmpty { return }
+                guard padding % 4 == 0 else { throw paddingError() }
+                try beginStream()
+            }
+            if streamHead.count < Self.headerMagic.count {
+                streamHead += rest.prefix(Self.headerMagic.count - streamHead.count)
+            }
+            stream.setInput(rest)
+            let ended = try run(LZMA_RUN, output: output)
+            rest = UnsafeRawBufferPointer(rebasing: rest[(rest.count - stream.pointer.pointee.avail_in)...])
+            if ended { endStream() }
+        }
     }
 
     private func start() throws {
         switch state {
-        case .running:
+        case .inStream, .betweenStreams:
             return
         case .finished:
             throw XZError(code: .program, message: "stream decoder used after finish", offset: totalIn)
         case .failed:
             throw XZError(code: .program, message: "stream decoder used after an earlier error", offset: totalIn)
         case .idle:
-            let ret = lzma_stream_decoder(stream.pointer, memoryLimit, amk_lzma_concatenated)
-            guard ret == LZMA_OK else {
-                state = .failed
-                throw XZError(ret, "starting stream decoder")
-            }
-            state = .running
+            try beginStream()
         }
     }
 
-    private func run(_ action: lzma_action, output: (UnsafeRawBufferPointer) throws -> Void) throws {
-        // Whatever escapes below leaves liblzma's view of the input out of step with the caller's.
-        state = .failed
+    /// Starts liblzma on a stream beginning at the current input offset.
+    private func beginStream() throws {
+        let ret = lzma_stream_decoder(stream.pointer, memoryLimit, 0)
+        guard ret == LZMA_OK else {
+            state = .failed
+            throw XZError(ret, "starting stream decoder")
+        }
+        streamStart = inputBefore
+        streamHead = []
+        padding = 0
+        state = .inStream
+    }
+
+    /// Moves a finished stream's counts into the running totals.
+    private func endStream() {
+        inputBefore += stream.pointer.pointee.total_in
+        outputBefore += stream.pointer.pointee.total_out
+        streamsEnded += 1
+        padding = 0
+        state = .betweenStreams
+    }
+
+    private func paddingError() -> XZError {
+        XZError(code: .data, message: "stream padding is not a multiple of four bytes", offset: totalIn)
+    }
+
+    /// Decodes the input set on the stream. Returns whether the stream ended; `false` when all
+    /// the input is used (`LZMA_RUN`).
+    private func run(_ action: lzma_action, output: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let strm = stream.pointer
         while true {
             stream.setOutput(slice)
@@ -88,12 +174,10 @@ public final class StreamDecoder {
             switch ret {
             case LZMA_OK:
                 if action == LZMA_RUN && strm.pointee.avail_in == 0 && strm.pointee.avail_out > 0 {
-                    state = .running
-                    return
+                    return false
                 }
             case LZMA_STREAM_END:
-                state = .finished
-                return
+                return true
             default:
                 throw error(for: ret)
             }
@@ -101,19 +185,28 @@ public final class StreamDecoder {
     }
 
     private func error(for ret: lzma_ret) -> XZError {
+        // The input ended before a whole stream header, or the header is not one: either way,
+        // if its first bytes are not the magic, no stream starts there.
+        let notAStream = ret == LZMA_FORMAT_ERROR || (ret == LZMA_BUF_ERROR && !Self.headerMagic.starts(with: streamHead))
+        if notAStream && streamsEnded > 0 {
+            return XZError(code: .format, message: "data after the end of the xz stream is neither padding nor another stream",
+                           offset: streamStart)
+        }
+        if notAStream {
+            return XZError(code: .format, message: "not an xz file (no stream header magic where a stream should start)",
+                           offset: streamStart)
+        }
         switch ret {
-        case LZMA_FORMAT_ERROR:
-            XZError(code: .format, message: "not an xz file (no stream header magic where a stream should start)", offset: totalIn)
         case LZMA_DATA_ERROR:
-            XZError(code: .data, message: "corrupt xz data (bad check, CRC or compressed data)", offset: totalIn)
+            return XZError(code: .data, message: "corrupt xz data (bad check, CRC or compressed data)", offset: totalIn)
         case LZMA_MEMLIMIT_ERROR:
-            XZError(code: .memoryLimit, message: "stream needs more than the memory limit of \(memoryLimit) bytes", offset: totalIn)
+            return XZError(code: .memoryLimit, message: "stream needs more than the memory limit of \(memoryLimit) bytes", offset: totalIn)
         case LZMA_BUF_ERROR:
-            XZError(code: .truncated, message: "input ends before the end of the xz stream", offset: totalIn)
+            return XZError(code: .truncated, message: "input ends before the end of the xz stream", offset: totalIn)
         case LZMA_OPTIONS_ERROR:
-            XZError(code: .options, message: "stream uses unsupported options or filters", offset: totalIn)
+            return XZError(code: .options, message: "stream uses unsupported options or filters", offset: totalIn)
         default:
-            XZError(ret, "decoding xz stream", offset: totalIn)
+            return XZError(ret, "decoding xz stream", offset: totalIn)
         }
     }
 }

@@ -23,7 +23,7 @@ struct AMK: AsyncParsableCommand {
         InfoCommand.self,
         SalvageCommand.self,
         ExportCommand.self, ImportCommand.self, DemoCommand.self,
-        SendCommand.self, ReceiveCommand.self, LegacySweepCommand.self,
+        SendCommand.self, ReceiveCommand.self, LegacySweepCommand.self, StallCommand.self,
     ]
 
     static let configuration = CommandConfiguration(
@@ -52,7 +52,7 @@ struct AMK: AsyncParsableCommand {
                 print(message)
                 Foundation.exit(0)
             }
-            StandardError.line(message)
+            StandardError.line(usageText(message))
             Foundation.exit(usageStatus)
         }
         do {
@@ -79,7 +79,7 @@ struct AMK: AsyncParsableCommand {
             print(fullMessage(for: error))
             return 0
         case .validationFailure:
-            StandardError.line(fullMessage(for: error))
+            StandardError.line(usageText(fullMessage(for: error)))
             return usageStatus
         default:
             // A runtime failure: one line, not ArgumentParser's "Error: " and usage text.
@@ -88,14 +88,26 @@ struct AMK: AsyncParsableCommand {
         }
     }
 
-    /// One line for a person. `ArchiveError` names its file, member and offset itself.
+    /// A usage error as ArgumentParser words it, each line escaped: it quotes the offending
+    /// argument, which may be a file name that a shell glob picked up (`amk list *`).
+    static func usageText(_ message: String) -> String {
+        message.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TerminalSafe.message(String($0)) }
+            .joined(separator: "\n")
+    }
+
+    /// One line for a person. `ArchiveError` names its file, member and offset itself, escaped.
+    ///
+    /// Other errors quote paths, a peer's words or an `ArchiveError`'s description (already
+    /// escaped): ``TerminalSafe/message(_:)`` neutralises what they quote raw without escaping
+    /// twice what is already escaped.
     static func describe(_ error: any Error) -> String {
         switch error {
         case let error as ArchiveError: return error.description
         case let error as InterruptedError: return error.description
         case is CancellationError: return "cancelled"
-        case let error as any CustomStringConvertible: return error.description
-        default: return error.localizedDescription
+        case let error as any CustomStringConvertible: return TerminalSafe.message(error.description)
+        default: return TerminalSafe.message(error.localizedDescription)
         }
     }
 }

@@ -1,6 +1,7 @@
 import AppMigration
 import ArgumentParser
 import Foundation
+import IndexedArchive
 
 /// The options `amk send` and `amk receive` share: which container, which extension.
 struct ContainerOptions: ParsableArguments {
@@ -18,7 +19,7 @@ struct ContainerOptions: ParsableArguments {
 
     func validate() throws {
         guard ContainerFilesMigration.names.contains(extensionName) else {
-            throw ValidationError("unknown extension '\(extensionName)'; known: \(ContainerFilesMigration.names.joined(separator: ", "))")
+            throw ValidationError("unknown extension '\(TerminalSafe.name(extensionName))'; known: \(ContainerFilesMigration.names.joined(separator: ", "))")
         }
     }
 

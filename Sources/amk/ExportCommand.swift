@@ -48,7 +48,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: container, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("The container '\(container)' is not a folder.")
+            throw ValidationError("The container '\(TerminalSafe.name(container))' is not a folder.")
         }
     }
 
@@ -81,6 +81,6 @@ struct ExportCommand: AsyncParsableCommand {
         }
         let rate = seconds > 0 ? Double(tar) / seconds : 0
         return "exported with \(extensionName): \(size) in \(ByteSize.formatSeconds(seconds)), \(ByteSize.formatRate(rate)); "
-            + "version \(properties.version), estimate \(ByteSize.format(UInt64(max(0, properties.sizeEstimate))))"
+            + "version \(TerminalSafe.name(properties.version)), estimate \(ByteSize.format(UInt64(max(0, properties.sizeEstimate))))"
     }
 }

@@ -6,6 +6,8 @@ import IndexedArchive
 ///
 /// The engine refuses absolute paths, `..` and writing through symbolic links, and removes a file
 /// it was writing when extraction fails or is interrupted; files finished before that stay.
+/// The `-C` folder is created with its parents once the archive has opened, and removed again
+/// if the extraction fails before anything is written into it (``DestinationDirectory``).
 struct ExtractCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extract",
@@ -16,18 +18,20 @@ struct ExtractCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The archive to extract.", valueName: "archive"), completion: .file())
     var archive: String
 
-    @Argument(help: ArgumentHelp("Members to extract, as `amk list` prints them (default: all).",
+    @Argument(help: ArgumentHelp("Members to extract, as `amk list` prints them, escapes such as \\n and \\\\ included (default: all).",
                                  valueName: "member"))
     var members: [String] = []
 
     @Option(name: [.customShort("C"), .customLong("directory")],
-            help: ArgumentHelp("Extract under this directory (created if missing; default: the current directory).",
+            help: ArgumentHelp("Extract under this directory (created with its parents if missing; default: the current directory).",
                                valueName: "dir"),
             completion: .directory)
     var directory: String = "."
 
     func run() async throws {
-        let path = archive, members = members, directory = directory
+        // `amk list` escapes names (a newline prints as \n, a backslash as \\): undo that, so
+        // that every member can be named by copying its line.
+        let path = archive, members = members.map(TerminalSafe.parseName), directory = directory
         let summary = try await SignalCancellation.run {
             let reader = try ArchiveReader(path: path)
             var options = ExtractOptions()
@@ -41,15 +45,23 @@ struct ExtractCommand: AsyncParsableCommand {
                 }
                 options.members = Set(members)
             }
-            let summary = try await reader.extract(to: directory, options: options)
-            if !members.isEmpty && summary.entries == 0 {
-                throw ArchiveError(.memberNotFound, "no member matches \(members.map { "'\($0)'" }.joined(separator: ", "))",
-                                   path: path)
+            // Only now that the archive has opened (and the members were found, with an index).
+            let destination = try DestinationDirectory(creating: directory)
+            do {
+                let summary = try await reader.extract(to: directory, options: options)
+                if !members.isEmpty && summary.entries == 0 {
+                    throw ArchiveError(.memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
+                                       path: path)
+                }
+                return summary
+            } catch {
+                destination.removeIfEmpty()
+                throw error
             }
-            return summary
         }
         for warning in summary.warnings {
-            StandardError.line("amk: warning: \(warning)")
+            // The engine's warnings quote member names raw.
+            StandardError.line("amk: warning: \(TerminalSafe.name(warning))")
         }
         print("extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
               + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")

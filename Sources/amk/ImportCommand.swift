@@ -1,6 +1,7 @@
 import AppMigration
 import ArgumentParser
 import Foundation
+import IndexedArchive
 
 /// `amk import A.tar.xz --container DIR --extension NAME`: imports an archive into an app
 /// container through a migration extension, as the system would.
@@ -32,7 +33,7 @@ struct ImportCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard FileManager.default.isReadableFile(atPath: archive) else {
-            throw ValidationError("The archive '\(archive)' cannot be read.")
+            throw ValidationError("The archive '\(TerminalSafe.name(archive))' cannot be read.")
         }
     }
 
@@ -48,7 +49,7 @@ struct ImportCommand: AsyncParsableCommand {
             try await chosen.importArchive(with: MigrationSystem(), from: source, into: appContainer)
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)
-        print("imported \(archive) into \(container) with \(chosen.rawValue) in \(ByteSize.formatSeconds(seconds)); "
+        print("imported \(TerminalSafe.name(archive)) into \(TerminalSafe.name(container)) with \(chosen.rawValue) in \(ByteSize.formatSeconds(seconds)); "
             + "import status: success")
     }
 }

@@ -4,6 +4,8 @@ import IndexedArchive
 
 /// `amk info A`: the archive's structure (streams, blocks, sizes, ratio, index, metadata) as a
 /// small two-column table. Reads only the end of an indexed archive.
+///
+/// Metadata comes from whoever wrote the archive: keys and values are escaped (``TerminalSafe``).
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
@@ -24,7 +26,7 @@ struct InfoCommand: AsyncParsableCommand {
     static func rows(archive: String, info: ArchiveInfo) -> [(String, String)] {
         // A damaged file never gets here: `info()` throws when the xz Index cannot be read.
         var rows: [(String, String)] = [
-            ("archive", archive),
+            ("archive", TerminalSafe.name(archive)),
             ("file size", sizeWithBytes(info.fileSize)),
             ("uncompressed", sizeWithBytes(info.uncompressedSize)),
             ("ratio", String(format: "%.1f%%", ratio(info) * 100)),
@@ -46,7 +48,7 @@ struct InfoCommand: AsyncParsableCommand {
             rows.append(("metadata", "none"))
         } else {
             for (position, key) in info.metadata.keys.sorted().enumerated() {
-                rows.append((position == 0 ? "metadata" : "", "\(key): \(info.metadata[key]!)"))
+                rows.append((position == 0 ? "metadata" : "", "\(TerminalSafe.name(key)): \(TerminalSafe.name(info.metadata[key]!))"))
             }
         }
         return rows

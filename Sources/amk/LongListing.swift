@@ -10,7 +10,7 @@ import Tar
 ///
 /// Owners are left out (the archive keeps numeric ids only, which mean little on another
 /// machine); times are local, as tar shows them. Sizes are right-aligned to the widest one in
-/// the listing so the dates line up.
+/// the listing so the dates line up. Names and link targets are escaped (``TerminalSafe``).
 struct LongListing {
     let sizeWidth: Int
 
@@ -21,10 +21,10 @@ struct LongListing {
     func line(for entry: ArchiveEntry) -> String {
         let size = String(entry.size)
         let padding = String(repeating: " ", count: max(0, sizeWidth - size.count))
-        var line = "\(Self.modeString(entry)) \(padding)\(size) \(Self.date(entry.mtime)) \(entry.path)"
+        var line = "\(Self.modeString(entry)) \(padding)\(size) \(Self.date(entry.mtime)) \(TerminalSafe.name(entry.path))"
         switch entry.kind {
-        case .symbolicLink: line += " -> \(entry.linkTarget ?? "")"
-        case .hardLink: line += " link to \(entry.linkTarget ?? "")"
+        case .symbolicLink: line += " -> \(TerminalSafe.name(entry.linkTarget ?? ""))"
+        case .hardLink: line += " link to \(TerminalSafe.name(entry.linkTarget ?? ""))"
         default: break
         }
         return line

@@ -69,7 +69,8 @@ struct PackCommand: AsyncParsableCommand {
         for directory in directories {
             let name = PackSource(path: directory).archivePath
             if let earlier = seen[name] {
-                throw ValidationError("'\(earlier)' and '\(directory)' would both be stored as '\(name)'.")
+                throw ValidationError("'\(TerminalSafe.name(earlier))' and '\(TerminalSafe.name(directory))' "
+                                      + "would both be stored as '\(TerminalSafe.name(name))'.")
             }
             seen[name] = directory
         }
@@ -95,7 +96,8 @@ struct PackCommand: AsyncParsableCommand {
             return try await ArchivePacker.pack(sources, to: destination, options: options)
         }
         for warning in summary.warnings {
-            StandardError.line("amk: warning: \(warning)")
+            // The path is a file name from the packed tree, which anyone with write access chose.
+            StandardError.line("amk: warning: \(TerminalSafe.name(warning.path)): \(TerminalSafe.message(warning.message))")
         }
         print(Self.describe(summary))
     }

@@ -1,6 +1,7 @@
 import AppMigration
 import ArgumentParser
 import Foundation
+import IndexedArchive
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -35,7 +36,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         do {
             _ = try TransferEndpoint(parsing: listen)
         } catch let error as TransferError {
-            throw ValidationError(error.message)
+            throw ValidationError(error.description)
         }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
     }
@@ -53,7 +54,9 @@ struct ReceiveCommand: AsyncParsableCommand {
                                                 acceptTimeout: acceptTimeout, idleTimeout: idleTimeout)
         }
         let source = request.sourceAppIdentifier
-        print("imported into \(container.containerRootDirectory.path(percentEncoded: false)) from \(source.bundleIdentifier)"
-              + " (\(source.platform.rawValue), version \(request.sourceVersion))")
+        // The source app, its platform and version are what the sender's archive says.
+        print("imported into \(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"
+              + " from \(TerminalSafe.name(source.bundleIdentifier))"
+              + " (\(TerminalSafe.name(source.platform.rawValue)), version \(TerminalSafe.name(request.sourceVersion)))")
     }
 }

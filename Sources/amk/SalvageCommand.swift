@@ -42,7 +42,7 @@ struct SalvageCommand: AsyncParsableCommand {
             lines.append("no damage found")
             return lines
         }
-        lines.append("damage at offset \(offset): \(report.damage ?? "unknown")")
+        lines.append("damage at offset \(offset): \(TerminalSafe.message(report.damage ?? "unknown"))")
         let lost = report.lost.count
         let noun = lost == 1 ? "member" : "members"
         if lostListIsComplete {
@@ -50,7 +50,7 @@ struct SalvageCommand: AsyncParsableCommand {
         } else {
             lines.append("lost at least \(lost) \(noun) (the index is unreadable, so later members are unknown)\(lost == 0 ? "" : ":")")
         }
-        for name in report.lost.prefix(lostNamesShown) { lines.append("  \(name)") }
+        for name in report.lost.prefix(lostNamesShown) { lines.append("  \(TerminalSafe.name(name))") }
         if lost > lostNamesShown { lines.append("  ... and \(lost - lostNamesShown) more") }
         return lines
     }

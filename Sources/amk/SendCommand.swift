@@ -1,6 +1,7 @@
 import AppMigration
 import ArgumentParser
 import Foundation
+import IndexedArchive
 
 /// `amk send`: exports an app's data straight onto a TCP connection to `amk receive`.
 struct SendCommand: AsyncParsableCommand {
@@ -35,7 +36,7 @@ struct SendCommand: AsyncParsableCommand {
         do {
             _ = try TransferEndpoint(parsing: to)
         } catch let error as TransferError {
-            throw ValidationError(error.message)
+            throw ValidationError(error.description)
         }
     }
 
@@ -49,7 +50,8 @@ struct SendCommand: AsyncParsableCommand {
                                              request: MigrationRequest(destinationPlatform: .current), to: endpoint)
         }
         let compressed = exported.compressedBytes.map { ", \($0) compressed" } ?? ""
-        print("sent \(exported.uncompressedBytes) bytes\(compressed) to \(endpoint) (version \(exported.version))")
-        print("receiver: \(message)")
+        print("sent \(exported.uncompressedBytes) bytes\(compressed) to \(endpoint) (version \(TerminalSafe.name(exported.version)))")
+        // The receiver's words: whoever runs the other end chose them.
+        print("receiver: \(TerminalSafe.message(message))")
     }
 }

@@ -13,9 +13,19 @@ import Darwin
 /// dispatch sources instead; a signal ends a race in a task group between the work and a watcher,
 /// the group cancels the work, and waits for it to unwind before ``run(_:)`` throws
 /// ``InterruptedError``. A second signal while that cleanup runs exits at once.
+///
+/// Work that does not heed the cancellation (stuck in a system call that never returns, as
+/// opening a FIFO once was) would otherwise make the first signal useless: a service manager's
+/// SIGTERM would be ignored until its SIGKILL. So the first signal also starts a deadline: if the
+/// work has not unwound within ``gracePeriod``, the process exits as after a second signal.
 enum SignalCancellation {
     /// The signals that cancel the work.
     static let signals: [Int32] = [SIGINT, SIGTERM]
+
+    /// How long the work may take to unwind after the first signal before the process exits
+    /// without it. Cancelled work normally stops within a fraction of a second; this is well
+    /// under the ten seconds a container runtime waits before its SIGKILL.
+    static let gracePeriod: DispatchTimeInterval = .seconds(5)
 
     /// Which child of the race finished first.
     private enum Outcome<Value: Sendable>: Sendable {
@@ -32,22 +42,31 @@ enum SignalCancellation {
     static func run<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
         let (stream, continuation) = AsyncStream<Int32>.makeStream(bufferingPolicy: .bufferingNewest(4))
         let received = SignalCounter()
+        let deadline = DispatchWorkItem {
+            // The work did not unwind in time: it is stuck where cancellation cannot reach it.
+            StandardError.line("amk: interrupted")
+            _exit(1)
+        }
         var sources: [any DispatchSourceSignal] = []
         for number in signals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                if received.increment() > 1 {
+                let count = received.increment()
+                if count > 1 {
                     // The user insists: the cleanup of the first signal is taking too long.
                     StandardError.line("amk: interrupted")
                     _exit(1)
                 }
+                DispatchQueue.global().asyncAfter(deadline: .now() + gracePeriod, execute: deadline)
                 continuation.yield(number)
             }
             source.resume()
             sources.append(source)
         }
         defer {
+            // The work has returned: whatever the command does next is not subject to the deadline.
+            deadline.cancel()
             continuation.finish()
             for source in sources { source.cancel() }
             for number in signals { signal(number, SIG_DFL) }

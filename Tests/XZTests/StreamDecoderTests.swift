@@ -72,6 +72,57 @@ import XZ
         #expect(error?.offset != nil)
     }
 
+    /// Bytes after the last stream that are neither zero padding nor another stream: the error
+    /// says so and points at them, instead of claiming the input ended early (short garbage) or
+    /// that the data is corrupt (long garbage), which both sent people looking in the wrong place.
+    @Test(arguments: [Array("garbage\n".utf8), [1, 2, 3, 4], Array(repeating: 0x41, count: 100)])
+    func trailingGarbageIsNamedAsSuch(garbage: [UInt8]) throws {
+        let stream = try Self.ourStream([TestData.mild(1000, seed: 129)])
+        for (padding, pieces) in [(0, 1 << 30), (4, 1 << 30), (8, 7)] {
+            let file = stream + [UInt8](repeating: 0, count: padding) + garbage
+            let error = #expect(throws: XZError.self) { _ = try decode(file, pieces: pieces) }
+            #expect(error?.code == .format, "padding \(padding), pieces \(pieces)")
+            #expect(error?.message == "data after the end of the xz stream is neither padding nor another stream",
+                    "padding \(padding), pieces \(pieces)")
+            #expect(error?.offset == UInt64(stream.count + padding), "padding \(padding), pieces \(pieces)")
+        }
+    }
+
+    @Test func zeroPaddingIsAcceptedInFours() throws {
+        let data = TestData.mild(1000, seed: 130)
+        let stream = try Self.ourStream([data])
+        #expect(try decode(stream + [0, 0, 0, 0]) == data)
+        #expect(try decode(stream + [0, 0, 0, 0, 0, 0, 0, 0], pieces: 3) == data)
+        let error = #expect(throws: XZError.self) { _ = try decode(stream + [0, 0, 0]) }
+        #expect(error?.code == .data)
+        #expect(error?.message.contains("padding") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func concatenatedStreamsDecodeInAnyPieces() throws {
+        let a = TestData.mild(50_000, seed: 131), b = TestData.random(3000, seed: 132)
+        let file = try Self.ourStream([a]) + [0, 0, 0, 0] + Self.ourStream([b]) + Self.ourStream([[]])
+        for pieces in [1 << 30, 4096, 13, 1] {
+            #expect(try decode(file, pieces: pieces) == a + b, "pieces \(pieces)")
+        }
+    }
+
+    /// A second stream that breaks off inside its header is a truncation, not garbage.
+    @Test func aSecondStreamCutInItsHeaderIsTruncated() throws {
+        let stream = try Self.ourStream([TestData.mild(1000, seed: 133)])
+        for cut in [1, 6, 11] {
+            let error = #expect(throws: XZError.self) { _ = try decode(stream + Array(stream.prefix(cut))) }
+            #expect(error?.code == .truncated, "cut \(cut)")
+        }
+    }
+
+    /// A file shorter than a stream header that does not start like one is not xz: a format
+    /// error, as for a longer one, rather than a truncation.
+    @Test func aShortFileThatIsNotXZIsAFormatError() throws {
+        let error = #expect(throws: XZError.self) { _ = try decode(Array("hello\n".utf8)) }
+        #expect(error?.code == .format)
+        #expect(error?.offset == 0)
+    }
+
     @Test func memoryLimitIsApplied() throws {
         let file = try Self.ourStream([TestData.mild(1000, seed: 127)], maxChunkSize: 8 << 20)
         let error = #expect(throws: XZError.self) { _ = try decode(file, memoryLimit: 1 << 20) }

@@ -31,9 +31,17 @@ enum AMKProcess {
         process.executableURL = binary
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
+        let outHandle = try FileHandle(forWritingTo: out)
+        let errHandle = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        defer {
+            // The child has its own copies once it runs. Ours would stay open as long as the
+            // `Process` lives, and the stress suites of this test process count descriptors.
+            try? outHandle.close()
+            try? errHandle.close()
+        }
         try process.run()
         return (process, out, err)
     }

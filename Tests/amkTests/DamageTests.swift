@@ -33,6 +33,23 @@ extension AMKTests {
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         }
 
+        /// Bytes appended to a good archive: every command says so, at the offset where they
+        /// start, rather than calling the archive truncated or corrupt.
+        @Test(arguments: [Array("garbage\n".utf8), Array(repeating: 0x41, count: 4096)])
+        func appendedGarbageIsNamedAsSuch(garbage: [UInt8]) throws {
+            let size = try Data(contentsOf: URL(fileURLWithPath: archive)).count
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: archive))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(garbage))
+            try handle.close()
+            for command in [["list"], ["verify"], ["extract", "-C", tree.path("out")]] {
+                let result = try AMKProcess.run([command[0], archive] + command.dropFirst(), scratch: tree.root)
+                #expect(result.status == 1, "\(command)")
+                #expect(result.stderr == "amk: \(archive), offset \(size): data after the end of the xz stream is neither padding nor another stream\n",
+                        "\(command)")
+            }
+        }
+
         @Test func truncatedArchiveSalvagesEarlyMembers() throws {
             let handle = try FileHandle(forUpdating: URL(fileURLWithPath: archive))
             let size = try handle.seekToEnd()

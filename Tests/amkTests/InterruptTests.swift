@@ -40,5 +40,72 @@ extension AMKTests {
             let left = try FileManager.default.contentsOfDirectory(atPath: tree.path("out"))
             #expect(left.isEmpty, "left behind: \(left)")
         }
+
+        /// Work that does not heed cancellation (a system call that never returns, as opening a
+        /// FIFO used to be) still ends on the first signal: after the grace period the process
+        /// exits without waiting for it.
+        @Test(arguments: [SIGINT, SIGTERM])
+        func firstSignalEndsWorkThatIgnoresCancellation(signal: Int32) async throws {
+            let tree = try TestTree()
+            let (process, stdout, stderr) = try AMKProcess.start(["_stall", "--seconds", "60"], scratch: tree.root)
+            let started = ContinuousClock.now
+            while process.isRunning && (try? String(contentsOf: stdout, encoding: .utf8))?.contains("stalling") != true
+                    && ContinuousClock.now - started < .seconds(20) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // The handlers are installed right after the line is printed.
+            try await Task.sleep(for: .milliseconds(300))
+            try #require(process.isRunning, "amk _stall did not start")
+            let sent = ContinuousClock.now
+            #expect(kill(process.processIdentifier, signal) == 0)
+            while process.isRunning && ContinuousClock.now - sent < .seconds(15) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let elapsed = ContinuousClock.now - sent
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                Issue.record("amk still ran 15 s after the signal")
+                return
+            }
+            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            // The grace period is 5 s; a loaded machine may add a little.
+            #expect(elapsed < .seconds(7), "took \(elapsed) to stop")
+            #expect(process.terminationReason == .exit, "killed by the signal instead of exiting")
+            #expect(result.status == 1)
+            #expect(result.stderr == "amk: interrupted\n")
+            #expect(result.stdout == "stalling\n")
+        }
+
+        /// A second signal does not wait for the grace period.
+        @Test func secondSignalExitsAtOnce() async throws {
+            let tree = try TestTree()
+            let (process, stdout, stderr) = try AMKProcess.start(["_stall", "--seconds", "60"], scratch: tree.root)
+            let started = ContinuousClock.now
+            while process.isRunning && (try? String(contentsOf: stdout, encoding: .utf8))?.contains("stalling") != true
+                    && ContinuousClock.now - started < .seconds(20) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            try #require(process.isRunning, "amk _stall did not start")
+            #expect(kill(process.processIdentifier, SIGTERM) == 0)
+            try await Task.sleep(for: .milliseconds(300))
+            let sent = ContinuousClock.now
+            #expect(kill(process.processIdentifier, SIGTERM) == 0)
+            while process.isRunning && ContinuousClock.now - sent < .seconds(15) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let elapsed = ContinuousClock.now - sent
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                Issue.record("amk still ran 15 s after the second signal")
+                return
+            }
+            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            #expect(elapsed < .seconds(2), "took \(elapsed) to stop")
+            #expect(result.status == 1)
+            #expect(result.stderr == "amk: interrupted\n")
+        }
     }
 }

@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// Every command that reads an archive refuses a FIFO (or any file that is not a regular one)
+    /// at once. Opening a FIFO with no writer used to wait forever, deaf to SIGTERM.
+    @Suite @MainActor struct NotARegularFile {
+        @Test(arguments: [["list"], ["list", "--long"], ["info"], ["verify"], ["extract", "-C", "out"],
+                          ["salvage", "-C", "out"], ["import", "--container", "container"]])
+        func aFIFOIsRefusedAtOnce(command: [String]) async throws {
+            let tree = try TestTree()
+            let fifo = tree.path("pipe.tar.xz")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            let arguments = [command[0], fifo] + command.dropFirst().map { $0 == "out" || $0 == "container" ? tree.path($0) : $0 }
+            let (process, stdout, stderr) = try AMKProcess.start(arguments, scratch: tree.root)
+            let start = ContinuousClock.now
+            while process.isRunning && ContinuousClock.now - start < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                Issue.record("amk \(command[0]) still waited on the FIFO after 10 s")
+                return
+            }
+            let elapsed = ContinuousClock.now - start
+            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            #expect(elapsed < .seconds(3), "took \(elapsed)")
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("not a regular file"), "\(result.stderr)")
+            #expect(!tree.exists("out"), "created the destination for an archive it could not open")
+        }
+    }
+}
