@@ -23,5 +23,6 @@ public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "\(member): \(message)" }
+    /// The member and message, with control characters escaped: the name comes from the archive.
+    public var description: String { "\(TerminalSafe.name(member)): \(TerminalSafe.message(message))" }
 }

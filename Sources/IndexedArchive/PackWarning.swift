@@ -11,5 +11,6 @@ public struct PackWarning: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "\(path): \(message)" }
+    /// The path and message, with control characters escaped: file names are arbitrary bytes.
+    public var description: String { "\(TerminalSafe.name(path)): \(TerminalSafe.message(message))" }
 }

@@ -61,7 +61,7 @@ struct ExtractCommand: AsyncParsableCommand {
         }
         for warning in summary.warnings {
             // The engine's warnings quote member names raw.
-            StandardError.line("amk: warning: \(TerminalSafe.name(warning))")
+            StandardError.line("amk: warning: \(warning)")
         }
         print("extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
               + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")

@@ -97,7 +97,7 @@ struct PackCommand: AsyncParsableCommand {
         }
         for warning in summary.warnings {
             // The path is a file name from the packed tree, which anyone with write access chose.
-            StandardError.line("amk: warning: \(TerminalSafe.name(warning.path)): \(TerminalSafe.message(warning.message))")
+            StandardError.line("amk: warning: \(warning)")
         }
         print(Self.describe(summary))
     }
