@@ -51,9 +51,9 @@ final class Extractor {
 
     /// Creates `destination` and any missing parents, as `mkdir -p` does.
     private static func makeDirectories(_ destination: String) throws(ArchiveError) {
-        var prefix = destination.hasPrefix("/") ? "/" : ""
-        for part in destination.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + part
+        var prefix = destination.utf8.first == slash ? "/" : ""
+        for part in byteComponents(destination.utf8) {
+            prefix += (prefix.isEmpty || prefix.utf8.last == slash ? "" : "/") + String(decoding: part, as: UTF8.self)
             if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
                 throw SystemCall.error("create the destination folder", path: prefix)
             }
@@ -62,26 +62,32 @@ final class Extractor {
 
     /// The path's components, or an error if it would leave the destination or name something
     /// other than what the kernel would be given.
+    ///
+    /// Everything is judged on the UTF-8 bytes, as the kernel reads them: Swift's `String`
+    /// compares and splits grapheme clusters, so `"/"` followed by a combining mark is one
+    /// character that is not `"/"`, and `"../\u{301}x"` would be one harmless-looking component to
+    /// `split(separator: "/")` while the kernel sees `..` and climbs out.
     func components(of path: String) throws(ArchiveError) -> [String] {
-        var path = Substring(path)
         // The kernel reads a name up to its first NUL: a name holding one would be checked here
         // as one name and acted on as another, so it is refused whole.
         guard !path.utf8.contains(0) else {
-            throw ArchiveError(.unsafePath, "path contains a NUL byte; refused", member: String(path))
+            throw ArchiveError(.unsafePath, "path contains a NUL byte; refused", member: path)
         }
-        if path.hasPrefix("/") {
+        var bytes = Substring(path).utf8[...]
+        if bytes.first == Self.slash {
             guard options.allowAbsolutePaths else {
-                throw ArchiveError(.unsafePath, "absolute path refused", member: String(path))
+                throw ArchiveError(.unsafePath, "absolute path refused", member: path)
             }
-            path = path.drop { $0 == "/" }
+            bytes = bytes.drop { $0 == Self.slash }
         }
         var parts: [String] = []
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            if part == "." { continue }
-            if part == ".." { throw ArchiveError(.unsafePath, "path with '..' refused", member: String(path)) }
-            parts.append(String(part))
+        for part in Self.byteComponents(bytes) {
+            if part.elementsEqual(Self.dot) { continue }
+            if part.elementsEqual(Self.dotDot) { throw ArchiveError(.unsafePath, "path with '..' refused", member: path) }
+            // The bytes came from a valid String and are cut at ASCII '/', so each part is valid UTF-8.
+            parts.append(String(decoding: part, as: UTF8.self))
         }
-        guard !parts.isEmpty else { throw ArchiveError(.unsafePath, "empty path refused", member: String(path)) }
+        guard !parts.isEmpty else { throw ArchiveError(.unsafePath, "empty path refused", member: path) }
         guard parts.count <= options.maxDepth else {
             // Refused like an unsafe path: no real tree is that deep, and a hostile one would make
             // every later walk of the destination slow.
@@ -91,24 +97,34 @@ final class Extractor {
         return parts
     }
 
+    static let slash = UInt8(ascii: "/")
+    static let dot = Array(".".utf8)
+    static let dotDot = Array("..".utf8)
+
+    /// The non-empty runs of `bytes` between `/` bytes.
+    static func byteComponents<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [Bytes.SubSequence] {
+        bytes.split(separator: slash, omittingEmptySubsequences: true)
+    }
+
     /// Whether a link at `linkComponents` pointing to `target` resolves inside the destination.
     /// Only targets of the form `../../a/b` qualify, climbing no higher than the root: a `..`
     /// after a name could climb out of a folder that is itself a link (`s/../..` with `s` a link
     /// to a deep folder), and judging that would mean resolving links. With every link of the
     /// tree held to this rule, resolution through links stays inside too: each link's parents are
     /// real folders (extraction never creates through a link), so by induction every hop lands
-    /// inside.
+    /// inside. Judged on bytes, as ``components(of:)`` is.
     static func staysInside(target: String, linkComponents: [String]) -> Bool {
-        guard !target.hasPrefix("/"), !target.isEmpty, !target.utf8.contains(0) else { return false }
+        let bytes = Array(target.utf8)
+        guard bytes.first != slash, !bytes.isEmpty, !bytes.contains(0) else { return false }
         var climbs = 0
         var sawName = false
-        for part in target.split(separator: "/", omittingEmptySubsequences: true) {
-            switch part {
-            case ".": continue
-            case "..":
+        for part in byteComponents(bytes) {
+            if part.elementsEqual(dot) { continue }
+            if part.elementsEqual(dotDot) {
                 guard !sawName else { return false }
                 climbs += 1
-            default: sawName = true
+            } else {
+                sawName = true
             }
         }
         return climbs <= linkComponents.count - 1
@@ -142,8 +158,8 @@ final class Extractor {
         }
         // "./", the first member of every `tar -C dir -c .` archive, is the destination itself,
         // which exists; its mode and owner are the caller's, not the archive's.
-        if header.kind == .directory, !header.path.hasPrefix("/"), !header.path.utf8.contains(0),
-           header.path.split(separator: "/", omittingEmptySubsequences: true).allSatisfy({ $0 == "." }) {
+        if header.kind == .directory, header.path.utf8.first != Self.slash, !header.path.utf8.contains(0),
+           Self.byteComponents(header.path.utf8).allSatisfy({ $0.elementsEqual(Self.dot) }) {
             return
         }
         let parts = try components(of: header.path)

@@ -36,7 +36,9 @@ extension EngineSuites {
 
         // MARK: - Paths that leave the destination
 
-        static let escapingNames = ["../escape", "ok/../../escape2", "./../escape"]
+        /// A combining mark after a `/` makes one grapheme cluster with it: a check that splits or
+        /// compares `String`s would see no separator there, where the kernel sees `..`.
+        static let escapingNames = ["../escape", "ok/../../escape2", "./../escape", "../\u{301}escape", "ok/..//\u{301}../escape2"]
 
         @Test(arguments: ReadMode.allCases, escapingNames)
         func dotDotMembersAreRefused(_ mode: ReadMode, _ name: String) async throws {
@@ -46,6 +48,17 @@ extension EngineSuites {
             let error = await expectArchiveError("extract \(name)") { try await reader.extract(to: scene.dest) }
             #expect(error?.code == .unsafePath)
             #expect(error?.member?.contains("..") == true, "the error names the member: \(String(describing: error))")
+            try await scene.expectNothingEscaped()
+        }
+
+        @Test(arguments: ReadMode.allCases)
+        func anAbsolutePathBehindACombiningMarkIsRefused(_ mode: ReadMode) async throws {
+            let scene = try Scene()
+            let tar = try tarStream([tarFile("/\u{301}" + scene.outside + "/abs.txt", "pwned")])
+            let reader = try await hostileArchive(tar, mode: mode, at: scene.archive)
+            let error = await expectArchiveError("absolute behind a combining mark") { try await reader.extract(to: scene.dest) }
+            #expect(error?.code == .unsafePath)
+            #expect(error?.message.contains("absolute") == true, "\(String(describing: error))")
             try await scene.expectNothingEscaped()
         }
 
@@ -117,7 +130,8 @@ extension EngineSuites {
 
         /// From `sub/link`, one `..` reaches the destination itself; two leave it. `sub/../x` stays
         /// inside by its names but is refused: a `..` after a name is judged only by resolving links.
-        static let leavingTargets = ["ABSOLUTE", "../..", "../../outside", "a/../../..", "x/../y", "./.././..", "../../../etc/passwd"]
+        static let leavingTargets = ["ABSOLUTE", "../..", "../../outside", "a/../../..", "x/../y", "./.././..", "../../../etc/passwd",
+                                     "../../\u{301}outside", "/\u{301}etc/passwd"]
 
         @Test(arguments: ReadMode.allCases, leavingTargets)
         func confinedSymlinksRefuseTargetsThatLeave(_ mode: ReadMode, _ target: String) async throws {
