@@ -1,4 +1,5 @@
 import Foundation
+internal import IndexedArchive
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,7 +13,7 @@ import Darwin
 /// `/etc` are both seen for what they are, and `/data/app2` is not taken to be inside `/data/app`.
 struct ContainerConfinement: Sendable {
     /// The container root's real path, split into components.
-    let rootComponents: [Substring]
+    let rootComponents: [String]
     let rootPath: String
     let extensionName: String
 
@@ -23,7 +24,7 @@ struct ContainerConfinement: Sendable {
                                     extensionName: extensionName, path: root)
         }
         self.rootPath = real
-        self.rootComponents = real.split(separator: "/")
+        self.rootComponents = PathBytes.components(real)
         self.extensionName = extensionName
     }
 
@@ -37,9 +38,12 @@ struct ContainerConfinement: Sendable {
             throw AppMigrationError(.itemNotFound, "not a file URL: \(url)", extensionName: extensionName)
         }
         let path = url.absoluteURL.path(percentEncoded: false)
-        var components = path.split(separator: "/")
+        // Components and comparisons on bytes, as the kernel reads them (see PathBytes): a '/'
+        // followed by a combining mark is one Swift Character, and canonically equal names are
+        // different files.
+        var components = PathBytes.components(path)
         let resolved: String
-        if let last = components.last, last != ".", last != ".." {
+        if let last = components.last, !PathBytes.isDot(last), !PathBytes.isDotDot(last) {
             components.removeLast()
             let parent = "/" + components.joined(separator: "/")
             guard let realParent = ContainerConfinement.realPath(parent) else {
@@ -54,15 +58,15 @@ struct ContainerConfinement: Sendable {
             }
             resolved = real
         }
-        let resolvedComponents = resolved.split(separator: "/")
-        guard resolvedComponents.starts(with: rootComponents) else {
+        let resolvedComponents = PathBytes.components(resolved)
+        guard PathBytes.starts(resolvedComponents, with: rootComponents) else {
             throw AppMigrationError(
                 .outsideContainer,
                 "refused: \(resolved) is outside the extension's container \(rootPath)",
                 extensionName: extensionName, path: path)
         }
         if resolvedComponents.count > rootComponents.count,
-           resolvedComponents[rootComponents.count] == Substring(MigrationDataContainer.hostDirectoryName) {
+           resolvedComponents[rootComponents.count].utf8.elementsEqual(MigrationDataContainer.hostDirectoryName.utf8) {
             throw AppMigrationError(.outsideContainer, "refused: \(resolved) is the migration host's own folder",
                                     extensionName: extensionName, path: path)
         }
@@ -84,12 +88,12 @@ struct ContainerConfinement: Sendable {
     /// components before it. A path that would climb above the archive root, or is empty, is
     /// refused rather than silently rewritten.
     static func normalizedPathInArchive(_ given: String, extensionName: String) throws -> String {
-        var parts: [Substring] = []
-        for part in given.split(separator: "/") {
+        var parts: [String] = []
+        for part in PathBytes.components(given) {
             switch part {
-            case ".":
+            case _ where PathBytes.isDot(part):
                 continue
-            case "..":
+            case _ where PathBytes.isDotDot(part):
                 guard !parts.isEmpty else {
                     throw AppMigrationError(.invalidPathInArchive, "path in archive '\(given)' climbs above the archive root",
                                             extensionName: extensionName)

@@ -24,13 +24,14 @@ public struct PackSource: Sendable, Hashable {
     /// The archive path with redundant slashes and `.` removed, or an error saying why it cannot
     /// be stored: an archive must never carry a name that escapes the extraction root.
     public static func normalizedArchivePath(_ path: String) throws(ArchiveError) -> String {
-        if path.hasPrefix("/") {
+        // On bytes, as the kernel (and every extractor) will read the name: see ``PathBytes``.
+        if PathBytes.isAbsolute(path) {
             throw ArchiveError(.invalidArchivePath, "archive path must be relative", member: path)
         }
-        var parts: [Substring] = []
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            if part == "." { continue }
-            if part == ".." {
+        var parts: [String] = []
+        for part in PathBytes.components(path) {
+            if PathBytes.isDot(part) { continue }
+            if PathBytes.isDotDot(part) {
                 throw ArchiveError(.invalidArchivePath, "archive path must not contain '..'", member: path)
             }
             parts.append(part)

@@ -50,7 +50,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["../escape.json", "a/../../escape.json", "", "/", "./."])
+    @Test(arguments: ["../escape.json", "a/../../escape.json", "", "/", "./.", "../\u{301}escape.json", "a/../../\u{301}escape"])
     func pathInArchiveThatLeavesTheRootIsRefused(given: String) async throws {
         try await Scratch.with { scratch in
             await #expect {
@@ -88,6 +88,22 @@ import Testing
                 }
             } throws: { error in
                 (error as? AppMigrationError)?.code == .itemNotFound && "\(error)".contains("missing.json")
+            }
+        }
+    }
+
+    /// A '/' followed by a combining mark is one Swift Character: a confinement that split the
+    /// path as a String saw one component where the kernel climbs out of the container.
+    @Test func aPathClimbingOutBehindACombiningMarkIsRefused() async throws {
+        try await Scratch.with { scratch in
+            try write("someone else's\n", to: "\u{301}secret.txt", in: scratch.root)
+            await #expect {
+                _ = try await export(in: scratch) { archiver, container in
+                    let sneaky = container.documentsDirectory.path(percentEncoded: false) + "/../../\u{301}secret.txt"
+                    try await archiver.appendItem(at: URL(fileURLWithPath: sneaky), pathInArchive: "stolen.txt")
+                }
+            } throws: { error in
+                (error as? AppMigrationError)?.code == .outsideContainer
             }
         }
     }

@@ -132,7 +132,7 @@ extension EngineSuites {
             }
         }
 
-        @Test(arguments: ["..", "../up", "a/../b", "a/..", "/abs/path", "", ".", "./", "a/\u{0}b"])
+        @Test(arguments: ["..", "../up", "a/../b", "a/..", "/abs/path", "", ".", "./", "a/\u{0}b", "../\u{301}up", "/\u{301}abs"])
         func anUnsafeArchivePathIsRefused(_ archivePath: String) async throws {
             let dir = try TemporaryDirectory()
             try dir.file("src/a.txt", "alpha")

@@ -1,0 +1,25 @@
+/// Paths as the kernel reads them: bytes, cut at `/`.
+///
+/// Swift's `String` splits and compares grapheme clusters under canonical equivalence: `"/"`
+/// followed by a combining mark is one character that is not `"/"`, and `"é"` equals `"e\u{301}"`
+/// although the two are different names on disk. Every check that decides whether a path stays
+/// somewhere must therefore run on the bytes handed to the system, which is what these do.
+package enum PathBytes {
+    package static let slash = UInt8(ascii: "/")
+
+    /// The non-empty components of `path`, as strings holding exactly their bytes.
+    package static func components(_ path: String) -> [String] {
+        path.utf8.split(separator: slash, omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    package static func isAbsolute(_ path: String) -> Bool { path.utf8.first == slash }
+
+    /// Whether a component is exactly `.` or `..`, byte for byte.
+    package static func isDot(_ component: String) -> Bool { component.utf8.elementsEqual(".".utf8) }
+    package static func isDotDot(_ component: String) -> Bool { component.utf8.elementsEqual("..".utf8) }
+
+    /// Whether `path`'s components begin with `prefix`'s, compared byte for byte.
+    package static func starts(_ path: [String], with prefix: [String]) -> Bool {
+        path.count >= prefix.count && zip(path, prefix).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+}
