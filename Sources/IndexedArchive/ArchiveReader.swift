@@ -641,7 +641,8 @@ public final class ArchiveReader: Sendable {
 
     /// Reads the file from the start through one streaming decoder into `box`.
     private func sequentialDecode(box: ConsumerBox, io: WorkerThreadPool, until: (@Sendable (TarConsumer) -> Bool)? = nil) async throws {
-        box.state.withLock { $0.decoder = StreamDecoder() }
+        let memory = maxDecoderMemory
+        box.state.withLock { $0.decoder = StreamDecoder(memoryLimit: memory) }
         let file = self.file
         var offset: UInt64 = 0
         let piece = 1 << 20
@@ -656,7 +657,8 @@ public final class ArchiveReader: Sendable {
                             try state.decoder!.feed(raw) { out in try state.consumer.consume(out) }
                         }
                     } catch let error as XZError {
-                        throw ArchiveError(.corrupt, error.message, path: file.path, offset: error.offset ?? at)
+                        throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
+                                           path: file.path, offset: error.offset ?? at)
                     }
                     return until?(state.consumer) ?? false
                 }

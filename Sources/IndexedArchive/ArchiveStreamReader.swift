@@ -45,7 +45,9 @@ public enum ArchiveStreamReader {
         var consumer = TarConsumer(collect: true, extractor: extractor, filter: options.members)
         consumer.checksumCollected = true
         consumer.trailingLimit = maxIndexBytes ?? trailingAllowance(received: 0)
-        let box = ConsumerBox(consumer, decoder: StreamDecoder())
+        // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
+        // passes it: the decoder is held to what `xz -9` needs, with room to spare.
+        let box = ConsumerBox(consumer, decoder: StreamDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory)))
         let io = WorkerThreadPool(threads: 2, name: "amk-stream")
         defer { io.shutdown() }
         do {
@@ -89,7 +91,7 @@ public enum ArchiveStreamReader {
                 try state.decoder!.feed(raw) { try state.consumer.consume($0) }
             }
         } catch let error as XZError {
-            throw ArchiveError(.corrupt, error.message, offset: error.offset)
+            throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message, offset: error.offset)
         }
     }
 
