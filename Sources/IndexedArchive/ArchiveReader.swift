@@ -547,7 +547,7 @@ public final class ArchiveReader: Sendable {
         let pool = WorkerThreadPool(threads: max(1, min(parallelism, range.count)), name: "amk-decode")
         defer { pool.shutdown() }
 
-        /// How much of block `k` to decode: nil for all of it.
+        /// How much of a block to decode: nil for all of it (its check then verified).
         func limit(_ record: XZIndexRecord) -> UInt64? {
             // The xz Index has checked that every block's end fits below 2^63.
             to < record.uncompressedOffset + record.uncompressedSize ? to - min(to, record.uncompressedOffset) : nil
