@@ -51,6 +51,7 @@ let package = Package(
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar"], swiftSettings: strict),
         .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ"], swiftSettings: strict),
         .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration"], swiftSettings: strict),
-        .testTarget(name: "amkTests", dependencies: ["amk"], swiftSettings: strict),
+        // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
+        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive"], swiftSettings: strict),
     ]
 )

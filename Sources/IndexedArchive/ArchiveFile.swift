@@ -39,8 +39,11 @@ final class ArchiveFile: Sendable {
     }
 
     /// Exactly `count` bytes at `offset`, or an error saying the file is truncated there.
+    ///
+    /// Offsets and counts often come from the archive itself: they are checked against the file's
+    /// size before anything is allocated, so a block claiming 2^62 bytes costs nothing.
     func read(at offset: UInt64, count: Int) throws -> [UInt8] {
-        guard offset <= size, UInt64(count) <= size - offset else {
+        guard count >= 0, offset <= size, UInt64(count) <= size - offset else {
             throw ArchiveError(.corrupt, "needs \(count) bytes past the end of the file (\(size) bytes)", path: path, offset: offset)
         }
         var buffer = [UInt8](repeating: 0, count: count)

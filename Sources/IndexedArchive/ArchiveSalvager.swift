@@ -51,6 +51,11 @@ public enum ArchiveSalvager {
         var damage: String?
     }
 
+    /// Blocks that decode to at most this many bytes are held whole while their check is
+    /// verified; larger ones are decoded twice instead, so that memory stays bounded whatever the
+    /// Block Headers declare.
+    static let maxBufferedBlockSize = UInt64(ArchiveReader.defaultMaxBufferedBlockSize)
+
     static func walkBlocks(file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag) throws -> Walk {
         var walk = Walk()
         let check: XZCheck
@@ -68,7 +73,7 @@ public enum ArchiveSalvager {
             return walk
         }
         var offset = UInt64(StreamHeader.size)
-        let decoder = BlockDecoder()
+        let decoder = BlockDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory))
         while offset < file.size {
             if flag.isCancelled { throw CancellationError() }
             do {
@@ -79,14 +84,32 @@ public enum ArchiveSalvager {
                 guard let total = info.totalSize(check: check), total <= file.size - offset else {
                     throw ArchiveError(.corrupt, "block header without a usable size", offset: offset)
                 }
-                let block = try file.read(at: offset, count: Int(total))
-                var out: [UInt8] = []
-                _ = try block.withUnsafeBytes { raw in
-                    try decoder.decode(block: raw, check: check, fileOffset: offset) { out.append(contentsOf: $0) }
-                }
-                // Only verified bytes reach the tar parser.
-                try box.state.withLock { state in
-                    try out.withUnsafeBytes { try state.consumer.consume($0) }
+                let stream = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: info.uncompressedSize,
+                                         check: check, decoder: decoder)
+                let isCancelled = { flag.isCancelled }
+                if let size = info.uncompressedSize, size <= maxBufferedBlockSize {
+                    // Only verified bytes reach the tar parser: the block is decoded whole, its
+                    // check verified, before any of it is consumed.
+                    var out: [UInt8] = []
+                    out.reserveCapacity(Int(size))
+                    try stream.decode(maxBytes: .max, isCancelled: isCancelled) { out.append(contentsOf: $0) }
+                    try box.state.withLock { state in
+                        try out.withUnsafeBytes { try state.consumer.consume($0) }
+                    }
+                } else {
+                    // A block too large to hold (or of unknown size) is decoded twice: once to
+                    // verify its check, then again into the parser, a slice at a time.
+                    try stream.decode(maxBytes: .max, isCancelled: isCancelled) { _ in }
+                    let again = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: stream.delivered,
+                                            check: check, decoder: decoder)
+                    var piece: [UInt8] = []
+                    while !again.isFinished {
+                        piece.removeAll(keepingCapacity: true)
+                        try again.decode(maxBytes: ArchiveReader.streamPiece, isCancelled: isCancelled) { piece.append(contentsOf: $0) }
+                        try box.state.withLock { state in
+                            try piece.withUnsafeBytes { try state.consumer.consume($0) }
+                        }
+                    }
                 }
                 walk.goodBlocks += 1
                 offset += total

@@ -28,8 +28,14 @@ public enum ArchiveStreamReader {
     }
 
     /// Reads `fd` to its end and extracts under `directory`. `fd` is not closed.
+    ///
+    /// Memory stays bounded whatever the stream declares: blocks are decoded and consumed a slice
+    /// at a time, never held whole, and what follows the tar stream (our index blocks) is kept
+    /// only up to `maxIndexBytes`, or when that is nil, up to twice
+    /// ``ArchiveReader/indexAllowance(fileSize:)`` for the compressed bytes received so far (the
+    /// rich index and the pixz index both come there).
     public static func extract(from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
-                               maxIndexBytes: Int = ArchiveReader.defaultMaxIndexBytes) async throws -> Result {
+                               maxIndexBytes: Int? = nil) async throws -> Result {
         let start = ContinuousClock.now
         // A stream's size is unknown: without a limit of the caller's, the free space of the
         // destination bounds what a decompression bomb can write.
@@ -38,8 +44,10 @@ public enum ArchiveStreamReader {
         let extractor = try Extractor(destination: directory, options: options, archiveSize: 0)
         var consumer = TarConsumer(collect: true, extractor: extractor, filter: options.members)
         consumer.checksumCollected = true
-        consumer.trailingLimit = maxIndexBytes
-        let box = ConsumerBox(consumer, decoder: StreamDecoder())
+        consumer.trailingLimit = maxIndexBytes ?? trailingAllowance(received: 0)
+        // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
+        // passes it: the decoder is held to what `xz -9` needs, with room to spare.
+        let box = ConsumerBox(consumer, decoder: StreamDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory)))
         let io = WorkerThreadPool(threads: 2, name: "amk-stream")
         defer { io.shutdown() }
         do {
@@ -50,6 +58,9 @@ public enum ArchiveStreamReader {
                 if piece.isEmpty { break }
                 try await io.run { _ in
                     try box.state.withLock { state in
+                        if maxIndexBytes == nil {
+                            state.consumer.trailingLimit = trailingAllowance(received: state.decoder!.totalIn + UInt64(piece.count))
+                        }
                         try feed(piece, into: &state)
                     }
                 }
@@ -62,7 +73,7 @@ public enum ArchiveStreamReader {
                         throw ArchiveError(.corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset)
                     }
                     try state.consumer.finish()
-                    let verified = try verifyAgainstIndex(state.consumer)
+                    let verified = try verifyAgainstIndex(state.consumer, archiveSize: state.decoder!.totalIn)
                     return Result(entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
                                   metadata: state.consumer.metadata, indexVerified: verified,
                                   seconds: (ContinuousClock.now - start).secondsValue)
@@ -80,7 +91,7 @@ public enum ArchiveStreamReader {
                 try state.decoder!.feed(raw) { try state.consumer.consume($0) }
             }
         } catch let error as XZError {
-            throw ArchiveError(.corrupt, error.message, offset: error.offset)
+            throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message, offset: error.offset)
         }
     }
 
@@ -107,10 +118,17 @@ public enum ArchiveStreamReader {
         return buffer
     }
 
-    /// Checks the members seen against the rich index that followed them, if it did.
-    static func verifyAgainstIndex(_ consumer: TarConsumer) throws -> Bool {
+    /// What may follow the tar stream once `received` compressed bytes have arrived.
+    static func trailingAllowance(received: UInt64) -> Int {
+        let allowance = ArchiveReader.indexAllowance(fileSize: received)
+        return allowance.multipliedReportingOverflow(by: 2).overflow ? .max : allowance * 2
+    }
+
+    /// Checks the members seen against the rich index that followed them, if it did. The index is
+    /// held to the limits of an archive file of `archiveSize` bytes (the compressed stream's).
+    static func verifyAgainstIndex(_ consumer: TarConsumer, archiveSize: UInt64) throws -> Bool {
         guard ArchiveIndex.hasMagic(consumer.trailing) else { return false }
-        let index = try ArchiveIndex.decode(consumer.trailing)
+        let index = try ArchiveIndex.decode(consumer.trailing, archiveSize: archiveSize)
         let seen = consumer.collected ?? []
         guard index.entries.count == seen.count else {
             throw ArchiveError(.corrupt, "the index lists \(index.entries.count) members, the stream had \(seen.count)")

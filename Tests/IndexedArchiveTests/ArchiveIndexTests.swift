@@ -130,6 +130,15 @@ extension EngineSuites {
             Tamper(name: "data before header", expected: .corrupt) { store64(&$0, r1 + 8, 1000) },
             Tamper(name: "headers out of order", expected: .corrupt) { store64(&$0, r1, 100) },
             Tamper(name: "nanoseconds out of range", expected: .corrupt) { store32(&$0, r0 + 32, 1_000_000_000) },
+            Tamper(name: "data inside the header block", expected: .corrupt) { store64(&$0, r1 + 8, 1536 + 100) },
+            // Every record naming the 303-byte link target of record 2: the strings made would
+            // cost more memory than the heap holds.
+            Tamper(name: "names sharing heap bytes", expected: .corrupt) { bytes in
+                for record in [r0, r1] {
+                    store64(&bytes, record + 56, load64(bytes, 64 + 2 * 96 + 64))
+                    store32(&bytes, record + 52, load32(bytes, 64 + 2 * 96 + 72))
+                }
+            },
             Tamper(name: "path not UTF-8", expected: .corrupt) { bytes in
                 let heap = 64 + 5 * 96
                 bytes[heap] = 0xFF
@@ -153,6 +162,30 @@ extension EngineSuites {
             let bytes = Self.sample.encoded()
             #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes, maxEntries: 4) }
             #expect(try ArchiveIndex.decode(bytes, maxEntries: 5).entries.count == 5)
+        }
+
+        @Test func theEntryCountIsHeldToTheTarStreamAndTheArchiveSize() throws {
+            // Twenty records describing one and the same member: each is valid on its own, but a
+            // 7168-byte tar stream has room for 14 header blocks at most.
+            let entry = Self.sample.entries[4]
+            let crowded = ArchiveIndex(entries: Array(repeating: entry, count: 20), tarSize: 7168, chunkSize: 1 << 20, metadata: [:])
+            let error = #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(crowded.encoded()) }
+            #expect(error?.code == .corrupt)
+            #expect(error?.message.contains("512-byte header") == true, "\(String(describing: error))")
+            // One member per byte of archive at most: five members need five bytes.
+            let bytes = Self.sample.encoded()
+            let small = #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes, archiveSize: 4) }
+            #expect(small?.code == .limitExceeded)
+            #expect(try ArchiveIndex.decode(bytes, archiveSize: 5).entries.count == 5)
+        }
+
+        @Test func namesLongerThanTheTarParserAcceptsAreRefused() throws {
+            var long = Self.sample
+            long.entries[1].path = "app/" + String(repeating: "n", count: ArchiveIndex.maxNameLength)
+            let error = #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(long.encoded()) }
+            #expect(error?.code == .corrupt)
+            long.entries[1].path = "app/" + String(repeating: "n", count: ArchiveIndex.maxNameLength - 4)
+            #expect(try ArchiveIndex.decode(long.encoded()).entries[1].path == long.entries[1].path)
         }
 
         @Test func errorsNameTheBlockOffset() throws {
@@ -210,15 +243,16 @@ extension EngineSuites {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarFile("d/b.txt", "bravo")])
             let path = dir.path + "/x.tar.xz"
-            // The index points a.txt's content at b.txt's: a random-access read returns the wrong
-            // bytes unless the checksum catches it; verify compares index and headers.
+            // The index points a.txt's content at b.txt's: a random-access read parses the tar
+            // header at the indexed offset and finds that its data starts elsewhere; verify
+            // compares index and headers too.
             try await writeBytes(path, try indexedArchive(tar: tar, tamper: { index in
                 index.entries[1].dataOffset = index.entries[2].dataOffset
             }))
             let reader = try ArchiveReader(path: path)
             #expect(reader.mode == .indexed)
             let read = await expectArchiveError("contents of a misplaced member") { try await reader.contents(of: "d/a.txt") }
-            #expect(read?.code == .checksumMismatch)
+            #expect(read?.code == .corrupt)
             #expect(read?.member == "d/a.txt")
             let verify = await expectArchiveError("verify") { try await reader.verify() }
             #expect(verify?.code == .corrupt)
@@ -245,9 +279,9 @@ extension EngineSuites {
             let tar = try tarStream([tarFile("a.txt", "alpha")])
             let path = dir.path + "/x.tar.xz"
             try await writeBytes(path, try indexedArchive(tar: tar, tamper: { index in
+                // A second entry for the same header blocks, under another name.
                 var extra = index.entries[0]
                 extra.path = "ghost.txt"
-                extra.headerOffset = extra.dataOffset
                 index.entries.append(extra)
             }))
             let reader = try ArchiveReader(path: path)

@@ -221,6 +221,36 @@ extension EngineSuites {
             #expect(bytes?.offset != nil, "names the index block")
         }
 
+        /// With a buffer bound below the chunk size every data block is streamed in pieces rather
+        /// than decoded ahead: the results are the same, and damage is still found where it is.
+        @Test func blocksLargerThanTheBufferBoundAreStreamedWithTheSameResults() async throws {
+            let packed = try await PackedTree.make()
+            let reader = try ArchiveReader(path: packed.archive, maxBufferedBlockSize: 64 << 10)
+            #expect(try await reader.verify() == packed.summary.entries)
+            let out = packed.dir.path + "/out"
+            try await reader.extract(to: out)
+            expectSameTree(try await TreeSnapshot.of(packed.root), try await TreeSnapshot.of(out + "/src"), "streamed extraction")
+            #expect(try await reader.contents(of: "src/docs/big.json") == Samples.text2_5M)
+            var options = ExtractOptions()
+            options.members = ["src/media/noise.bin"]
+            try await reader.extract(to: packed.dir.path + "/one", options: options)
+            #expect(try await readBytes(packed.dir.path + "/one/src/media/noise.bin") == Samples.noise1_2M)
+
+            // A flipped byte in the middle of the second data block.
+            let blocks = try await xzToolBlocks(packed.archive)
+            var bytes = try await readBytes(packed.archive)
+            let at = Int(blocks[1].compressedOffset + blocks[1].totalSize / 2)
+            bytes[at] ^= 0x10
+            let damaged = packed.dir.path + "/damaged.tar.xz"
+            try await writeBytes(damaged, bytes)
+            let error = await expectArchiveError("verify") {
+                try await ArchiveReader(path: damaged, maxBufferedBlockSize: 64 << 10).verify()
+            }
+            #expect(error.map { [.corrupt, .checksumMismatch].contains($0.code) } == true, "\(String(describing: error))")
+            let range = blocks[1].compressedOffset...(blocks[1].compressedOffset + blocks[1].totalSize)
+            #expect(error?.offset.map { range.contains($0) } == true, "\(String(describing: error))")
+        }
+
         @Test func anEmptyDirectoryMakesAValidArchive() async throws {
             let dir = try TemporaryDirectory()
             try FileManager.default.createDirectory(atPath: dir.path + "/empty", withIntermediateDirectories: false)

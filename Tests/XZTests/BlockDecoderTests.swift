@@ -232,4 +232,114 @@ import XZ
         }
         #expect(out == input)
     }
+
+    // MARK: - In pieces
+
+    /// Feeds `block` after its header in pieces of `inputPiece` bytes, asking for at most
+    /// `maxOutput` bytes per call; returns the output and the largest amount one call delivered.
+    private func decodeInPieces(_ block: [UInt8], uncompressedSize: UInt64? = nil, inputPiece: Int,
+                                maxOutput: Int) throws -> (bytes: [UInt8], largestCall: Int) {
+        let decoder = BlockDecoder()
+        let headerSize = try block.withUnsafeBytes { try decoder.begin(header: $0, check: .crc64, uncompressedSize: uncompressedSize) }
+        var out: [UInt8] = []
+        var largest = 0
+        var position = headerSize
+        var pending: [UInt8] = []
+        while !decoder.isFinished {
+            if pending.isEmpty {
+                let end = min(block.count, position + inputPiece)
+                guard position < end else { throw XZError(code: .truncated, message: "test ran out of input") }
+                pending = Array(block[position..<end])
+                position = end
+            }
+            var delivered = 0
+            let (consumed, _) = try pending.withUnsafeBytes { raw in
+                try decoder.decode(raw, maxOutput: maxOutput) { slice in
+                    delivered += slice.count
+                    out.append(contentsOf: slice)
+                }
+            }
+            pending.removeFirst(consumed)
+            largest = max(largest, delivered)
+        }
+        return (out, largest)
+    }
+
+    @Test(arguments: [(1, 1000), (7, 100_000), (4096, 1 << 20), (1 << 20, 300_000)])
+    func decodesInPiecesOfInputAndOutput(inputPiece: Int, maxOutput: Int) throws {
+        let input = TestData.mild(700_000, seed: 46)
+        let block = try Self.makeBlock(input)
+        let (out, largest) = try decodeInPieces(block.bytes, uncompressedSize: UInt64(input.count),
+                                                inputPiece: inputPiece, maxOutput: maxOutput)
+        #expect(out == input)
+        #expect(largest <= maxOutput, "one call delivered \(largest) bytes, more than the \(maxOutput) asked for")
+    }
+
+    @Test func aBlockOfZerosComesOutAsSlowlyAsAsked() throws {
+        // 64 MiB of zeros compress to a few KiB: one piece of input holds all of it, yet each
+        // call delivers no more than asked.
+        let block = try Self.makeBlock([UInt8](repeating: 0, count: 64 << 20), preset: 0)
+        #expect(block.bytes.count < 64 << 10)
+        let decoder = BlockDecoder()
+        let headerSize = try block.bytes.withUnsafeBytes { try decoder.begin(header: $0, check: .crc64) }
+        let body = Array(block.bytes[headerSize...])
+        var total = 0
+        var calls = 0
+        var input = body[...]
+        while !decoder.isFinished {
+            var delivered = 0
+            let (consumed, _) = try Array(input).withUnsafeBytes { raw in
+                try decoder.decode(raw, maxOutput: 1 << 20) { delivered += $0.count }
+            }
+            input = input.dropFirst(consumed)
+            #expect(delivered <= 1 << 20)
+            total += delivered
+            calls += 1
+        }
+        #expect(total == 64 << 20)
+        #expect(calls >= 64)
+        #expect(decoder.deliveredBytes == 64 << 20)
+    }
+
+    @Test func theExpectedSizeIsEnforcedWhenTheHeaderDeclaresNone() throws {
+        // A header without sizes (as single-threaded xz writes) gives the decoder nothing to
+        // check the output against but the size the caller expects from the xz Index.
+        let input = TestData.mild(100_000, seed: 47)
+        let encoded = try Self.makeBlock(input)
+        let info = try encoded.bytes.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: .crc64) }
+        let data = Array(encoded.bytes[info.headerSize...])
+        // Flags 0: one filter, no sizes; LZMA2 with a 256 KiB dictionary (0x0C), more than the
+        // encoder used for 100 KB.
+        var header: [UInt8] = [0x02, 0x00, 0x21, 0x01, 0x0C, 0, 0, 0]
+        header += withUnsafeBytes(of: CRC.crc32(header).littleEndian) { Array($0) }
+        let block = header + data
+        #expect(try decodeInPieces(block, uncompressedSize: 100_000, inputPiece: 4096, maxOutput: 1 << 20).bytes == input)
+
+        let smaller = #expect(throws: XZError.self) {
+            _ = try decodeInPieces(block, uncompressedSize: 60_000, inputPiece: 4096, maxOutput: 1 << 20)
+        }
+        #expect(smaller?.code == .data)
+        #expect(smaller?.message.contains("more than the 60000 bytes") == true, "\(String(describing: smaller))")
+        let larger = #expect(throws: XZError.self) {
+            _ = try decodeInPieces(block, uncompressedSize: 1 << 50, inputPiece: 4096, maxOutput: 1 << 20)
+        }
+        #expect(larger?.code == .data)
+        #expect(larger?.message.contains("decodes to 100000 bytes") == true, "\(String(describing: larger))")
+    }
+
+    @Test func aHeaderThatDisagreesWithTheExpectedSizeIsRefusedAtOnce() throws {
+        let block = try Self.makeBlock(TestData.mild(10_000, seed: 48))
+        let error = #expect(throws: XZError.self) {
+            _ = try block.bytes.withUnsafeBytes { try BlockDecoder().begin(header: $0, check: .crc64, fileOffset: 96, uncompressedSize: 1 << 50) }
+        }
+        #expect(error?.code == .data)
+        #expect(error?.offset == 96)
+    }
+
+    @Test func decodingBeforeBeginIsAProgramError() throws {
+        let error = #expect(throws: XZError.self) {
+            _ = try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try BlockDecoder().decode($0) { _ in } }
+        }
+        #expect(error?.code == .program)
+    }
 }

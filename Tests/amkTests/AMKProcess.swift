@@ -53,6 +53,35 @@ enum AMKProcess {
         return try collect(process, stdout: out, stderr: err)
     }
 
+    /// `/usr/bin/time`, which reports a child's peak resident set size (GNU time's `%M`).
+    static let timeTool = "/usr/bin/time"
+
+    /// Runs `amk` with `arguments` under ``timeTool`` and returns what it left behind with its
+    /// peak resident set size in KiB, as the kernel accounted it for that process alone (time
+    /// reads it from `wait4(2)`), not for this test process or its other children.
+    static func runMeasured(_ arguments: [String], in directory: URL? = nil, scratch: URL) throws -> (Result, peakKiB: Int) {
+        let report = scratch.appendingPathComponent("rss-\(UUID().uuidString)")
+        let out = scratch.appendingPathComponent("stdout-\(UUID().uuidString)")
+        let err = scratch.appendingPathComponent("stderr-\(UUID().uuidString)")
+        for file in [out, err] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: timeTool)
+        process.arguments = ["-f", "%M", "-o", report.path, binary.path] + arguments
+        if let directory { process.currentDirectoryURL = directory }
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        process.waitUntilExit()
+        let result = try collect(process, stdout: out, stderr: err)
+        // time adds a line ("Command exited with non-zero status 1") before the figure.
+        let lines = try String(contentsOf: report, encoding: .utf8).split(separator: "\n")
+        guard let figure = lines.last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "time reported: \(lines)"])
+        }
+        return (result, figure)
+    }
+
     static func collect(_ process: Process, stdout: URL, stderr: URL) throws -> Result {
         Result(status: process.terminationStatus,
                stdout: try String(contentsOf: stdout, encoding: .utf8),

@@ -1,0 +1,140 @@
+import Foundation
+import IndexedArchive
+import Tar
+import Testing
+import XZ
+
+extension AMKTests {
+    /// Issue #10, points 3 and 4: small archives that declare huge things. Every layer below the
+    /// lie is consistent (block checks, xz Index, AMKINDEX, pixz index). Each command runs as a
+    /// child process whose peak resident set size the kernel measures; it must end in success or
+    /// a typed error, never a crash, and stay well under 100 MiB.
+    @Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: AMKProcess.timeTool), "needs /usr/bin/time"))
+    @MainActor struct Amplification {
+        /// Peak RSS allowed to one command, in KiB.
+        static let bound = 100 << 10
+        let tree: TestTree
+
+        init() throws {
+            tree = try TestTree()
+        }
+
+        /// Runs `amk arguments`, expects `status` and a peak RSS under ``bound``.
+        @discardableResult
+        func run(_ arguments: [String], status: Int32, sourceLocation: SourceLocation = #_sourceLocation) throws -> AMKProcess.Result {
+            let (result, peak) = try AMKProcess.runMeasured(arguments, scratch: tree.root)
+            let command = "amk " + arguments.map { $0.hasPrefix("/") ? URL(fileURLWithPath: $0).lastPathComponent : $0 }.joined(separator: " ")
+            print("\(command): exit \(result.status), peak RSS \(peak / 1024) MiB")
+            #expect(result.status == status, "\(command): \(result.stderr)", sourceLocation: sourceLocation)
+            #expect(peak < Self.bound, "\(command) peaked at \(peak / 1024) MiB", sourceLocation: sourceLocation)
+            if status != 0 {
+                #expect(result.stderr.hasPrefix("amk: ") && result.stderr.split(separator: "\n").count == 1,
+                        "\(command): a typed error on one line: \(result.stderr)", sourceLocation: sourceLocation)
+            }
+            return result
+        }
+
+        static let mtime = TarTimestamp(seconds: 1_700_000_000)
+
+        static func header(_ name: String, size: Int) throws -> [UInt8] {
+            try TarEncoder.encode(TarHeader(path: name, kind: .regular, size: UInt64(size), mode: 0o644, mtime: mtime))
+        }
+
+        static func entry(_ name: String, size: Int, at headerOffset: Int, checksum: UInt64) -> ArchiveEntry {
+            ArchiveEntry(path: name, kind: .regular, size: UInt64(size), mode: 0o644, uid: 0, gid: 0, mtime: mtime,
+                         linkTarget: nil, headerOffset: UInt64(headerOffset), dataOffset: UInt64(headerOffset + 512),
+                         checksum: checksum, hasPaxHeader: false)
+        }
+
+        /// `small.txt` and the end marker: 2048 bytes of tar.
+        static func smallTar() throws -> [UInt8] {
+            let content = Array("small".utf8)
+            return try header("small.txt", size: content.count) + content
+                + [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: UInt64(content.count))) + TarEncoder.endOfArchive
+        }
+
+        static let smallEntry = entry("small.txt", size: 5, at: 0, checksum: CRC.crc64(Array("small".utf8)))
+
+        static let gibibyte = 1 << 30
+
+        func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+            let path = tree.path(name)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+
+        @Test func aGibibyteOfZerosAfterTheTarIsStreamedThrough() throws {
+            // A 150 KB archive: small.txt, the end marker, then a block of 1 GiB of zeros that
+            // the tar stream includes (tar readers skip what follows the end marker). Verifying,
+            // extracting and salvaging decode it all.
+            let tar = try Self.smallTar()
+            let zeros = try Craft.zeroBlock(chunks: Self.gibibyte / Craft.zeroChunkSize)
+            let tarSize = UInt64(tar.count + Self.gibibyte)
+            let archive = try write("zeros.tar.xz", try Craft.archive(dataBlocks: [try Craft.block(tar), zeros],
+                                                                      entries: [Self.smallEntry], tarSize: tarSize))
+            let size = try FileManager.default.attributesOfItem(atPath: archive)[.size] as? Int ?? 0
+            #expect(size < 400_000, "\(size) bytes")
+
+            #expect(try run(["info", archive], status: 0).stdout.contains("1 member"))
+            #expect(try run(["list", archive], status: 0).stdout == "small.txt\n")
+            #expect(try run(["verify", archive], status: 0).stdout == "OK: 1 member verified\n")
+            try run(["extract", archive, "-C", tree.path("out")], status: 0)
+            #expect(try Data(contentsOf: tree.url("out/small.txt")) == Data("small".utf8))
+            try run(["extract", archive, "small.txt", "-C", tree.path("one")], status: 0)
+            #expect(try Data(contentsOf: tree.url("one/small.txt")) == Data("small".utf8))
+            try run(["salvage", archive, "-C", tree.path("rescued")], status: 0)
+            #expect(try Data(contentsOf: tree.url("rescued/small.txt")) == Data("small".utf8))
+        }
+
+        @Test func aGibibyteMemberIsWrittenAsItIsDecoded() throws {
+            // big.bin's 1 GiB of zeros is one block: extraction writes it slice by slice.
+            let head = try Self.header("big.bin", size: Self.gibibyte)
+            let zeros = try Craft.zeroBlock(chunks: Self.gibibyte / Craft.zeroChunkSize)
+            let end = TarEncoder.endOfArchive
+            let tarSize = UInt64(head.count + Self.gibibyte + end.count)
+            let big = Self.entry("big.bin", size: Self.gibibyte, at: 0, checksum: Craft.crc64OfZeros(UInt64(Self.gibibyte)))
+            let archive = try write("big.tar.xz", try Craft.archive(dataBlocks: [try Craft.block(head), zeros, try Craft.block(end)],
+                                                                    entries: [big], tarSize: tarSize))
+            #expect(try run(["verify", archive], status: 0).stdout == "OK: 1 member verified\n")
+            try run(["extract", archive, "-C", tree.path("out")], status: 0)
+            let written = try FileManager.default.attributesOfItem(atPath: tree.path("out/big.bin"))[.size] as? Int
+            #expect(written == Self.gibibyte)
+            try FileManager.default.removeItem(at: tree.url("out"))
+        }
+
+        @Test func anIndexOfTenMillionEmptyRecordsIsRefusedCheaply() throws {
+            // 10,000,000 all-zero records (960 MB once decoded, 2.1 GB as entries) compressed to
+            // about 200 KB, after a tar of one small file.
+            let tar = try Self.smallTar()
+            var indexHeader = ArchiveIndex(entries: [], tarSize: UInt64(tar.count), chunkSize: 1 << 20, metadata: [:]).encoded()
+            indexHeader.replaceSubrange(16..<24, with: Craft.le(UInt64(10_000_000)))
+            let indexBytes = 64 + 10_000_000 * 96
+            let chunks = (indexBytes + Craft.zeroChunkSize - 1) / Craft.zeroChunkSize
+            let index = try Craft.zeroBlock(chunks: chunks, prefix: indexHeader)
+            let archive = try write("records.tar.xz", try Craft.archive(dataBlocks: [try Craft.block(tar)], entries: [Self.smallEntry],
+                                                                        tarSize: UInt64(tar.count), richIndex: index))
+            let size = try FileManager.default.attributesOfItem(atPath: archive)[.size] as? Int ?? 0
+            #expect(size < 250_000, "\(size) bytes")
+            for command in ["info", "list", "verify"] {
+                #expect(try run([command, archive], status: 1).stderr.contains("limit"))
+            }
+            try run(["extract", archive, "-C", tree.path("out")], status: 1)
+            #expect(!FileManager.default.fileExists(atPath: tree.path("out/small.txt")))
+            // Salvage needs no index: it walks the blocks (the index block twice, never whole).
+            try run(["salvage", archive, "-C", tree.path("rescued")], status: 0)
+            #expect(try Data(contentsOf: tree.url("rescued/small.txt")) == Data("small".utf8))
+        }
+
+        @Test func aBlockDeclaringAPebibyteIsATypedError() throws {
+            // The block header declares no sizes; the xz Index and the AMKINDEX agree on 2^50
+            // bytes. Reserving them aborted the process ("failed to allocate").
+            let tar = try Self.smallTar()
+            var block = try Craft.withoutSizes(try Craft.block(tar))
+            block.indexedSize = 1 << 50
+            let archive = try write("pebibyte.tar.xz", try Craft.archive(dataBlocks: [block], entries: [Self.smallEntry], tarSize: 1 << 50))
+            #expect(try run(["verify", archive], status: 1).stderr.contains("\(1 << 50)"))
+            try run(["extract", archive, "-C", tree.path("out")], status: 1)
+            try run(["info", archive], status: 0)
+        }
+    }
+}
