@@ -41,13 +41,19 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
     public var member: String?
     /// The byte offset in the archive (compressed file, or tar stream when `member` is set), if any.
     public var offset: UInt64?
+    /// The error of a lower layer this one stands for, kept whole (an `XZError` from the codec, a
+    /// `TarError` from the parser) so a program can look at its own code and offset rather than
+    /// parse ``message``. System call failures keep their errno in ``code`` (`.io(errno:)`).
+    public var underlying: (any Error)?
 
-    public init(_ code: Code, _ message: String, path: String? = nil, member: String? = nil, offset: UInt64? = nil) {
+    public init(_ code: Code, _ message: String, path: String? = nil, member: String? = nil, offset: UInt64? = nil,
+                underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.path = path
         self.member = member
         self.offset = offset
+        self.underlying = underlying
     }
 
     /// One line for a person, safe to print on a terminal.

@@ -279,7 +279,7 @@ public final class ArchiveReader: Sendable {
                     }
                 } catch let error as TarError {
                     throw ArchiveError(.corrupt, "no valid tar header at the indexed offset: \(error.message)", path: path,
-                                       member: name, offset: start &+ (error.offset ?? 0))
+                                       member: name, offset: start &+ (error.offset ?? 0), underlying: error)
                 }
                 piece = piece.dropFirst(headerBytes)
                 guard piece.offset == entry.dataOffset else { return }
@@ -476,7 +476,7 @@ public final class ArchiveReader: Sendable {
         let member = box.state.withLock { $0.consumer.unfinishedMember }
         let place = tar.offset.map { " at tar offset \($0)" } ?? ""
         return ArchiveError(.corrupt, "damaged tar stream\(place): \(tar.message)", path: path, member: member,
-                            offset: member == nil ? nil : tar.offset)
+                            offset: member == nil ? nil : tar.offset, underlying: tar)
     }
 
     // MARK: - Decoding blocks
@@ -658,7 +658,7 @@ public final class ArchiveReader: Sendable {
                         }
                     } catch let error as XZError {
                         throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
-                                           path: file.path, offset: error.offset ?? at)
+                                           path: file.path, offset: error.offset ?? at, underlying: error)
                     }
                     return until?(state.consumer) ?? false
                 }
@@ -671,7 +671,7 @@ public final class ArchiveReader: Sendable {
                 do {
                     try state.decoder!.finish { out in try state.consumer.consume(out) }
                 } catch let error as XZError {
-                    throw ArchiveError(.corrupt, error.message, path: file.path, offset: error.offset ?? file.size)
+                    throw ArchiveError(.corrupt, error.message, path: file.path, offset: error.offset ?? file.size, underlying: error)
                 }
             }
         }

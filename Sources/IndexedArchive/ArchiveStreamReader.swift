@@ -70,7 +70,7 @@ public enum ArchiveStreamReader {
                     do {
                         try state.decoder!.finish { try state.consumer.consume($0) }
                     } catch let error as XZError {
-                        throw ArchiveError(.corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset)
+                        throw ArchiveError(.corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
                     }
                     try state.consumer.finish()
                     let verified = try verifyAgainstIndex(state.consumer, archiveSize: state.decoder!.totalIn)
@@ -91,7 +91,8 @@ public enum ArchiveStreamReader {
                 try state.decoder!.feed(raw) { try state.consumer.consume($0) }
             }
         } catch let error as XZError {
-            throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message, offset: error.offset)
+            throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message, offset: error.offset,
+                               underlying: error)
         }
     }
 

@@ -65,7 +65,7 @@ final class BlockStream {
             return try decodeThrowingXZ(maxBytes: maxBytes, isCancelled: isCancelled, output: output)
         } catch let error as XZError {
             throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
-                               path: file.path, offset: error.offset ?? offset)
+                               path: file.path, offset: error.offset ?? offset, underlying: error)
         }
     }
 

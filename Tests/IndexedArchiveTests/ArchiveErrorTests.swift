@@ -1,7 +1,28 @@
+import Foundation
 import IndexedArchive
 import Testing
+import XZ
 
 @Suite struct ArchiveErrorTests {
+    /// Through Foundation (`localizedDescription`, an `NSError`), the error says what it says.
+    @Test func foundationSeesTheDescription() {
+        let error: any Error = ArchiveError(.corrupt, "bad block", path: "a.tar.xz", offset: 42)
+        #expect(error.localizedDescription == "a.tar.xz, offset 42: bad block")
+        #expect((error as NSError).localizedDescription == "a.tar.xz, offset 42: bad block")
+    }
+
+    /// A damaged block keeps the codec's own error, not only its text.
+    @Test func aDamagedBlockKeepsTheCodecsError() async throws {
+        let dir = try TemporaryDirectory()
+        let packed = try await PackedTree.make()
+        var bytes = try await readBytes(packed.archive)
+        bytes[bytes.count / 3] ^= 0x55
+        try await writeBytes(dir.path + "/bad.tar.xz", bytes)
+        let error = await expectArchiveError("verify") { try await ArchiveReader(path: dir.path + "/bad.tar.xz").verify() }
+        #expect(error?.code == .corrupt)
+        #expect(error?.underlying is XZError, "\(String(describing: error?.underlying))")
+    }
+
     @Test func descriptionNamesPathMemberAndOffset() {
         let error = ArchiveError(.corrupt, "bad block", path: "a.tar.xz", member: "dir/file", offset: 42)
         #expect(error.description == "a.tar.xz, member 'dir/file', offset 42: bad block")

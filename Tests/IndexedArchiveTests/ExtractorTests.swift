@@ -244,8 +244,10 @@ extension EngineSuites {
         @Test(arguments: ReadMode.allCases)
         func anAbsurdlyDeepTreeIsRefusedAtTheLimit(_ mode: ReadMode) async throws {
             let dir = try TemporaryDirectory()
-            let reader = try await hostileArchive(try Self.nested(10_000), mode: mode, at: dir.path + "/deep.tar.xz")
-            let error = await expectArchiveError("10,000 levels") { try await reader.extract(to: dir.path + "/out") }
+            // 600 levels: 10,000 (the archive) is refused even sooner in the indexed form,
+            // whose index of 100 MB of paths is over the limit for a file of 160 KB.
+            let reader = try await hostileArchive(try Self.nested(600), mode: mode, at: dir.path + "/deep.tar.xz")
+            let error = await expectArchiveError("600 levels") { try await reader.extract(to: dir.path + "/out") }
             #expect(error?.code == .unsafePath)
             #expect(error?.message.contains("513 levels deep, over the limit of 512") == true, "\(String(describing: error))")
             var options = ExtractOptions()
