@@ -23,5 +23,15 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "IndexedArchive", package: "AppMigration")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .executableTarget(
+            name: "fuzz-index",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "IndexedArchive", package: "AppMigration"),
+                .product(name: "Tar", package: "AppMigration"),
+                .product(name: "XZ", package: "AppMigration"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )
