@@ -84,9 +84,21 @@ struct TarConsumer {
 
     private mutating func handle(_ event: TarParser.Event) throws {
         switch event {
-        case .globalHeader(let records, _):
+        case .globalHeader(let records, let offset):
+            // Every global header may add keys, and a stream may hold any number of them: a
+            // small archive could make us keep gigabytes (DESIGN §6). What is kept is bounded
+            // far above what a writer puts there (a handful of short values).
+            let maxKeys = 256
+            let maxBytes = 64 * 1024
+            var kept = metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
             for record in records where record.key.hasPrefix("AMK.") {
-                metadata[String(record.key.dropFirst(4))] = record.value
+                let key = String(record.key.dropFirst(4))
+                kept += key.utf8.count + record.value.utf8.count - (metadata[key].map { key.utf8.count + $0.utf8.count } ?? 0)
+                guard kept <= maxBytes, metadata[key] != nil || metadata.count < maxKeys else {
+                    throw ArchiveError(.limitExceeded, "pax global headers carry more archive metadata than the limit "
+                                       + "(\(maxKeys) keys, \(maxBytes) bytes in total), at tar offset \(offset)")
+                }
+                metadata[key] = record.value
             }
         case .member(let member):
             current = member

@@ -27,13 +27,16 @@ enum PaxRecords {
         return digits
     }
 
-    /// Calls `body` for each record in order. Every length is checked against the bytes that
-    /// are actually there, so a lying length is an error, never an out-of-bounds read.
-    /// Trailing NUL bytes after the last record are tolerated (some writers pad with them).
+    /// Calls `body` for each record in order, with the value's raw bytes (valid only during the
+    /// call): whether a value may hold NUL or invalid UTF-8 depends on its keyword, so the
+    /// caller decides. Every length is checked against the bytes that are actually there, so a
+    /// lying length is an error, never an out-of-bounds read. Trailing NUL bytes after the last
+    /// record are tolerated (some writers pad with them); a NUL anywhere else outside a value,
+    /// including inside a keyword, is an error.
     static func parse(
         _ data: UnsafeRawBufferPointer,
         headerOffset: UInt64,
-        _ body: (_ key: String, _ value: String) throws(TarError) -> Void
+        _ body: (_ key: String, _ value: UnsafeRawBufferPointer) throws(TarError) -> Void
     ) throws(TarError) {
         func fail(_ what: String, at position: Int) -> TarError {
             TarError(code: .badPaxRecord, message: "pax record at byte \(position) of the extended header: \(what)", offset: headerOffset)
@@ -70,9 +73,14 @@ enum PaxRecords {
             var equals = keyStart
             while equals < end - 1, data[equals] != UInt8(ascii: "=") { equals += 1 }
             guard equals < end - 1, equals > keyStart else { throw fail("missing keyword or '='", at: position) }
-            let key = String(decoding: UnsafeRawBufferPointer(rebasing: data[keyStart..<equals]), as: UTF8.self)
-            let value = String(decoding: UnsafeRawBufferPointer(rebasing: data[(equals + 1)..<(end - 1)]), as: UTF8.self)
-            try body(key, value)
+            let keyBytes = UnsafeRawBufferPointer(rebasing: data[keyStart..<equals])
+            let key = String(decoding: keyBytes, as: UTF8.self)
+            if let nul = keyBytes.firstIndex(of: 0) {
+                // A keyword is text; with a NUL it would name one keyword here and another to
+                // a C reader.
+                throw fail("keyword \"\(UstarBlock.escaped(key))\" holds a NUL byte at byte \(nul)", at: position)
+            }
+            try body(key, UnsafeRawBufferPointer(rebasing: data[(equals + 1)..<(end - 1)]))
             position = end
         }
     }

@@ -30,7 +30,8 @@ public enum TarEncoder {
     /// - Throws: ``TarError`` with code `.invalidValue` when the header cannot be stored
     ///   faithfully: an empty path, a NUL byte in a string, a non-directory path ending in
     ///   "/", content on a member that cannot have any, a missing or stray link target, a
-    ///   device number above 2097151, or an `.other` typeflag that would be misread.
+    ///   device number above 2097151, an `.other` typeflag that would be misread, or a header
+    ///   whose ``TarHeader/nameIsLossy`` is set (its name's real bytes are unknown).
     ///   `mode` is masked with `0o7777` rather than rejected.
     public static func encode(_ header: TarHeader) throws -> [UInt8] {
         let path = try validatedPath(header)
@@ -107,13 +108,17 @@ public enum TarEncoder {
     /// keyword ignore it. The result's length is a multiple of 512.
     ///
     /// - Throws: ``TarError`` with code `.invalidValue` for an empty keyword or one containing
-    ///   `=`, a newline or NUL.
+    ///   `=`, a newline or NUL, or a NUL in the value of `path`, `linkpath`, `uname` or `gname`
+    ///   (the parser refuses such names, so writing them would make an unreadable archive).
     public static func encodeGlobalHeader(_ records: [(key: String, value: String)]) throws -> [UInt8] {
         var data: [UInt8] = []
         for record in records {
             let key = record.key
             if key.isEmpty || key.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
-                throw TarError(code: .invalidValue, message: "pax keyword \"\(key)\" is empty or contains '=', a newline or NUL")
+                throw TarError(code: .invalidValue, message: "pax keyword \"\(UstarBlock.escaped(key))\" is empty or contains '=', a newline or NUL")
+            }
+            if ["path", "linkpath", "uname", "gname"].contains(key), record.value.utf8.contains(0) {
+                throw TarError(code: .invalidValue, message: "pax keyword \"\(key)\": a name cannot contain a NUL byte")
             }
             PaxRecords.append(key: key, value: record.value, to: &data)
         }
@@ -139,6 +144,9 @@ public enum TarEncoder {
     private static func validate(_ header: TarHeader) throws(TarError) {
         func fail(_ message: String) -> TarError {
             TarError(code: .invalidValue, message: "\(message) (path \"\(header.path)\")")
+        }
+        if header.nameIsLossy {
+            throw fail("the name was decoded from invalid UTF-8, so its bytes are unknown (nameIsLossy)")
         }
         for (name, value) in [("path", header.path), ("link target", header.linkTarget),
                               ("user name", header.userName), ("group name", header.groupName)] {

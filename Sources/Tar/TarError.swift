@@ -16,7 +16,13 @@ public struct TarError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The stream ended inside a member or before the end-of-archive marker.
         case truncated
         /// The input uses a feature this implementation does not handle (such as sparse files).
+        /// The archive may be perfectly sound; the message starts with "unsupported:".
         case unsupported
+        /// The data is not a tar stream at all (empty, or its first header block has neither a
+        /// valid checksum nor the ustar magic), as when a text file or random bytes were
+        /// compressed. Distinct from damage so the user is told to look at what was given, not
+        /// for corruption; the message starts with "not a tar stream:".
+        case notATarStream
         /// A value given to the encoder cannot be represented.
         case invalidValue
     }

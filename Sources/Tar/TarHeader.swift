@@ -30,6 +30,17 @@ public struct TarHeader: Sendable, Equatable {
     public var deviceMajor: UInt32
     /// The device minor number, for character and block devices.
     public var deviceMinor: UInt32
+    /// Whether `path` or `linkTarget` came from bytes that were not valid UTF-8 and were
+    /// decoded with U+FFFD in place of the invalid sequences, so the string does not name the
+    /// bytes the archive holds.
+    ///
+    /// Such names cannot be trusted as identities: two different invalid names can decode to
+    /// the same string (so one extracted file would silently replace the other), and writing the
+    /// string back creates a name the archive never had. An extractor should refuse or skip
+    /// these members rather than act on the repaired name. ``TarParser`` sets it for ustar
+    /// fields, pax `path`/`linkpath` records and GNU long names; ``TarEncoder`` refuses a header
+    /// that has it, since it could only write the repaired name.
+    public var nameIsLossy: Bool
 
     /// Creates a header.
     public init(
@@ -44,7 +55,8 @@ public struct TarHeader: Sendable, Equatable {
         userName: String? = nil,
         groupName: String? = nil,
         deviceMajor: UInt32 = 0,
-        deviceMinor: UInt32 = 0
+        deviceMinor: UInt32 = 0,
+        nameIsLossy: Bool = false
     ) {
         self.path = path
         self.kind = kind
@@ -58,6 +70,7 @@ public struct TarHeader: Sendable, Equatable {
         self.groupName = groupName
         self.deviceMajor = deviceMajor
         self.deviceMinor = deviceMinor
+        self.nameIsLossy = nameIsLossy
     }
 
     /// Decodes a single 512-byte ustar (or GNU, or v7) header block on its own, without any
@@ -91,6 +104,10 @@ extension TarHeader {
     struct Overrides {
         var path: String?
         var linkPath: String?
+        /// `path` was repaired from invalid UTF-8 (meaningful only when `path` is set).
+        var pathIsLossy = false
+        /// `linkPath` was repaired from invalid UTF-8 (meaningful only when `linkPath` is set).
+        var linkPathIsLossy = false
         var size: UInt64?
         var mtime: TarTimestamp?
         var uid: UInt64?
@@ -119,6 +136,11 @@ extension TarHeader {
         case .hardLink, .symbolicLink: overrides.linkPath ?? fields.linkName
         default: nil
         }
+        let pathIsLossy = overrides.path != nil ? overrides.pathIsLossy : fields.pathIsLossy
+        let linkTargetIsLossy: Bool = switch kind {
+        case .hardLink, .symbolicLink: overrides.linkPath != nil ? overrides.linkPathIsLossy : fields.linkNameIsLossy
+        default: false
+        }
         let userName = overrides.userName ?? fields.userName
         let groupName = overrides.groupName ?? fields.groupName
         self.init(
@@ -133,7 +155,8 @@ extension TarHeader {
             userName: userName?.isEmpty == true ? nil : userName,
             groupName: groupName?.isEmpty == true ? nil : groupName,
             deviceMajor: fields.deviceMajor,
-            deviceMinor: fields.deviceMinor
+            deviceMinor: fields.deviceMinor,
+            nameIsLossy: pathIsLossy || linkTargetIsLossy
         )
     }
 }

@@ -15,7 +15,14 @@
 /// The input is untrusted: every checksum is verified (the unsigned or the signed sum, as GNU
 /// tar accepts), every field and pax record is bounds-checked, extended headers are capped by
 /// ``Limits``, and every failure is a ``TarError`` naming the offset of the header block
-/// concerned. After an error the parser stays failed and rethrows it.
+/// concerned. After an error the parser stays failed and rethrows it. Data that is no tar at all
+/// (empty, or a first block with neither a valid checksum nor the ustar magic) is
+/// `.notATarStream` rather than damage.
+///
+/// Names are bytes, and the kernel reads them up to the first NUL, so no name handed out holds
+/// one: ustar fields and GNU long names end at their first NUL, and a pax `path`, `linkpath`,
+/// `uname` or `gname` value (or any keyword) holding a NUL is refused. Names that are not valid
+/// UTF-8 are repaired with U+FFFD and flagged with ``TarHeader/nameIsLossy``.
 ///
 /// After the end marker (two zero blocks) it reports ``Event/end(offset:)`` once and ignores
 /// everything that follows, since an index may follow the tar data. A single zero block
@@ -133,13 +140,24 @@ public struct TarParser: Sendable {
         switch state {
         case .end:
             error = nil
+        case .header where consumed == 0:
+            error = requireEndMarker
+                ? TarError(code: .notATarStream, message: "not a tar stream: it is empty", offset: 0)
+                : nil
         case .header where blockBuffer.isEmpty && pending.firstOffset == nil,
              .zeroBlock where blockBuffer.isEmpty:
             error = requireEndMarker
                 ? TarError(code: .truncated, message: "stream ends without the end-of-archive marker", offset: consumed)
                 : nil
         case .header, .zeroBlock:
-            if let first = pending.firstOffset {
+            if consumed == UInt64(blockBuffer.count), !blockBuffer.isEmpty, !Self.hasUstarMagic(blockBuffer) {
+                // Less than one block in all, and not the start of a ustar header.
+                error = TarError(
+                    code: .notATarStream,
+                    message: "not a tar stream: it ends after \(blockBuffer.count) bytes, inside the first 512-byte header block, which has no ustar magic",
+                    offset: 0
+                )
+            } else if let first = pending.firstOffset {
                 error = TarError(code: .truncated, message: "stream ends inside the header blocks of a member", offset: first)
             } else {
                 let blockOffset = consumed - UInt64(blockBuffer.count)
@@ -151,7 +169,7 @@ public struct TarParser: Sendable {
             let member = currentMember ?? (consumed, "?", remaining)
             error = TarError(
                 code: .truncated,
-                message: "member \"\(member.path)\" is truncated: \(member.size - remaining) of \(member.size) content bytes present",
+                message: "member \"\(UstarBlock.escaped(member.path))\" is truncated: \(member.size - remaining) of \(member.size) content bytes present",
                 offset: member.offset
             )
         case .padding:
@@ -276,7 +294,7 @@ public struct TarParser: Sendable {
         // A lone zero block followed by a header: GNU tar warns and reads on; so do we.
         state = .header
 
-        let fields = try UstarBlock.decode(block, offset: blockOffset)
+        let fields = try Self.decodeBlock(block, at: blockOffset)
         let dataStart = blockOffset + UInt64(UstarBlock.size)
 
         func startExtended(_ kind: ExtendedKind, limit: Int, what: String) throws(TarError) {
@@ -310,7 +328,7 @@ public struct TarParser: Sendable {
             try startExtended(kind, limit: limit, what: "GNU long name")
             if fields.size == 0 { try finishExtended(kind, blockOffset: blockOffset, handler: handler) }
         case UInt8(ascii: "S"):
-            throw TarError(code: .unsupported, message: "GNU sparse member \"\(fields.path)\" is not supported", offset: blockOffset)
+            throw TarError(code: .unsupported, message: "unsupported: sparse member \"\(UstarBlock.escaped(fields.path))\" (GNU typeflag 'S')", offset: blockOffset)
         default:
             let header = TarHeader(fields: fields, overrides: pending.overrides.merged(over: globals, except: pending.cleared))
             let headerOffset = pending.firstOffset ?? blockOffset
@@ -346,16 +364,24 @@ public struct TarParser: Sendable {
         }
         switch kind {
         case .longName, .longLink:
+            // The name ends at its first NUL, as the kernel reads it: whatever follows the NUL
+            // never reaches the name.
             let end = data.firstIndex(of: 0) ?? data.count
-            let name = String(decoding: data[..<end], as: UTF8.self)
-            if kind == .longName { pending.overrides.path = name } else { pending.overrides.linkPath = name }
+            let (name, lossy) = data.withUnsafeBytes { UstarBlock.decode(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
+            if kind == .longName {
+                pending.overrides.path = name
+                pending.overrides.pathIsLossy = lossy
+            } else {
+                pending.overrides.linkPath = name
+                pending.overrides.linkPathIsLossy = lossy
+            }
         case .pax:
             var overrides = pending.overrides
             var cleared = pending.cleared
             try data.withUnsafeBytes { buffer in
                 try PaxRecords.parse(buffer, headerOffset: blockOffset) { key, value throws(TarError) in
                     if value.isEmpty { cleared.insert(key) }
-                    try apply(key: key, value: value, to: &overrides, global: false, headerOffset: blockOffset)
+                    _ = try apply(key: key, value: value, to: &overrides, global: false, headerOffset: blockOffset)
                 }
             }
             pending.overrides = overrides
@@ -365,8 +391,8 @@ public struct TarParser: Sendable {
             var overrides = globals
             try data.withUnsafeBytes { buffer in
                 try PaxRecords.parse(buffer, headerOffset: blockOffset) { key, value throws(TarError) in
-                    records.append((key, value))
-                    try apply(key: key, value: value, to: &overrides, global: true, headerOffset: blockOffset)
+                    let text = try apply(key: key, value: value, to: &overrides, global: true, headerOffset: blockOffset)
+                    records.append((key, text))
                 }
             }
             globals = overrides
@@ -374,14 +400,22 @@ public struct TarParser: Sendable {
         }
     }
 
-    /// Applies one pax record. An empty value deletes the keyword: in a `g` header it drops
-    /// the default, in an `x` header it also hides the default for this member, so the ustar
-    /// field is used. In a global header `path`, `linkpath`
-    /// and `size` are reported but not applied: no writer uses them that way and applying
-    /// them would give every member the same name.
-    private func apply(key: String, value: String, to overrides: inout TarHeader.Overrides, global: Bool, headerOffset: UInt64) throws(TarError) {
+    /// Applies one pax record and returns its value as text. An empty value deletes the keyword:
+    /// in a `g` header it drops the default, in an `x` header it also hides the default for this
+    /// member, so the ustar field is used. In a global header `path`, `linkpath` and `size` are
+    /// reported but not applied: no writer uses them that way and applying them would give every
+    /// member the same name.
+    ///
+    /// A name (`path`, `linkpath`, `uname`, `gname`) holding a NUL byte is refused, in `x` and
+    /// `g` headers alike: the kernel and every C reader stop at the NUL, so the name checked
+    /// here ("..\0/x") would not be the name acted on (".."). Values that are not valid UTF-8
+    /// are repaired with U+FFFD and, for a path or link target, marked lossy.
+    private func apply(
+        key: String, value bytes: UnsafeRawBufferPointer, to overrides: inout TarHeader.Overrides, global: Bool, headerOffset: UInt64
+    ) throws(TarError) -> String {
+        let (value, lossy) = UstarBlock.decode(bytes)
         func bad(_ what: String) -> TarError {
-            TarError(code: .badPaxRecord, message: "pax keyword \"\(key)\": \(what) (\"\(value.prefix(40))\")", offset: headerOffset)
+            TarError(code: .badPaxRecord, message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")", offset: headerOffset)
         }
         func number() throws(TarError) -> UInt64? {
             if value.isEmpty { return nil }
@@ -390,14 +424,26 @@ public struct TarParser: Sendable {
         }
         func checkedPath() throws(TarError) -> String? {
             if value.isEmpty { return nil }
-            guard value.utf8.count <= limits.maxPathLength else {
-                throw TarError(code: .tooLarge, message: "pax \(key) of \(value.utf8.count) bytes exceeds the limit of \(limits.maxPathLength)", offset: headerOffset)
+            guard bytes.count <= limits.maxPathLength else {
+                throw TarError(code: .tooLarge, message: "pax \(key) of \(bytes.count) bytes exceeds the limit of \(limits.maxPathLength)", offset: headerOffset)
             }
             return value
         }
         switch key {
-        case "path" where !global: overrides.path = try checkedPath()
-        case "linkpath" where !global: overrides.linkPath = try checkedPath()
+        case "path", "linkpath", "uname", "gname":
+            if let nul = bytes.firstIndex(of: 0) {
+                throw bad("the value holds a NUL byte at byte \(nul) of \(bytes.count); a name cannot contain NUL")
+            }
+        default:
+            break
+        }
+        switch key {
+        case "path" where !global:
+            overrides.path = try checkedPath()
+            overrides.pathIsLossy = overrides.path != nil && lossy
+        case "linkpath" where !global:
+            overrides.linkPath = try checkedPath()
+            overrides.linkPathIsLossy = overrides.linkPath != nil && lossy
         case "size" where !global: overrides.size = try number()
         case "uid": overrides.uid = try number()
         case "gid": overrides.gid = try number()
@@ -412,9 +458,35 @@ public struct TarParser: Sendable {
             }
         default:
             if key.hasPrefix("GNU.sparse.") {
-                throw TarError(code: .unsupported, message: "sparse member (pax keyword \"\(key)\") is not supported", offset: headerOffset)
+                throw TarError(code: .unsupported, message: "unsupported: sparse member (pax keyword \"\(UstarBlock.escaped(key))\")", offset: headerOffset)
             }
         }
+        return value
+    }
+
+    /// Decodes a header block; a first block that fails its checksum and lacks the ustar magic
+    /// is reported as not a tar stream. Damage to a real archive's first header leaves its magic;
+    /// without both, the data is something else (a text file, random bytes), and "damaged"
+    /// would send the user looking for the wrong problem.
+    private static func decodeBlock(_ block: UnsafeRawBufferPointer, at blockOffset: UInt64) throws(TarError) -> UstarBlock.Fields {
+        do throws(TarError) {
+            return try UstarBlock.decode(block, offset: blockOffset)
+        } catch {
+            guard blockOffset == 0, error.code == .badChecksum, !hasUstarMagic(block) else { throw error }
+            throw TarError(
+                code: .notATarStream,
+                message: "not a tar stream: the first header block at offset 0 has no valid checksum and no ustar magic",
+                offset: 0
+            )
+        }
+    }
+
+    /// Whether a (possibly partial) header block carries the POSIX or GNU magic "ustar".
+    private static func hasUstarMagic(_ block: some RandomAccessCollection<UInt8>) -> Bool {
+        let magic = Array("ustar".utf8)
+        guard block.count >= UstarBlock.magic.lowerBound + magic.count else { return false }
+        let start = block.index(block.startIndex, offsetBy: UstarBlock.magic.lowerBound)
+        return block[start...].prefix(magic.count).elementsEqual(magic)
     }
 }
 
@@ -426,6 +498,8 @@ extension TarHeader.Overrides {
             return TarHeader.Overrides(
                 path: path ?? defaults.path,
                 linkPath: linkPath ?? defaults.linkPath,
+                pathIsLossy: path != nil ? pathIsLossy : defaults.pathIsLossy,
+                linkPathIsLossy: linkPath != nil ? linkPathIsLossy : defaults.linkPathIsLossy,
                 size: size ?? defaults.size,
                 mtime: mtime ?? defaults.mtime,
                 uid: uid ?? defaults.uid,
@@ -440,6 +514,8 @@ extension TarHeader.Overrides {
         return TarHeader.Overrides(
             path: path ?? fallback("path", defaults.path),
             linkPath: linkPath ?? fallback("linkpath", defaults.linkPath),
+            pathIsLossy: path != nil ? pathIsLossy : fallback("path", defaults.pathIsLossy) ?? false,
+            linkPathIsLossy: linkPath != nil ? linkPathIsLossy : fallback("linkpath", defaults.linkPathIsLossy) ?? false,
             size: size ?? fallback("size", defaults.size),
             mtime: mtime ?? fallback("mtime", defaults.mtime),
             uid: uid ?? fallback("uid", defaults.uid),

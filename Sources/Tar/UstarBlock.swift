@@ -45,6 +45,10 @@ enum UstarBlock {
         var typeflag: UInt8
         var path: String
         var linkName: String
+        /// The name or prefix field was not valid UTF-8 and `path` holds U+FFFD in its place.
+        var pathIsLossy: Bool
+        /// The linkname field was not valid UTF-8 and `linkName` holds U+FFFD in its place.
+        var linkNameIsLossy: Bool
         var mode: UInt32
         var uid: UInt64
         var gid: UInt64
@@ -98,7 +102,7 @@ enum UstarBlock {
             throw TarError(code: .badField, message: "mtime field is not a valid number (\(quoted(block, mtime)))", offset: offset)
         }
 
-        var path = string(block, name)
+        var (path, pathIsLossy) = text(block, name)
         var userName: String?
         var groupName: String?
         var deviceMajor: UInt32 = 0
@@ -117,17 +121,21 @@ enum UstarBlock {
             deviceMinor = minor32
         }
         if format == .ustar {
-            let prefixString = string(block, prefix)
+            let (prefixString, prefixIsLossy) = text(block, prefix)
             if !prefixString.isEmpty {
                 path = prefixString + "/" + path
+                pathIsLossy = pathIsLossy || prefixIsLossy
             }
         }
+        let (linkName, linkNameIsLossy) = text(block, linkname)
 
         return Fields(
             format: format,
             typeflag: block[typeflag],
             path: path,
-            linkName: string(block, linkname),
+            linkName: linkName,
+            pathIsLossy: pathIsLossy,
+            linkNameIsLossy: linkNameIsLossy,
             // Old GNU writers include the file-type bits; only permission bits belong here.
             mode: UInt32(truncatingIfNeeded: mode & 0o7777),
             uid: uid,
@@ -229,9 +237,45 @@ enum UstarBlock {
     /// A NUL-terminated (or field-filling) string. Invalid UTF-8 is repaired with U+FFFD rather
     /// than rejected: pre-pax archives carry names in arbitrary encodings.
     static func string(_ block: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        text(block, range).text
+    }
+
+    /// Like ``string(_:_:)``, also saying whether the bytes had to be repaired, i.e. whether the
+    /// text no longer spells the bytes the archive holds. The field ends at its first NUL, as
+    /// the kernel would read it, so nothing after the NUL can reach the text.
+    static func text(_ block: UnsafeRawBufferPointer, _ range: Range<Int>) -> (text: String, lossy: Bool) {
         var end = range.lowerBound
         while end < range.upperBound, block[end] != 0 { end += 1 }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: block[range.lowerBound..<end]), as: UTF8.self)
+        return decode(UnsafeRawBufferPointer(rebasing: block[range.lowerBound..<end]))
+    }
+
+    /// Bytes as UTF-8 text, repairing invalid sequences with U+FFFD; `lossy` tells whether any
+    /// were repaired (two different invalid names can repair to the same text).
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> (text: String, lossy: Bool) {
+        if let valid = String(validating: bytes, as: UTF8.self) { return (valid, false) }
+        return (String(decoding: bytes, as: UTF8.self), true)
+    }
+
+    /// Text for an error message: control and format characters (NUL, escape sequences,
+    /// bidirectional overrides) are shown as `\u{XX}` and the text is cut after `limit`
+    /// characters with "...", so a hostile name can neither hide itself nor drive the terminal.
+    static func escaped(_ text: some StringProtocol, limit: Int = 100) -> String {
+        var result = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if count == limit {
+                result += "..."
+                break
+            }
+            count += 1
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 
     private static func matches(_ block: UnsafeRawBufferPointer, at start: Int, _ literal: StaticString) -> Bool {

@@ -65,4 +65,44 @@ struct PaxRecordsTests {
         #expect(members(events).first?.header.path == "real")
         #expect(contents(events)["real"] == [7, 8])
     }
+
+    // MARK: NUL bytes (issue #10: the kernel reads a name up to its first NUL)
+
+    /// A keyword is text: one holding a NUL is refused in `x` and `g` headers, naming the
+    /// keyword (escaped) and the header's offset.
+    @Test(arguments: ["x", "g"] as [Character])
+    func nulInAKeywordIsRefused(typeflag: Character) throws {
+        let records = paxRecord(Array("pa".utf8) + [0] + Array("th".utf8), Array("x".utf8))
+        let bytes = RawBlock(name: "first").bytes + extendedHeader(typeflag, records) + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
+        let error = try #require(tarError { _ = try parse(bytes) })
+        #expect(error.code == .badPaxRecord)
+        #expect(error.offset == 512)
+        #expect(error.message.contains(#"keyword "pa\u{0}th" holds a NUL byte"#), "\(error)")
+    }
+
+    /// "..\0/x" would pass a `..` check as a Swift string while the kernel acts on "..": a name
+    /// value holding a NUL is refused whatever the header kind and wherever the NUL is.
+    @Test(arguments: ["path", "linkpath", "uname", "gname"], ["x", "g"] as [Character])
+    func nulInANameValueIsRefused(keyword: String, typeflag: Character) throws {
+        for value in [Array("..".utf8) + [0] + Array("/x".utf8), [0], Array("name".utf8) + [0]] {
+            let records = paxRecord("mtime", "1") + paxRecord(Array(keyword.utf8), value)
+            let bytes = RawBlock(name: "first").bytes + extendedHeader(typeflag, records)
+                + RawBlock(name: "x", typeflag: UInt8(ascii: "2")).bytes + TarEncoder.endOfArchive
+            let error = try #require(tarError { _ = try parse(bytes) })
+            #expect(error.code == .badPaxRecord, "\(keyword) \(value): \(error)")
+            #expect(error.offset == 512)
+            #expect(error.message.hasPrefix("pax keyword \"\(keyword)\": the value holds a NUL byte at byte \(value.firstIndex(of: 0)!)"), "\(error)")
+            #expect(!error.message.utf8.contains(0), "the message shows the NUL escaped")
+        }
+    }
+
+    /// Values of other keywords may be binary (SCHILY.xattr values are): a NUL there is kept
+    /// as data and reported in the global header's event.
+    @Test func nulInAnOtherValueIsData() throws {
+        let records = paxRecord(Array("SCHILY.xattr.user.k".utf8), [1, 0, 2]) + paxRecord("AMK.note", "a\u{0}b")
+        let bytes = extendedHeader("g", records) + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
+        let events = try parse(bytes)
+        #expect(events.first == .global(["SCHILY.xattr.user.k=\u{1}\u{0}\u{2}", "AMK.note=a\u{0}b"], offset: 0))
+        #expect(members(events).map(\.header.path) == ["x"])
+    }
 }

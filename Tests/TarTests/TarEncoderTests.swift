@@ -197,6 +197,17 @@ struct TarEncoderTests {
         #expect(tarError { _ = try TarEncoder.encodeGlobalHeader([(key: key, value: "v")]) }?.code == .invalidValue)
     }
 
+    /// The parser refuses a name holding a NUL in a `g` header too, so the encoder never writes
+    /// one; other values may hold any bytes.
+    @Test(arguments: ["path", "linkpath", "uname", "gname"])
+    func globalHeaderRejectsNulInNames(key: String) throws {
+        let error = tarError { _ = try TarEncoder.encodeGlobalHeader([(key: key, value: "..\0/x")]) }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.message.contains("\"\(key)\"") == true)
+        #expect(try TarEncoder.encodeGlobalHeader([(key: key, value: "ok")]).count == 1024)
+        #expect(try TarEncoder.encodeGlobalHeader([(key: "AMK.\(key)", value: "a\0b")]).count == 1024)
+    }
+
     @Test(arguments: [
         TarHeader(path: "", kind: .regular),
         TarHeader(path: "d", kind: .directory, size: 1),
@@ -212,6 +223,8 @@ struct TarEncoderTests {
         TarHeader(path: "f", kind: .other(UInt8(ascii: "L"))),
         TarHeader(path: "f", kind: .other(UInt8(ascii: "5"))),
         TarHeader(path: "f", kind: .characterDevice, deviceMajor: 2_097_152),
+        TarHeader(path: "f\u{FFFD}", kind: .regular, nameIsLossy: true),
+        TarHeader(path: "l", kind: .symbolicLink, linkTarget: "\u{FFFD}", nameIsLossy: true),
     ])
     func rejectsHeadersThatCannotBeStoredFaithfully(header: TarHeader) {
         #expect(tarError { _ = try TarEncoder.encode(header) }?.code == .invalidValue)

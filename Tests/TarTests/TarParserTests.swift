@@ -214,13 +214,18 @@ struct TarParserTests {
         #expect(tarError { _ = try parse(gnu, limits: .init(maxPathLength: 1999)) }?.code == .tooLarge)
     }
 
+    /// Sparse members are a feature we lack, not damage: the message says so first.
     @Test func sparseMembersAreUnsupported() throws {
         let sparse = RawBlock(name: "s", typeflag: UInt8(ascii: "S"), magic: .gnu).bytes + TarEncoder.endOfArchive
-        #expect(tarError { _ = try parse(sparse) }?.code == .unsupported)
+        let gnu = try #require(tarError { _ = try parse(sparse) })
+        #expect(gnu.code == .unsupported && gnu.offset == 0)
+        #expect(gnu.message == "unsupported: sparse member \"s\" (GNU typeflag 'S')")
         let records = paxRecord("GNU.sparse.major", "1")
-        let pax = RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
-            + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
-        #expect(tarError { _ = try parse(pax) }?.code == .unsupported)
+        let pax = RawBlock(name: "a").bytes + RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes
+            + padded(records) + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
+        let error = try #require(tarError { _ = try parse(pax) })
+        #expect(error.code == .unsupported && error.offset == 512)
+        #expect(error.message == "unsupported: sparse member (pax keyword \"GNU.sparse.major\")")
     }
 
     @Test func sizeBeyondAnyStreamIsTooLarge() throws {
@@ -283,5 +288,137 @@ struct TarParserTests {
             let garbage = (0..<Int.random(in: 0...4096, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             do { _ = try parse(garbage) } catch is TarError {}
         }
+    }
+
+    // MARK: GNU long names and NUL
+
+    /// A GNU long name ends at its first NUL, as the kernel reads it: "..\0/etc/x" is the name
+    /// "..", which the extractor's `..` check sees, and nothing after the NUL reaches the name.
+    @Test func gnuLongNamesEndAtTheFirstNul() throws {
+        let name = Array("..".utf8) + [0] + Array("/etc/passwd".utf8) + [0, 0xFF, 0xFE]
+        let link = Array("../..".utf8) + [0] + Array("/x".utf8) + [0]
+        let bytes = extendedHeader("L", name) + extendedHeader("K", link)
+            + RawBlock(name: "placeholder", typeflag: UInt8(ascii: "2"), magic: .gnu).bytes
+            + extendedHeader("L", Array("ok".utf8) + [0] + [0xC3, 0x28, 0xFF]) + RawBlock(name: "p", magic: .gnu).bytes
+            + TarEncoder.endOfArchive
+        let found = members(try parse(bytes))
+        #expect(found.count == 2)
+        #expect(found.first?.header.path == "..")
+        #expect(found.first?.header.linkTarget == "../..")
+        #expect(found.first?.headerOffset == 0)
+        // Invalid UTF-8 after the NUL is not part of the name, so the name is not lossy.
+        #expect(found.last?.header.path == "ok")
+        #expect(found.last?.header.nameIsLossy == false)
+        for member in found {
+            #expect(!member.header.path.utf8.contains(0) && member.header.linkTarget?.utf8.contains(0) != true)
+        }
+    }
+
+    // MARK: Names that are not UTF-8
+
+    /// A path or link target that is not valid UTF-8 comes back repaired and marked lossy,
+    /// whichever header carried it; a valid override of a lossy ustar field is not lossy.
+    @Test func namesThatAreNotUTF8AreMarkedLossy() throws {
+        let invalid: [UInt8] = [0x66, 0xFF, 0x67]  // "f", an invalid byte, "g"
+        var ustarName = RawBlock(name: "")
+        ustarName.setBytes(0, invalid)
+        ustarName.sealChecksum()
+        var ustarLink = RawBlock(name: "l1", typeflag: UInt8(ascii: "2"))
+        ustarLink.setBytes(157, invalid)
+        ustarLink.sealChecksum()
+        let bytes = ustarName.bytes
+            + extendedHeader("x", paxRecord(Array("path".utf8), invalid)) + RawBlock(name: "p").bytes
+            + extendedHeader("x", paxRecord(Array("linkpath".utf8), invalid)) + RawBlock(name: "l2", typeflag: UInt8(ascii: "1")).bytes
+            + extendedHeader("L", invalid + [0]) + RawBlock(name: "gnu", magic: .gnu).bytes
+            + extendedHeader("K", invalid + [0]) + RawBlock(name: "l3", typeflag: UInt8(ascii: "2"), magic: .gnu).bytes
+            + ustarLink.bytes
+            + extendedHeader("x", paxRecord("path", "repaired")) + ustarName.bytes
+            + extendedHeader("x", paxRecord(Array("uname".utf8), invalid)) + RawBlock(name: "owner").bytes
+            + TarEncoder.endOfArchive
+        let found = members(try parse(bytes)).map(\.header)
+        #expect(found.map(\.path) == ["f\u{FFFD}g", "f\u{FFFD}g", "l2", "f\u{FFFD}g", "l3", "l1", "repaired", "owner"])
+        #expect(found.map(\.nameIsLossy) == [true, true, true, true, true, true, false, false])
+        #expect(found[2].linkTarget == "f\u{FFFD}g" && found[4].linkTarget == "f\u{FFFD}g" && found[5].linkTarget == "f\u{FFFD}g")
+        #expect(found[7].userName == "f\u{FFFD}g", "a user name is repaired too, but it names no file")
+    }
+
+    /// The reason for the flag: two different invalid names decode to the same string, and a
+    /// valid name spelled with U+FFFD is yet another; only the flag tells them apart.
+    @Test func differentInvalidNamesCollideButAreFlagged() throws {
+        let names: [[UInt8]] = [[0x61, 0xFF], [0x61, 0xFE], Array("a\u{FFFD}".utf8)]
+        let bytes = names.flatMap { extendedHeader("x", paxRecord(Array("path".utf8), $0)) + RawBlock(name: "p").bytes } + TarEncoder.endOfArchive
+        let found = members(try parse(bytes)).map(\.header)
+        #expect(Set(found.map(\.path)) == ["a\u{FFFD}"])
+        #expect(found.map(\.nameIsLossy) == [true, true, false])
+    }
+
+    // MARK: Not a tar stream
+
+    /// Data that is no tar at all (a compressed text file, random bytes, nothing) is named as
+    /// such, not as a damaged archive, whether fed whole or byte by byte.
+    @Test(arguments: ["random", "text", "short text", "empty"])
+    func nonTarDataIsNotATarStream(kind: String) throws {
+        var rng = SeededGenerator(seed: 11)
+        let bytes: [UInt8] = switch kind {
+        case "random": (0..<5000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        case "text": Array(String(repeating: "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n", count: 40).utf8)
+        case "short text": Array("hello world\n".utf8)
+        default: []
+        }
+        for slice in [Int.max, 1] {
+            let error = try #require(tarError { _ = try parse(bytes, sliceSize: { _ in slice }) })
+            #expect(error.code == .notATarStream, "\(kind): \(error)")
+            #expect(error.offset == 0)
+            #expect(error.message.hasPrefix("not a tar stream: "), "\(error)")
+        }
+    }
+
+    @Test func notATarStreamMessages() throws {
+        #expect(tarError { _ = try parse(Array(repeating: UInt8(ascii: "x"), count: 600)) }?.description
+            == "tar header at offset 0: not a tar stream: the first header block at offset 0 has no valid checksum and no ustar magic")
+        #expect(tarError { _ = try parse(Array("hello world\n".utf8)) }?.message
+            == "not a tar stream: it ends after 12 bytes, inside the first 512-byte header block, which has no ustar magic")
+        #expect(tarError { _ = try parse([]) }?.message == "not a tar stream: it is empty")
+    }
+
+    /// Damage is still damage: a first header that keeps its magic, a later header, or a cut
+    /// inside a first block that has its magic are reported as before.
+    @Test func damagedTarIsNotMistakenForNonTar() throws {
+        let (original, _) = try Self.sampleArchive()
+        var first = original
+        first[3] ^= 0x01
+        #expect(tarError { _ = try parse(first) }?.code == .badChecksum)
+        var later = original
+        let second = try #require(members(try parse(original)).dropFirst().first)
+        for index in Int(second.headerOffset)..<Int(second.headerOffset + 512) { later[index] = UInt8(ascii: "x") }
+        let error = try #require(tarError { _ = try parse(later) })
+        #expect(error.code == .badChecksum && error.offset == second.headerOffset)
+        #expect(tarError { _ = try parse(Array(original.prefix(300)), requireEndMarker: false) }?.code == .truncated)
+        // A v7 header has no magic but a valid checksum: still a tar stream.
+        #expect(members(try parse(RawBlock(name: "old", magic: .v7).bytes + TarEncoder.endOfArchive)).count == 1)
+    }
+
+    // MARK: Global headers
+
+    /// Each global header's event carries its own records only, and its defaults replace the
+    /// previous ones: nothing the parser keeps grows with the number of global headers.
+    @Test func globalHeadersReplaceRatherThanAccumulate() throws {
+        var bytes: [UInt8] = []
+        for index in 0..<2000 {
+            bytes += extendedHeader("g", paxRecord("uname", "user\(index)") + paxRecord("AMK.k\(index)", String(index)))
+        }
+        bytes += RawBlock(name: "a").bytes + extendedHeader("g", paxRecord("uname", "")) + RawBlock(name: "b").bytes + TarEncoder.endOfArchive
+        let events = try parse(bytes, sliceSize: { rng in Int.random(in: 1...3000, using: &rng) })
+        var globals = 0
+        for event in events {
+            if case .global(let records, let offset) = event {
+                #expect(records.count <= 2, "event \(globals) carries \(records.count) records")
+                if globals < 2000 { #expect(records == ["uname=user\(globals)", "AMK.k\(globals)=\(globals)"] && offset == UInt64(globals * 1024)) }
+                globals += 1
+            }
+        }
+        #expect(globals == 2001)
+        let found = members(events)
+        #expect(found.map(\.header.userName) == ["user1999", nil])
     }
 }

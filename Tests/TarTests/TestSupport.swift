@@ -149,6 +149,24 @@ func paxRecord(_ key: String, _ value: String) -> [UInt8] {
     return Array("\(length) \(key)=\(value)\n".utf8)
 }
 
+/// A pax record from raw bytes (a NUL or invalid UTF-8 anywhere), with a correct length.
+func paxRecord(_ key: [UInt8], _ value: [UInt8]) -> [UInt8] {
+    let body = 3 + key.count + value.count
+    var length = body + 1
+    while String(length).utf8.count + body != length { length = String(length).utf8.count + body }
+    return Array("\(length) ".utf8) + key + [UInt8(ascii: "=")] + value + [UInt8(ascii: "\n")]
+}
+
+/// An extended header (pax `x` or `g`, GNU `L` or `K`) carrying `data` exactly as given, which
+/// the encoder would refuse to write when it is hostile: its block (valid checksum) and the
+/// padded data.
+func extendedHeader(_ typeflag: Character, _ data: [UInt8]) -> [UInt8] {
+    let gnu = typeflag == "L" || typeflag == "K"
+    let name = gnu ? "././@LongLink" : typeflag == "g" ? "pax_global_header" : "PaxHeaders/member"
+    return RawBlock(name: name, typeflag: UInt8(ascii: typeflag.unicodeScalars.first!), size: UInt64(data.count),
+                    magic: gnu ? .gnu : .ustar).bytes + padded(data)
+}
+
 /// An archive from headers and contents, via the encoder.
 func archive(_ members: [(TarHeader, [UInt8])], global: [(key: String, value: String)]? = nil) throws -> [UInt8] {
     var out: [UInt8] = []

@@ -91,11 +91,25 @@ struct UstarBlockTests {
         #expect(try decode(block.bytes).mode == 0o755)
     }
 
-    /// Invalid UTF-8 in an old-style name is repaired, never a crash.
+    /// Invalid UTF-8 in an old-style name is repaired, never a crash, and says so.
     @Test func invalidUTF8NameIsRepaired() throws {
         var block = RawBlock(name: "")
         block.setBytes(0, [0x66, 0xFF, 0xFE, 0x67])
         block.sealChecksum()
-        #expect(try decode(block.bytes).path == "f\u{FFFD}\u{FFFD}g")
+        let header = try decode(block.bytes)
+        #expect(header.path == "f\u{FFFD}\u{FFFD}g")
+        #expect(header.nameIsLossy)
+    }
+
+    /// A string field ends at its first NUL: bytes after it (here invalid UTF-8 and a "/..")
+    /// are neither part of the name nor make it lossy.
+    @Test func stringFieldsEndAtTheFirstNul() throws {
+        var block = RawBlock(name: "")
+        block.setBytes(0, Array("ok".utf8) + [0, 0xFF] + Array("/..".utf8))
+        block.setBytes(345, Array("pre".utf8) + [0, 0xFE, 0x2F])
+        block.sealChecksum()
+        let header = try decode(block.bytes)
+        #expect(header.path == "pre/ok")
+        #expect(!header.nameIsLossy)
     }
 }

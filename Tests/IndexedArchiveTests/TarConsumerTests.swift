@@ -1,0 +1,67 @@
+import Foundation
+import IndexedArchive
+import Tar
+import Testing
+
+extension EngineSuites {
+    /// TarConsumer is internal: its handling of pax global headers is tested through
+    /// `ArchiveReader`, on archives without an index so the metadata comes from the tar stream.
+    @Suite struct TarConsumerTests {
+        /// A tar stream of `globals` global headers, then one file.
+        static func stream(_ globals: [[(key: String, value: String)]]) throws -> [UInt8] {
+            var tar: [UInt8] = []
+            for records in globals { tar += try TarEncoder.encodeGlobalHeader(records) }
+            return tar + (try tarStream([tarFile("a.txt", "a")]))
+        }
+
+        static func reader(_ tar: [UInt8], in directory: TemporaryDirectory) async throws -> ArchiveReader {
+            try await hostileArchive(tar, mode: .sequential, at: directory.path + "/g.tar.xz")
+        }
+
+        /// Issue #10: a small archive made of global headers, each adding new keys, made listing
+        /// keep gigabytes. Past 256 keys the reader stops, naming the header's offset.
+        @Test(.enabled(if: toolExists("xz")))
+        func metadataKeysAreCapped() async throws {
+            let directory = try TemporaryDirectory()
+            // Each header is 1024 bytes; the 257th distinct key is in header 256.
+            let globals = (0..<300).map { [(key: "AMK.key\($0)", value: "v"), (key: "comment", value: "not kept")] }
+            let reader = try await Self.reader(try Self.stream(globals), in: directory)
+            for call in ["metadata", "entries"] {
+                let error = await expectArchiveError(call) {
+                    call == "metadata" ? try await reader.metadata().count : try await reader.entries().count
+                }
+                #expect(error?.code == .limitExceeded, "\(call): \(String(describing: error))")
+                #expect(error?.message.contains("256 keys") == true && error?.message.hasSuffix("at tar offset \(256 * 1024)") == true,
+                        "\(call): \(String(describing: error))")
+            }
+        }
+
+        @Test(.enabled(if: toolExists("xz")))
+        func metadataBytesAreCapped() async throws {
+            let directory = try TemporaryDirectory()
+            let globals = [[(key: "AMK.small", value: "1")], [(key: "AMK.big", value: String(repeating: "b", count: 70_000))]]
+            let reader = try await Self.reader(try Self.stream(globals), in: directory)
+            let error = await expectArchiveError("metadata") { try await reader.metadata() }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.message.contains("65536 bytes") == true && error?.message.hasSuffix("at tar offset 1024") == true,
+                    "\(String(describing: error))")
+        }
+
+        /// What is kept counts, not what was seen: up to the limit of keys, and a key set again
+        /// and again (its value replaced each time) costs nothing more.
+        @Test(.enabled(if: toolExists("xz")))
+        func replacedValuesDoNotCountTwice() async throws {
+            let directory = try TemporaryDirectory()
+            var globals = [(0..<256).map { (key: "AMK.key\($0)", value: "first") }]
+            for round in 0..<2000 {
+                globals.append([(key: "AMK.key0", value: "round \(round) " + String(repeating: "r", count: 200))])
+            }
+            let reader = try await Self.reader(try Self.stream(globals), in: directory)
+            let metadata = try await reader.metadata()
+            #expect(metadata.count == 256)
+            #expect(metadata["key0"] == "round 1999 " + String(repeating: "r", count: 200))
+            #expect(metadata["key255"] == "first")
+            #expect(try await reader.entries().map(\.path) == ["a.txt"])
+        }
+    }
+}
