@@ -254,12 +254,19 @@ public struct ArchiveIndex: Sendable {
             guard cursor + 4 <= metaEnd else { throw corrupt("metadata is cut short") }
             let kLen = Int(bytes.loadLE(at: cursor) as UInt32)
             guard kLen <= metaEnd - cursor - 4 else { throw corrupt("metadata is cut short") }
-            let key = String(decoding: bytes[cursor + 4..<cursor + 4 + kLen], as: UTF8.self)
+            // Keys and values as stored, or refused: a repaired string would name other bytes, and
+            // a NUL in a key would make it another key to any C reader.
+            guard let key = String(validating: bytes[cursor + 4..<cursor + 4 + kLen], as: UTF8.self), !key.utf8.contains(0) else {
+                throw corrupt("a metadata key is not valid UTF-8 or holds a NUL byte")
+            }
             cursor += 4 + kLen
             guard cursor + 4 <= metaEnd else { throw corrupt("metadata is cut short") }
             let vLen = Int(bytes.loadLE(at: cursor) as UInt32)
             guard vLen <= metaEnd - cursor - 4 else { throw corrupt("metadata is cut short") }
-            metadata[key] = String(decoding: bytes[cursor + 4..<cursor + 4 + vLen], as: UTF8.self)
+            guard let value = String(validating: bytes[cursor + 4..<cursor + 4 + vLen], as: UTF8.self) else {
+                throw corrupt("the value of metadata key '\(TerminalSafe.name(key))' is not valid UTF-8")
+            }
+            metadata[key] = value
             cursor += 4 + vLen
         }
         return ArchiveIndex(entries: entries, tarSize: tarSize, chunkSize: chunkSize, metadata: metadata)

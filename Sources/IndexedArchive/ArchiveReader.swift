@@ -474,9 +474,7 @@ public final class ArchiveReader: Sendable {
     private func typed(_ error: any Error, box: ConsumerBox) -> any Error {
         guard let tar = error as? TarError else { return error }
         let member = box.state.withLock { $0.consumer.unfinishedMember }
-        let place = tar.offset.map { " at tar offset \($0)" } ?? ""
-        return ArchiveError(.corrupt, "damaged tar stream\(place): \(tar.message)", path: path, member: member,
-                            offset: member == nil ? nil : tar.offset, underlying: tar)
+        return ArchiveError.fromTar(tar, path: path, member: member)
     }
 
     // MARK: - Decoding blocks

@@ -79,6 +79,12 @@ public enum ArchiveStreamReader {
                                   seconds: (ContinuousClock.now - start).secondsValue)
                 }
             }
+        } catch let error as TarError {
+            let member = box.state.withLock { state in
+                state.consumer.extractor?.abandonCurrent()
+                return state.consumer.unfinishedMember
+            }
+            throw ArchiveError.fromTar(error, path: nil, member: member)
         } catch {
             box.state.withLock { $0.consumer.extractor?.abandonCurrent() }
             throw error

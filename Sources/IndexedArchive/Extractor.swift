@@ -162,6 +162,14 @@ final class Extractor {
            Self.byteComponents(header.path.utf8).allSatisfy({ $0.elementsEqual(Self.dot) }) {
             return
         }
+        // A name that was not valid UTF-8 was decoded with U+FFFD: the string names other bytes
+        // than the archive holds, and two such names may collide and silently replace each other.
+        if header.nameIsLossy {
+            entries -= 1
+            warnings.append(ExtractWarning(member: header.path, kind: .undecodableName,
+                                           message: "skipped: its name or link target is not valid UTF-8, so it cannot be written as stored"))
+            return
+        }
         let parts = try components(of: header.path)
         let name = parts.last!
         switch header.kind {

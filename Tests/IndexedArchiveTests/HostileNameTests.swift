@@ -91,3 +91,59 @@ extension EngineSuites {
         }
     }
 }
+
+extension EngineSuites.HostileNameTests {
+    /// `name` (ASCII with `X` placeholders) as a ustar member whose placeholders are replaced by
+    /// `bytes` in the header, with the checksum recomputed: a name that is not valid UTF-8, which
+    /// the encoder refuses to write.
+    static func rawNameMember(_ name: String, replacing bytes: [UInt8], content: String) throws -> [UInt8] {
+        var member = try tarStream([tarFile(name, content)], end: false)
+        let placeholder = Array(String(repeating: "X", count: bytes.count).utf8)
+        guard let at = member[0..<100].firstRange(of: placeholder) else { throw CocoaError(.fileReadCorruptFile) }
+        member.replaceSubrange(at, with: bytes)
+        // The checksum: the header's bytes summed with its own field read as spaces.
+        for i in 148..<156 { member[i] = 0x20 }
+        let sum = member[0..<512].reduce(0) { $0 + Int($1) }
+        let octal = Array(String(sum, radix: 8).utf8)
+        let field = [UInt8](repeating: 0x30, count: 6 - octal.count) + octal + [0, 0x20]
+        member.replaceSubrange(148..<156, with: field)
+        return member
+    }
+
+    /// Two names that are not valid UTF-8 and differ only in those bytes become the same string
+    /// once repaired: extracting both would let one silently replace the other.
+    @Test(arguments: ReadMode.allCases)
+    func namesThatAreNotUTF8AreSkippedWithAWarning(_ mode: ReadMode) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("ok.txt", "fine")], end: false)
+            + Self.rawNameMember("aX.txt", replacing: [0xFF], content: "first")
+            + Self.rawNameMember("aX.txt", replacing: [0xFE], content: "second")
+            + TarEncoder.endOfArchive
+        let reader = try await hostileArchive(tar, mode: mode, at: dir.path + "/l.tar.xz")
+        let summary = try await reader.extract(to: dir.path + "/out")
+        #expect(listing(dir.path + "/out") == ["ok.txt"])
+        #expect(summary.entries == 1)
+        #expect(summary.warnings.map(\.kind) == [.undecodableName, .undecodableName])
+        #expect(summary.warnings.allSatisfy { $0.member == "a\u{FFFD}.txt" })
+    }
+
+    /// The index's metadata keys are names too: one holding a NUL is refused when the archive opens.
+    @Test func aMetadataKeyWithANulIsRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("ok.txt", "fine")])
+        try await writeBytes(dir.path + "/m.tar.xz", try indexedArchive(tar: tar, tamper: { $0.metadata["resources\0Version"] = "9" }))
+        let error = await expectArchiveError("NUL in a metadata key") { try ArchiveReader(path: dir.path + "/m.tar.xz") }
+        #expect(error?.code == .corrupt)
+        #expect(error?.message.contains("metadata key") == true, "\(String(describing: error))")
+    }
+
+    /// An xz stream of something else is not called a damaged tar stream.
+    @Test func xzOfSomethingElseIsNotAnArchive() async throws {
+        let dir = try TemporaryDirectory()
+        try await writeBytes(dir.path + "/t.tar.xz", try await xzTool(Array(String(repeating: "just some text\n", count: 100).utf8)))
+        let error = await expectArchiveError("text in xz") { try await ArchiveReader(path: dir.path + "/t.tar.xz").entries() }
+        #expect(error?.code == .notAnArchive)
+        #expect(error?.message.contains("not a tar stream") == true, "\(String(describing: error))")
+        #expect(error?.underlying is TarError)
+    }
+}
