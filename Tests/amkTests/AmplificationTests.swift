@@ -136,5 +136,41 @@ extension AMKTests {
             try run(["extract", archive, "-C", tree.path("out")], status: 1)
             try run(["info", archive], status: 0)
         }
+
+        /// `xz -0` of `bytes`, as `tar -cJf` would write a plain archive.
+        func xz(_ bytes: [UInt8], to name: String) throws -> String {
+            let raw = try write(name + ".tar", bytes)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/xz")
+            process.arguments = ["-0", "-f", "--check=crc64", raw]
+            try process.run()
+            process.waitUntilExit()
+            return raw + ".xz"
+        }
+
+        @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/xz")))
+        func aPlainArchiveOfGlobalHeadersStaysSmall() throws {
+            // 3,000 pax global headers of 60 KB each (180 MB of tar in a few hundred KB of xz),
+            // all setting the same AMK key: the reader keeps the latest value, not all of them.
+            let value = String(repeating: "a", count: 60_000)
+            let one = try TarEncoder.encodeGlobalHeader([("AMK.note", value)])
+            var tar: [UInt8] = []
+            tar.reserveCapacity(one.count * 3000 + 1024)
+            for _ in 0..<3000 { tar += one }
+            tar += try Self.smallTar()
+            let archive = try xz(tar, to: "globals")
+            let size = try FileManager.default.attributesOfItem(atPath: archive)[.size] as? Int ?? 0
+            #expect(size < 1_000_000, "\(size) bytes")
+            #expect(try run(["list", archive], status: 0).stdout == "small.txt\n")
+            try run(["info", archive], status: 0)
+            try run(["verify", archive], status: 0)
+
+            // The same with a new key in each header: refused at the cap, cheaply.
+            var distinct: [UInt8] = []
+            for i in 0..<3000 { distinct += try TarEncoder.encodeGlobalHeader([("AMK.k\(i)", value)]) }
+            distinct += try Self.smallTar()
+            let many = try xz(distinct, to: "many-keys")
+            #expect(try run(["list", many], status: 1).stderr.contains("metadata"))
+        }
     }
 }
