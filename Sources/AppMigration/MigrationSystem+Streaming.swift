@@ -56,28 +56,30 @@ extension MigrationSystem {
         let settings = self
         return try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
-            defer { Self.removeStaging(staging, of: container) }
             var extensionStarted = false
             do {
                 // A receiver killed mid-stream could not remove its staging folder; under the lock
                 // no other import is running, so any staging folder left is such a leftover.
-                try Self.removeStaleStaging(in: container)
+                try await HostIO.run { try Self.removeStaleStaging(in: container) }
                 let request = try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
                 progress.completedUnitCount = total / 4
                 extensionStarted = true
                 try await Self.runImporter(migrationExtension, name: name, at: staging, request: request, container: container,
                                            policy: settings.importWatchdogPolicy, progress: progress,
                                            progressRange: (total / 4, total))
-                try MigrationStatus.record(.success, in: container)
+                await HostIO.runToCompletion { Self.removeStaging(staging, of: container) }
+                try await HostIO.run { try MigrationStatus.record(.success, in: container) }
                 progress.completedUnitCount = total
                 return request
             } catch {
-                if extensionStarted {
-                    Self.clearContainer(container)
+                let cleared = extensionStarted
+                await HostIO.runToCompletion {
+                    Self.removeStaging(staging, of: container)
+                    if cleared { Self.clearContainer(container) }
+                    // The import's own error is what the caller must see; a status that cannot be
+                    // written is secondary to it.
+                    try? MigrationStatus.record(.failure(error), in: container)
                 }
-                // The import's own error is what the caller must see; a status that cannot be
-                // written is secondary to it.
-                try? MigrationStatus.record(.failure(error), in: container)
                 throw error
             }
         }
@@ -100,12 +102,12 @@ extension MigrationSystem {
     private func receiveArchive(from descriptor: Int32, into container: MigrationDataContainer, staging: URL,
                                 name: String) async throws -> ResourcesImportRequest {
         let root = container.containerRootDirectory.path(percentEncoded: false)
-        let available = try freeBytes(root)
+        let available = try await HostIO.run { try freeBytes(root) }
         var options = ExtractOptions()
         options.maxBytes = UInt64(Double(available) * Self.streamedImportBudget)
         // The importer walks the staged tree with ordinary calls, which follow links.
         options.confineSymlinks = true
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        try await HostIO.run { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
         let received: ArchiveStreamReader.Result
         do {
             received = try await ArchiveStreamReader.extract(from: descriptor, to: staging.path(percentEncoded: false),

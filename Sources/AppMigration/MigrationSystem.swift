@@ -260,7 +260,6 @@ public struct MigrationSystem: Sendable {
         let total = progress.totalUnitCount
         try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
-            defer { Self.removeStaging(staging, of: container) }
             var extensionStarted = false
             do {
                 let request = try await prepareImport(from: archive, into: container, staging: staging, name: name)
@@ -268,16 +267,19 @@ public struct MigrationSystem: Sendable {
                 extensionStarted = true
                 try await Self.runImporter(migrationExtension, name: name, at: staging, request: request, container: container,
                                            policy: importWatchdogPolicy, progress: progress, progressRange: (total / 4, total))
+                await HostIO.runToCompletion { Self.removeStaging(staging, of: container) }
             } catch {
                 // Until the extension runs, only the staging folder has been written and the
                 // container is as it was; after, clear what the extension may have half-written.
-                if extensionStarted {
-                    Self.clearContainer(container)
+                let cleared = extensionStarted
+                await HostIO.runToCompletion {
+                    Self.removeStaging(staging, of: container)
+                    if cleared { Self.clearContainer(container) }
+                    try? MigrationStatus.record(.failure(error), in: container)
                 }
-                try? MigrationStatus.record(.failure(error), in: container)
                 throw error
             }
-            try MigrationStatus.record(.success, in: container)
+            try await HostIO.run { try MigrationStatus.record(.success, in: container) }
             progress.completedUnitCount = total
         }
     }
@@ -290,7 +292,7 @@ public struct MigrationSystem: Sendable {
         let metadata: [String: String]
         let entries: [ArchiveEntry]
         do {
-            reader = try ArchiveReader(path: path)
+            reader = try await HostIO.run { try ArchiveReader(path: path) }
             metadata = try await reader.metadata()
             entries = try await reader.entries()
         } catch let error as CancellationError {
@@ -310,7 +312,8 @@ public struct MigrationSystem: Sendable {
             }
             content = sum.partialValue
         }
-        let available = try freeBytes(container.containerRootDirectory.path(percentEncoded: false))
+        let root = container.containerRootDirectory.path(percentEncoded: false)
+        let available = try await HostIO.run { try freeBytes(root) }
         let needed = content.map { requiredImportBytes($0, entries.count) } ?? .max
         // `.max` is "more than any disk", whatever the disk says it has.
         if content == nil || needed == .max || available < needed {
@@ -325,7 +328,7 @@ public struct MigrationSystem: Sendable {
                 "not enough space to import: \(claim), \(available) available",
                 extensionName: name, path: container.containerRootDirectory.path(percentEncoded: false))
         }
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        try await HostIO.run { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
         var options = ExtractOptions()
         // The importer walks the staged tree with ordinary calls, which follow links.
         options.confineSymlinks = true
