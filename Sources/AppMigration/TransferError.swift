@@ -4,7 +4,7 @@ public import Foundation
 /// between two) failed on the wire, as opposed to in the export or the import themselves.
 ///
 /// Each side says what the peer did, in terms a person can act on ("the sender was idle for 60 s
-/// (12 bytes in 60 s, ...)", "no status from the receiver at ... within 300 s", "the sender
+/// (12 bytes in 60 s; ...)", "no status from the receiver at ... within 300 s", "the sender
 /// closed the connection after 1234 bytes of the archive"), never a bare `errno`: a sender whose
 /// receiver vanished gets `.connectionLost`; a receiver whose sender closed, reset or went idle
 /// mid-stream gets `.connectionLost` or `.timedOut`, with the import's own error (the archive
