@@ -6,39 +6,72 @@ import Glibc
 import Darwin
 #endif
 
-/// A migration between two processes over TCP: ``send(_:named:from:request:to:sourceApp:progress:)``
+/// A migration between two processes over TCP: ``send(_:named:from:request:to:sourceApp:idleTimeout:statusTimeout:progress:)``
 /// exports straight onto the connection, ``receive(_:named:into:on:acceptTimeout:idleTimeout:progress:)``
 /// imports from it as it arrives (see
 /// ``importResources(fromDescriptor:into:using:named:progress:)``). The wire format is described
 /// in `TransferFrame.swift`: a 16-byte hello each way, the archive, the sender's half-close, and a
 /// status frame back, so that the sender learns whether the import succeeded, and why not.
+///
+/// Every wait for the peer is bounded, so that no peer, however it misbehaves, holds the other
+/// side (or the receiver's container lock) for good: the connection and the whole hello within
+/// 30 s, the stream by an idle rule that a trickling peer cannot satisfy (see `TransferRelay`),
+/// and the sender's wait for the status by `statusTimeout`. Each failure names what the peer did.
 extension MigrationSystem {
     /// The version of the transfer protocol this code speaks. A peer speaking another is refused
     /// on both sides with ``TransferError`` `.versionMismatch`.
     public static var transferProtocolVersion: UInt32 { TransferFrame.protocolVersion }
 
-    /// How long either side waits for the other's hello.
-    static let handshakeTimeout: Duration = .seconds(30)
-
     /// Connects to a receiver at `endpoint` and streams `exporter`'s export to it.
     ///
+    /// - Parameters:
+    ///   - idleTimeout: the receiver must take at least 64 KiB of the archive in each such window
+    ///     of time that the sender spends waiting for it, or it is cut off as idle.
+    ///   - statusTimeout: how long to wait, once the whole archive has gone, for the receiver to
+    ///     report the import's outcome (it runs its importer in that time).
     /// - Returns: the export's properties and the receiver's report.
     /// - Throws: ``TransferError`` `.remoteFailure` (the receiver's import failed; the message
-    ///   says why), `.connectionLost` (the receiver went away), `.versionMismatch`, `.notAPeer`,
-    ///   `.timedOut`, `.system`; or the export's own error (the receiver then fails too, because
-    ///   the stream it gets is cut).
+    ///   says why), `.connectionLost` (the receiver went away), `.timedOut` (no hello, an idle
+    ///   receiver, or no status in time), `.versionMismatch`, `.notAPeer`, `.system`; or the
+    ///   export's own error (the receiver then fails too, because the stream it gets is cut).
     @discardableResult
     public func send<Exporter: ResourcesExportingWithOptions>(
         _ exporter: Exporter, named name: String? = nil, from container: MigrationDataContainer,
         request: MigrationRequestWithOptions<Exporter.OptionsType>, to endpoint: TransferEndpoint,
-        sourceApp: MigrationAppIdentifier? = nil, progress: Progress? = nil
+        sourceApp: MigrationAppIdentifier? = nil, idleTimeout: Duration = .seconds(60),
+        statusTimeout: Duration = .seconds(300), progress: Progress? = nil
     ) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
-        let fd = try await TransferSocket.connect(to: endpoint, timeout: Self.handshakeTimeout)
+        try await send(exporter, named: name, from: container, request: request, to: endpoint, sourceApp: sourceApp,
+                       limits: TransferLimits(idle: idleTimeout, status: statusTimeout), progress: progress)
+    }
+
+    /// ``send(_:named:from:request:to:sourceApp:idleTimeout:statusTimeout:progress:)`` with every
+    /// limit given, for tests.
+    func send<Exporter: ResourcesExportingWithOptions>(
+        _ exporter: Exporter, named name: String? = nil, from container: MigrationDataContainer,
+        request: MigrationRequestWithOptions<Exporter.OptionsType>, to endpoint: TransferEndpoint,
+        sourceApp: MigrationAppIdentifier? = nil, limits: TransferLimits, progress: Progress? = nil
+    ) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
+        let fd = try await TransferSocket.connect(to: endpoint, timeout: limits.handshake)
         defer { close(fd) }
+        let handshakeDeadline = ContinuousClock.now + limits.handshake
         try TransferSocket.write(fd, TransferFrame.hello(), what: "hello")
-        guard let hello = try await TransferSocket.read(fd, count: TransferFrame.helloSize, timeout: Self.handshakeTimeout,
-                                                        what: "receiver's hello") else {
+        let hello: [UInt8]
+        switch try await TransferSocket.receive(fd, count: TransferFrame.helloSize, until: handshakeDeadline) {
+        case .complete(let bytes):
+            hello = bytes
+        case .closed(let bytes) where bytes.isEmpty:
             throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection without answering")
+        case .closed(let bytes):
+            throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection after "
+                                    + "\(bytes.count) of the hello's \(TransferFrame.helloSize) bytes")
+        case .reset(let bytes):
+            throw TransferError(.connectionLost, "the receiver at \(endpoint) reset the connection after "
+                                    + "\(bytes.count) of the hello's \(TransferFrame.helloSize) bytes")
+        case .timedOut(let bytes):
+            throw TransferError(.timedOut, "no hello from the receiver at \(endpoint) within "
+                                    + "\(TransferSocket.seconds(limits.handshake)) (\(bytes.count) of its "
+                                    + "\(TransferFrame.helloSize) bytes arrived)")
         }
         guard let version = TransferFrame.version(inHello: hello) else {
             throw TransferError(.notAPeer, "\(endpoint) is not an amk receiver: its answer is not an amk transfer hello")
@@ -48,94 +81,139 @@ extension MigrationSystem {
                                 "the receiver at \(endpoint) speaks transfer protocol version \(version); "
                                     + "this sender speaks version \(TransferFrame.protocolVersion)")
         }
+
+        // The engine writes the archive into one end of a local pair; the relay moves it onto
+        // the connection and cuts off a receiver that stops taking it.
+        let (engineEnd, relayEnd) = try TransferSocket.socketPair()
+        defer { close(engineEnd) }
+        let relay: TransferRelay
+        do {
+            relay = try TransferRelay(from: relayEnd, to: fd, peer: .destination, limits: limits, owning: relayEnd,
+                                      name: "amk-send-relay")
+        } catch {
+            close(relayEnd)
+            throw error
+        }
         let settings = self
-        // Export and listen for the receiver's status at once: a receiver that fails or vanishes
-        // mid-stream stops the export at once instead of after the last block.
+        // Export and watch the connection at once: a receiver that answers (it failed) or goes
+        // away mid-stream stops the export at once instead of after the last block.
         var exported: Result<DeviceToDeviceExportProperties, any Error>?
-        var status: Result<StatusFrame?, any Error>?
         var stoppedExport = false
         await withTaskGroup(of: SenderEvent.self) { group in
             group.addTask {
                 do {
-                    let properties = try await settings.exportResources(
-                        of: exporter, named: name, from: container, request: request, toDestination: .fileDescriptor(fd),
-                        sourceApp: sourceApp, progress: progress)
-                    shutdown(fd, Int32(SHUT_WR))
-                    return .exported(.success(properties))
+                    return .exported(.success(try await settings.exportResources(
+                        of: exporter, named: name, from: container, request: request, toDestination: .fileDescriptor(engineEnd),
+                        sourceApp: sourceApp, progress: progress)))
                 } catch {
-                    // The receiver must see a cut stream, not wait for more.
-                    shutdown(fd, Int32(SHUT_WR))
                     return .exported(.failure(error))
                 }
             }
             group.addTask {
+                // Nothing is due from the receiver before the status: anything it sends, or its
+                // end, means it stopped.
                 do {
-                    return .status(.success(try await Self.readStatus(fd, timeout: nil)))
+                    _ = try await TransferSocket.waitReadable(fd)
+                    return .receiverStirred(true)
+                } catch is CancellationError {
+                    // The export ended first and the group stopped the watch; a cancellation of
+                    // the whole send is seen after the group.
+                    return .receiverStirred(false)
                 } catch {
-                    return .status(.failure(error))
+                    // poll itself failed: the status read says what became of the connection.
+                    return .receiverStirred(true)
                 }
             }
             while let event = await group.next() {
                 switch event {
                 case .exported(let result):
                     exported = result
-                    if case .failure = result {
-                        // Give the receiver a moment to say how it saw the cut, then stop waiting.
-                        group.addTask {
-                            do {
-                                try await Task.sleep(for: .seconds(5))
-                                return .gaveUp(nil)
-                            } catch {
-                                // Cancelled: the status came first. The error goes with the event.
-                                return .gaveUp(error)
-                            }
-                        }
-                    }
-                case .status(let result):
-                    status = result
+                    // The end of the archive, or the cut the receiver must see if the export
+                    // failed: the relay passes everything on, then half-closes the connection.
+                    shutdown(engineEnd, Int32(SHUT_WR))
+                    group.cancelAll()
+                case .receiverStirred(let spoke):
                     // An answer (or the end of the connection) before the export has finished
                     // means the receiver stopped: the export is stopped, and what it then
-                    // reports (a cancellation, or a termination if the extension returned
-                    // normally) is a consequence, not the cause.
-                    if exported == nil {
+                    // reports (a cancellation, a broken pipe) is a consequence, not the cause.
+                    if spoke && exported == nil {
                         stoppedExport = true
+                        relay.stop()
                         group.cancelAll()
                     }
-                case .gaveUp:
-                    group.cancelAll()
                 }
-                if exported != nil, status != nil { group.cancelAll() }
             }
         }
+        // The relay must let go of the connection before it is read or closed: after a normal
+        // export it is passing on the last bytes, bounded by the idle rule.
+        let relayed = await relay.ending()
         try Task.checkCancellation()
-        return try Self.senderVerdict(exported: exported!, status: status, stoppedExport: stoppedExport, endpoint: endpoint)
+        guard let exported else { throw CancellationError() }
+        let normal: Bool
+        if case .success = exported, case .finished = relayed, !stoppedExport { normal = true } else { normal = false }
+        let statusWait = normal ? limits.status : min(limits.status, limits.statusAfterFailure)
+        let status = try await Self.readStatus(fd, until: ContinuousClock.now + statusWait)
+        return try Self.senderVerdict(exported: exported, relayed: relayed, status: status, statusWait: statusWait,
+                                      stoppedExport: stoppedExport, endpoint: endpoint)
     }
 
-    /// What the sender reports, from what its two halves saw.
+    /// What the sender reports, from what its export, its relay and the status read saw.
     private static func senderVerdict(exported: Result<DeviceToDeviceExportProperties, any Error>,
-                                      status: Result<StatusFrame?, any Error>?, stoppedExport: Bool,
-                                      endpoint: TransferEndpoint) throws -> (DeviceToDeviceExportProperties, String) {
-        switch (exported, status) {
-        case (.success(let properties), .success(.some(let frame))) where frame.ok:
+                                      relayed: TransferRelay.Ending, status: StatusOutcome, statusWait: Duration,
+                                      stoppedExport: Bool, endpoint: TransferEndpoint) throws -> (DeviceToDeviceExportProperties, String) {
+        let sent = "\(relayed.bytes) bytes of the archive"
+        if case .success(let properties) = exported, case .frame(let frame) = status, frame.ok {
             return (properties, frame.message)
-        case (.failure(let error), _) where !stoppedExport && !isLostConnection(error):
+        }
+        if case .failure(let error) = exported, !stoppedExport, !isLostConnection(error) {
             // The export itself failed (the extension threw, stalled...): that is the cause; the
             // receiver failed because of it.
             throw error
-        case (_, .success(.some(let frame))) where !frame.ok:
+        }
+        if case .frame(let frame) = status, !frame.ok {
             throw TransferError(.remoteFailure, "the receiver at \(endpoint) failed to import: \(frame.message)")
-        case (.failure(let error), _) where !stoppedExport:
-            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: \(error)",
+        }
+        // What the relay saw of the receiver, if the stream ended early because of it.
+        switch relayed {
+        case .idle(let window, let moved, _):
+            throw TransferError(.timedOut, "the receiver at \(endpoint) was idle for \(TransferSocket.seconds(window)): it took "
+                                    + "\(moved) bytes in \(TransferSocket.seconds(window)), after \(sent)")
+        case .peerClosed:
+            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: it closed the "
+                                    + "connection after taking \(sent)")
+        case .reset:
+            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: it reset the "
+                                    + "connection after taking \(sent)")
+        case .failed(let error, _):
+            throw TransferError(error.code, "\(error.message) on the connection to the receiver at \(endpoint), after \(sent)",
                                 underlying: error)
-        case (.failure, .failure(let error)):
-            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: \(error)",
-                                underlying: error)
-        case (.success, .failure(let error)):
-            throw TransferError(.connectionLost, "the receiver at \(endpoint) did not report the import's outcome: \(error)",
-                                underlying: error)
-        default:
-            throw TransferError(.connectionLost,
-                                "the receiver at \(endpoint) closed the connection without reporting the import's outcome")
+        case .finished, .stopped, .localClosed:
+            break
+        }
+        switch status {
+        case .frame(let frame):
+            // A success the sender cannot share: its export failed after the receiver was done.
+            if case .failure(let error) = exported { throw error }
+            throw TransferError(.notAPeer, "the receiver at \(endpoint) reported success for an incomplete archive: \(frame.message)")
+        case .timedOut(let got) where got == 0:
+            if case .failure(let error) = exported {
+                throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: \(error)",
+                                    underlying: error)
+            }
+            throw TransferError(.timedOut, "no status from the receiver at \(endpoint) within \(TransferSocket.seconds(statusWait)) "
+                                    + "after the end of the archive (it took all \(sent)); its import may still be running")
+        case .timedOut(let got):
+            throw TransferError(.timedOut, "the receiver at \(endpoint) sent only \(got) bytes of its status "
+                                    + "within \(TransferSocket.seconds(statusWait))")
+        case .closed(let got) where got == 0:
+            throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection after taking \(sent), "
+                                    + "without reporting the import's outcome")
+        case .closed(let got):
+            throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection in the middle of its "
+                                    + "status, after \(got) bytes of it")
+        case .reset:
+            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: it reset the "
+                                    + "connection without reporting the import's outcome (after \(sent))")
         }
     }
 
@@ -149,24 +227,55 @@ extension MigrationSystem {
     ///
     /// The sender's hello is checked first (a peer speaking another protocol version is told so
     /// and refused); then the archive is imported as it arrives, and the outcome is sent back. A
-    /// sender that goes away or is cut off mid-stream leaves the container as it was, with the
-    /// import status `.failure`.
+    /// sender that goes away, is cut off mid-stream or goes idle leaves the container as it was,
+    /// with the import status `.failure`.
     ///
     /// - Parameters:
     ///   - acceptTimeout: how long to wait for a sender; nil waits for good.
-    ///   - idleTimeout: how long the stream may stall before the import fails.
+    ///   - idleTimeout: the sender must deliver at least 64 KiB in each such window of time that
+    ///     the receiver spends waiting for it (time the receiver spends on its own work does not
+    ///     count), or it is cut off and the import fails. A whole archive that has already
+    ///     arrived and been verified is still imported.
     /// - Returns: what the importer was told (the source app and `sourceVersion`).
+    /// - Throws: ``TransferError`` `.timedOut` (no hello within 30 s, or an idle sender),
+    ///   `.connectionLost` (the sender closed or reset the connection before the archive's end;
+    ///   the import's own error is its `underlying`), `.versionMismatch`, `.notAPeer`; or the
+    ///   import's own error.
     @discardableResult
     public func receive<Importer: ResourcesImporting>(
         _ importer: Importer, named name: String? = nil, into container: MigrationDataContainer,
         on listener: TransferListener, acceptTimeout: Duration? = nil, idleTimeout: Duration = .seconds(60),
         progress: Progress? = nil
     ) async throws -> ResourcesImportRequest {
+        try await receive(importer, named: name, into: container, on: listener, acceptTimeout: acceptTimeout,
+                          limits: TransferLimits(idle: idleTimeout), progress: progress)
+    }
+
+    /// ``receive(_:named:into:on:acceptTimeout:idleTimeout:progress:)`` with every limit given,
+    /// for tests.
+    func receive<Importer: ResourcesImporting>(
+        _ importer: Importer, named name: String? = nil, into container: MigrationDataContainer,
+        on listener: TransferListener, acceptTimeout: Duration? = nil, limits: TransferLimits,
+        progress: Progress? = nil
+    ) async throws -> ResourcesImportRequest {
         let fd = try await listener.accept(timeout: acceptTimeout)
         defer { close(fd) }
-        guard let hello = try await TransferSocket.read(fd, count: TransferFrame.helloSize, timeout: Self.handshakeTimeout,
-                                                        what: "sender's hello") else {
+        let hello: [UInt8]
+        switch try await TransferSocket.receive(fd, count: TransferFrame.helloSize,
+                                                until: ContinuousClock.now + limits.handshake) {
+        case .complete(let bytes):
+            hello = bytes
+        case .closed(let bytes) where bytes.isEmpty:
             throw TransferError(.connectionLost, "the sender closed the connection before saying hello")
+        case .closed(let bytes):
+            throw TransferError(.connectionLost, "the sender closed the connection after \(bytes.count) of the hello's "
+                                    + "\(TransferFrame.helloSize) bytes")
+        case .reset(let bytes):
+            throw TransferError(.connectionLost, "the sender reset the connection after \(bytes.count) of the hello's "
+                                    + "\(TransferFrame.helloSize) bytes")
+        case .timedOut(let bytes):
+            throw TransferError(.timedOut, "no hello from the sender within \(TransferSocket.seconds(limits.handshake)) "
+                                    + "(\(bytes.count) of its \(TransferFrame.helloSize) bytes arrived)")
         }
         guard let version = TransferFrame.version(inHello: hello) else {
             Self.answer(fd, ok: false, "this is an amk receiver; send with `amk send`")
@@ -180,21 +289,61 @@ extension MigrationSystem {
                                 "the sender speaks transfer protocol version \(version); "
                                     + "this receiver speaks version \(TransferFrame.protocolVersion)")
         }
-        TransferSocket.setIdleTimeout(fd, idleTimeout)
-        let request: ResourcesImportRequest
+        // The engine reads the archive from one end of a local pair; the relay fills it from the
+        // connection and cuts off a sender that trickles or stalls.
+        let (engineEnd, relayEnd) = try TransferSocket.socketPair()
+        defer { close(engineEnd) }
+        let relay: TransferRelay
         do {
-            request = try await importResources(fromDescriptor: fd, into: container, using: importer, named: name,
-                                                progress: progress)
+            relay = try TransferRelay(from: fd, to: relayEnd, peer: .source, limits: limits, owning: relayEnd,
+                                      name: "amk-receive-relay")
         } catch {
+            close(relayEnd)
+            throw error
+        }
+        let imported = await capture {
+            try await importResources(fromDescriptor: engineEnd, into: container, using: importer, named: name,
+                                      progress: progress)
+        }
+        // An import that failed before the stream's end leaves the relay running: stop it, and
+        // let go of the connection before answering on it.
+        relay.stop()
+        let relayed = await relay.ending()
+        switch imported {
+        case .success(let request):
+            Self.answer(fd, ok: true, "imported into \(container.containerRootDirectory.path(percentEncoded: false))"
+                            + " (source version \(request.sourceVersion.isEmpty ? "unknown" : request.sourceVersion))")
+            return request
+        case .failure(let failure):
+            let error = Self.receiverError(failure, relayed: relayed)
             Self.answer(fd, ok: false, String(describing: error))
             // Let the sender read the answer: closing with its data unread would reset the
             // connection and could destroy the status frame.
-            TransferSocket.drain(fd, timeout: .seconds(2))
+            try await TransferSocket.drain(fd, timeout: limits.drain)
             throw error
         }
-        Self.answer(fd, ok: true, "imported into \(container.containerRootDirectory.path(percentEncoded: false))"
-                        + " (source version \(request.sourceVersion.isEmpty ? "unknown" : request.sourceVersion))")
-        return request
+    }
+
+    /// The receiver's error: the import's, or, when the import failed only because the relay
+    /// ended the stream, what the sender did to end it.
+    private static func receiverError(_ error: any Error, relayed: TransferRelay.Ending) -> any Error {
+        guard let cut = error as? AppMigrationError, cut.code == .unreadableArchive else { return error }
+        let bytes = "\(relayed.bytes) bytes of the archive"
+        switch relayed {
+        case .idle(let window, let moved, _):
+            // The import's error (the archive broke off) is only the consequence of the cut.
+            return TransferError(.timedOut, "the sender was idle for \(TransferSocket.seconds(window)) (\(moved) bytes in "
+                                    + "\(TransferSocket.seconds(window)); \(bytes) in all), so the import was stopped",
+                                 underlying: error)
+        case .finished:
+            return TransferError(.connectionLost, "the sender closed the connection after \(bytes): \(error)", underlying: error)
+        case .reset:
+            return TransferError(.connectionLost, "the sender reset the connection after \(bytes): \(error)", underlying: error)
+        case .failed(let failure, _):
+            return TransferError(failure.code, "\(failure.message) after \(bytes): \(error)", underlying: error)
+        case .peerClosed, .localClosed, .stopped:
+            return error
+        }
     }
 
     /// Sends a status frame and half-closes. A sender that has gone cannot be told; the import's
@@ -204,10 +353,15 @@ extension MigrationSystem {
         shutdown(fd, Int32(SHUT_WR))
     }
 
-    /// Reads the receiver's status frame; nil if the connection ended without one.
-    static func readStatus(_ fd: Int32, timeout: Duration?) async throws -> StatusFrame? {
-        guard let header = try await TransferSocket.read(fd, count: 5, timeout: timeout, what: "receiver's status") else {
-            return nil
+    /// Reads the receiver's status frame, all of it before `deadline`.
+    /// - Throws: ``TransferError`` `.notAPeer` for a frame that is not a status; `CancellationError`.
+    static func readStatus(_ fd: Int32, until deadline: ContinuousClock.Instant) async throws -> StatusOutcome {
+        let header: [UInt8]
+        switch try await TransferSocket.receive(fd, count: 5, until: deadline) {
+        case .complete(let bytes): header = bytes
+        case .closed(let bytes): return .closed(bytes.count)
+        case .reset(let bytes): return .reset(bytes.count)
+        case .timedOut(let bytes): return .timedOut(bytes.count)
         }
         guard header[0] <= 1 else {
             throw TransferError(.notAPeer, "the receiver sent an unknown status \(header[0])")
@@ -216,9 +370,25 @@ extension MigrationSystem {
         guard length <= TransferFrame.maxMessageBytes else {
             throw TransferError(.notAPeer, "the receiver's status message is too long (\(length) bytes)")
         }
-        let text = length == 0 ? [] : try await TransferSocket.read(fd, count: length, timeout: .seconds(10),
-                                                                    what: "receiver's status message") ?? []
-        return StatusFrame(ok: header[0] == 0, message: String(decoding: text, as: UTF8.self))
+        var text: [UInt8] = []
+        if length > 0 {
+            switch try await TransferSocket.receive(fd, count: length, until: deadline) {
+            case .complete(let bytes): text = bytes
+            case .closed(let bytes): return .closed(5 + bytes.count)
+            case .reset(let bytes): return .reset(5 + bytes.count)
+            case .timedOut(let bytes): return .timedOut(5 + bytes.count)
+            }
+        }
+        return .frame(StatusFrame(ok: header[0] == 0, message: String(decoding: text, as: UTF8.self)))
+    }
+}
+
+/// Runs `body`, keeping its outcome, so that cleanup that must await can run before it is thrown.
+private func capture<T: Sendable>(_ body: () async throws -> T) async -> Result<T, any Error> {
+    do {
+        return .success(try await body())
+    } catch {
+        return .failure(error)
     }
 }
 
@@ -228,10 +398,20 @@ struct StatusFrame: Sendable {
     var message: String
 }
 
+/// What the receiver sent back, or how far it got.
+enum StatusOutcome: Sendable {
+    case frame(StatusFrame)
+    /// The receiver closed the connection after this many bytes of a status.
+    case closed(Int)
+    /// The receiver reset the connection after this many bytes of a status.
+    case reset(Int)
+    /// The deadline passed with this many bytes of a status.
+    case timedOut(Int)
+}
+
 /// What one half of a sender saw.
 private enum SenderEvent: Sendable {
     case exported(Result<DeviceToDeviceExportProperties, any Error>)
-    case status(Result<StatusFrame?, any Error>)
-    /// The wait for the status after a failed export ended (with the error that ended it early).
-    case gaveUp((any Error)?)
+    /// The receiver sent something or closed (true), or the watch was cancelled or failed.
+    case receiverStirred(Bool)
 }

@@ -4,9 +4,13 @@ import IndexedArchive
 /// Why a streamed migration between two parties (a pipe in one process, or a TCP connection
 /// between two) failed on the wire, as opposed to in the export or the import themselves.
 ///
-/// Each side says what it saw: a sender whose receiver vanished gets `.connectionLost`, a receiver
-/// whose sender vanished gets the import's own error (the archive broke off), and both sides of a
-/// version mismatch get `.versionMismatch` naming both versions.
+/// Each side says what the peer did, in terms a person can act on ("the sender was idle for 60 s
+/// (12 bytes in 60 s; ...)", "no status from the receiver at ... within 300 s", "the sender
+/// closed the connection after 1234 bytes of the archive"), never a bare `errno`: a sender whose
+/// receiver vanished gets `.connectionLost`; a receiver whose sender closed, reset or went idle
+/// mid-stream gets `.connectionLost` or `.timedOut`, with the import's own error (the archive
+/// broke off) as ``underlying``; and both sides of a version mismatch get `.versionMismatch`
+/// naming both versions.
 public struct TransferError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// The kind of failure, for programs; ``message`` is for people.
     public enum Code: Sendable, Hashable {
@@ -18,7 +22,8 @@ public struct TransferError: Error, Sendable, CustomStringConvertible, Localized
         case connectionLost
         /// The receiver reported that the import failed; ``message`` holds its reason.
         case remoteFailure
-        /// The peer sent nothing for too long.
+        /// The peer did not do its part in time: no connection or hello within the handshake
+        /// timeout, too little progress in an idle window, or no status within the status timeout.
         case timedOut
         /// A socket or pipe call failed.
         case system(errno: Int32)

@@ -47,22 +47,33 @@ public final class TransferListener: Sendable {
 
     /// Waits for one sender and returns the connected socket (blocking, close-on-exec), which the
     /// caller closes.
-    /// - Throws: ``TransferError`` `.timedOut` if no sender came within `timeout`.
+    ///
+    /// The wait is a `poll(2)` with the real timeout on a thread of its own, so a receiver waiting
+    /// for minutes for its sender holds none of the cooperative pool's threads and burns no CPU;
+    /// cancelling the caller ends it at once.
+    /// - Throws: ``TransferError`` `.timedOut` if no sender came within `timeout`;
+    ///   `CancellationError`.
     public func accept(timeout: Duration? = nil) async throws -> Int32 {
-        while true {
-            guard try await TransferSocket.waitUntil(fd, events: Int16(POLLIN), timeout: timeout) else {
-                throw TransferError(.timedOut, "no sender connected to \(endpoint) within \(timeout ?? .zero)")
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let endpoint = endpoint
+        let fd = fd
+        let connection = try await TransferSocket.onThread("amk-accept") { wake -> Int32? in
+            while try TransferSocket.wait(fd, for: Int16(POLLIN), until: deadline, wake: wake) {
+                let connection = Glibc.accept(fd, nil, nil)
+                if connection >= 0 { return connection }
+                // Aborted between the poll and the accept, or taken by someone else: wait again.
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED { continue }
+                throw TransferSocket.failure("accept on \(endpoint)")
             }
-            let connection = Glibc.accept(fd, nil, nil)
-            if connection >= 0 {
-                // Close-on-exec (accept4 is not visible to Swift), and blocking: the engine reads
-                // it with blocking calls on its own threads.
-                _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) & ~O_NONBLOCK)
-                return connection
-            }
-            if errno == EAGAIN || errno == EINTR || errno == ECONNABORTED { continue }
-            throw TransferSocket.failure("accept on \(endpoint)")
+            return nil
         }
+        guard let connection else {
+            throw TransferError(.timedOut, "no sender connected to \(endpoint) within \(TransferSocket.seconds(timeout ?? .zero))")
+        }
+        // Close-on-exec (accept4 is not visible to Swift), and blocking, as documented; the
+        // transfer itself only reads and writes it after a poll, or with MSG_DONTWAIT.
+        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) & ~O_NONBLOCK)
+        return connection
     }
 }

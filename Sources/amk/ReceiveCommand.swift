@@ -16,8 +16,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         discussion: """
             Prints 'listening on HOST:PORT' once it listens (port 0 picks a free port). The import \
             runs only after the whole archive has arrived and been verified; a stream that breaks \
-            off leaves the container as it was and records a failed import. Exits 0 on success, 1 \
-            on failure.
+            off leaves the container as it was and records a failed import. A sender that sends no \
+            hello within 30 s, or less than 64 KiB of the archive in an --idle-timeout, is cut off \
+            the same way. Exits 0 on success, 1 on failure.
             """
     )
 
@@ -26,11 +27,13 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address to listen on, HOST:PORT (IPv4), e.g. 127.0.0.1:7070.", valueName: "host:port"))
     var listen: String
 
-    @Option(help: ArgumentHelp("Give up if no sender connects within this many seconds.", valueName: "seconds"))
-    var acceptTimeout: Int?
+    @Option(help: ArgumentHelp("Give up if no sender connects within this many seconds (default: wait for good).",
+                               valueName: "seconds"))
+    var acceptTimeout: Double?
 
-    @Option(help: ArgumentHelp("Fail if the stream stalls for this many seconds.", valueName: "seconds"))
-    var idleTimeout: Int = 60
+    @Option(help: ArgumentHelp("Fail if the sender delivers less than 64 KiB of the archive in this many seconds.",
+                               valueName: "seconds"))
+    var idleTimeout: Double = 60
 
     func validate() throws {
         do {
@@ -38,15 +41,16 @@ struct ReceiveCommand: AsyncParsableCommand {
         } catch let error as TransferError {
             throw ValidationError(error.description)
         }
-        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        try acceptTimeout.map { try TransferTimeout.validate($0, flag: "--accept-timeout") }
+        try TransferTimeout.validate(idleTimeout, flag: "--idle-timeout")
     }
 
     func run() async throws {
         let listener = try TransferListener(try TransferEndpoint(parsing: listen))
         let container = try options.dataContainer()
         let name = options.extensionName
-        let acceptTimeout = self.acceptTimeout.map { Duration.seconds($0) }
-        let idleTimeout = Duration.seconds(self.idleTimeout)
+        let acceptTimeout = self.acceptTimeout.map(TransferTimeout.duration)
+        let idleTimeout = TransferTimeout.duration(self.idleTimeout)
         print("listening on \(listener.endpoint)")
         fflush(nil) // the line must reach a pipe or file now: the caller waits for it
         let request = try await SignalCancellation.run {

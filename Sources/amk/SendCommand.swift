@@ -10,7 +10,10 @@ struct SendCommand: AsyncParsableCommand {
         abstract: "Export an app's data over TCP to 'amk receive'; the archive is never written to disk.",
         discussion: """
             Exits 0 once the receiver reports that its import succeeded. Exits 1 if the export fails, \
-            the receiver's import fails (its reason is printed), or the connection is lost.
+            the receiver's import fails (its reason is printed), or the connection is lost. No wait \
+            for the receiver is unbounded: its hello must come within 30 s, it must take at least \
+            64 KiB of the archive in every --idle-timeout, and its report must come within \
+            --status-timeout of the archive's end.
             """
     )
 
@@ -26,7 +29,17 @@ struct SendCommand: AsyncParsableCommand {
                                valueName: "size"))
     var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
 
+    @Option(help: ArgumentHelp("Fail if the receiver takes less than 64 KiB of the archive in this many seconds.",
+                               valueName: "seconds"))
+    var idleTimeout: Double = 60
+
+    @Option(help: ArgumentHelp("Once the whole archive has gone, wait this many seconds for the receiver to report its "
+                                   + "import (it runs its importer meanwhile).", valueName: "seconds"))
+    var statusTimeout: Double = 300
+
     func validate() throws {
+        try TransferTimeout.validate(idleTimeout, flag: "--idle-timeout")
+        try TransferTimeout.validate(statusTimeout, flag: "--status-timeout")
         guard (0...9).contains(preset) else {
             throw ValidationError("--preset must be 0 to 9, not \(preset).")
         }
@@ -47,7 +60,9 @@ struct SendCommand: AsyncParsableCommand {
         let system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
         let (exported, message) = try await SignalCancellation.run {
             try await system.send(ContainerFilesMigration(), named: name, from: container,
-                                             request: MigrationRequest(destinationPlatform: .current), to: endpoint)
+                                             request: MigrationRequest(destinationPlatform: .current), to: endpoint,
+                                             idleTimeout: TransferTimeout.duration(idleTimeout),
+                                             statusTimeout: TransferTimeout.duration(statusTimeout))
         }
         let compressed = exported.compressedBytes.map { ", \($0) compressed" } ?? ""
         print("sent \(exported.uncompressedBytes) bytes\(compressed) to \(endpoint) (version \(TerminalSafe.name(exported.version)))")

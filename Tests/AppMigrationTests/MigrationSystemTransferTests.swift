@@ -83,11 +83,17 @@ import Testing
                 let context = "cut after \(cut) of \(total) bytes (seed \(seed))"
                 switch received {
                 case .success: Issue.record("receiver succeeded: \(context)")
+                case .failure(let error as TransferError) where cut < 16:
+                    // Cut inside the hello: no import began, and the message says how far it got.
+                    #expect(error.code == .connectionLost, "\(context): \(error)")
+                    #expect(error.message.contains("after \(cut) of the hello's 16 bytes"), "\(context): \(error)")
+                    #expect(importStatus(of: destination) == nil, "\(context)")
                 case .failure(let error as TransferError):
-                    // Cut inside the hello: no import began.
-                    #expect(cut < 16 && error.code == .connectionLost, "\(context): \(error)")
-                case .failure(let error as AppMigrationError):
-                    #expect(error.code == .unreadableArchive, "\(context): \(error)")
+                    // The receiver names what the sender did; the import's error is underneath.
+                    #expect(error.code == .connectionLost, "\(context): \(error)")
+                    #expect(error.message.hasPrefix("the sender closed the connection after \(cut - 16) bytes of the archive")
+                                || error.message.hasPrefix("the sender reset the connection after"), "\(context): \(error)")
+                    #expect((error.underlying as? AppMigrationError)?.code == .unreadableArchive, "\(context): \(error)")
                     guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status: \(context)"); return }
                 case .failure(let error):
                     Issue.record("\(context): unexpected receiver error \(error)")
@@ -153,7 +159,8 @@ import Testing
     }
 
     /// A sender that says hello, sends a few bytes and then nothing: the idle timeout fails the
-    /// import instead of waiting for good.
+    /// import instead of waiting for good, and the message says the sender was idle (not
+    /// "Resource temporarily unavailable").
     @Test func aStalledSenderTimesOut() async throws {
         try await Scratch.with { scratch in
             let destination = try scratch.container("import")
@@ -171,9 +178,11 @@ import Testing
             do {
                 _ = try await received.get()
                 Issue.record("a stalled stream was imported")
-            } catch let error as AppMigrationError {
-                #expect(error.code == .unreadableArchive)
-                #expect("\(error)".contains("Resource temporarily unavailable"), "\(error)")
+            } catch let error as TransferError {
+                #expect(error.code == .timedOut)
+                #expect(error.message.hasPrefix("the sender was idle for 0.5 s (4 bytes in 0.5 s; 4 bytes of the archive in all)"),
+                        "\(error)")
+                #expect((error.underlying as? AppMigrationError)?.code == .unreadableArchive, "\(error)")
             }
             #expect(ContinuousClock.now - start < .seconds(10))
             let header = receiveExactly(fd, 5)
@@ -251,6 +260,220 @@ import Testing
                 #expect(error.code == .notAPeer)
             }
         }
+    }
+
+    // MARK: - Every wait for the peer is bounded
+
+    /// A receiver that takes the whole archive and never reports: the sender gives up at the
+    /// status timeout, saying so, instead of waiting for good.
+    @Test(.timeLimit(.minutes(1))) func aReceiverThatNeverAnswersEndsTheSenderAtTheStatusTimeout() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 200_000)
+            let listening = try rawListen()
+            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let archived = Box(-1)
+            let release = Gate()
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                _ = receiveExactly(fd, 16)
+                sendAll(fd, helloBytes(version: 1))
+                archived.current = readToEnd(fd) // to the sender's half-close
+                release.blockThread() // and silence
+                close(fd)
+                close(listening)
+            }
+            peer.start()
+            defer { release.open() }
+            let start = ContinuousClock.now
+            do {
+                _ = try await quickSystem.send(TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                                               to: endpoint, statusTimeout: .seconds(2))
+                Issue.record("the sender succeeded without a status")
+            } catch let error as TransferError {
+                #expect(error.code == .timedOut)
+                #expect(error.message.hasPrefix("no status from the receiver at \(endpoint) within 2 s after the end of the archive"),
+                        "\(error)")
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(20), "\(elapsed)")
+            #expect(archived.current > 200_000, "the receiver read the whole archive")
+        }
+    }
+
+    /// A receiver that says hello and then reads nothing: once the connection's buffers are full,
+    /// the sender waits for it, and cuts it off after the idle timeout.
+    @Test(.timeLimit(.minutes(1))) func aReceiverThatStopsReadingIsCutOffAsIdle() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            // Incompressible, and more than loopback's buffers hold while nobody reads.
+            try seedTransferContainer(source, bigBytes: 12 << 20)
+            let listening = try rawListen()
+            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let release = Gate()
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                _ = receiveExactly(fd, 16)
+                sendAll(fd, helloBytes(version: 1))
+                release.blockThread()
+                close(fd)
+                close(listening)
+            }
+            peer.start()
+            defer { release.open() }
+            let start = ContinuousClock.now
+            do {
+                _ = try await quickSystem.send(TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                                               to: endpoint, idleTimeout: .seconds(1))
+                Issue.record("the sender succeeded")
+            } catch let error as TransferError {
+                #expect(error.code == .timedOut, "\(error)")
+                #expect(error.message.hasPrefix("the receiver at \(endpoint) was idle for 1 s: it took "), "\(error)")
+            }
+            #expect(ContinuousClock.now - start < .seconds(30))
+        }
+    }
+
+    /// A sender that trickles one byte every 200 ms: each byte would reset a plain socket timeout,
+    /// but five bytes a second is not progress, and the receiver cuts it off after about the idle
+    /// timeout, leaving the container as it was and recording the failure.
+    @Test(.timeLimit(.minutes(1))) func aTricklingSenderIsCutOffAfterTheIdleTimeout() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 100_000)
+            let archive = scratch.url("real.tar.xz")
+            try await quickSystem.exportResources(of: TreeCopyMigration(), from: source,
+                                                  request: MigrationRequest(destinationPlatform: .current), to: archive)
+            // The start of a real archive, so that the receiver's engine finds nothing wrong with it.
+            let bytes = Array(try Data(contentsOf: archive).prefix(150))
+            try write("keep", to: "kept.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let listener = try TransferListener(Self.loopback)
+            let start = ContinuousClock.now
+            async let received = capture {
+                try await quickSystem.receive(TreeCopyMigration(), into: destination, on: listener, acceptTimeout: .seconds(20),
+                                              idleTimeout: .seconds(1))
+            }
+            let fd = try rawConnect(listener.endpoint)
+            defer { close(fd) }
+            sendAll(fd, helloBytes(version: 1))
+            #expect(receiveExactly(fd, 16) == helloBytes(version: 1))
+            let trickler = Trickler(fd, bytes: bytes, every: .milliseconds(200))
+            defer { trickler.finish() }
+            let result = await received
+            let elapsed = ContinuousClock.now - start
+            do {
+                _ = try result.get()
+                Issue.record("a trickled stream was imported")
+            } catch let error as TransferError {
+                #expect(error.code == .timedOut)
+                #expect(error.message.hasPrefix("the sender was idle for 1 s ("), "\(error)")
+                #expect(error.message.contains(" bytes in 1 s; "), "\(error)")
+            }
+            #expect(elapsed >= .seconds(1) && elapsed < .seconds(10), "\(elapsed)")
+            #expect(trickler.sent >= 3, "the sender kept sending while it was cut off")
+            let header = receiveExactly(fd, 5)
+            #expect(header.first == 1, "the sender is told of the failure")
+            #expect(try snapshot(destination.containerRootDirectory) == before)
+            #expect(try stagingFolders(in: destination).isEmpty)
+            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+        }
+    }
+
+    /// A sender that sends its hello one byte a second: the handshake deadline covers the whole
+    /// hello, so it is cut off after the handshake timeout, not after 16 s or never.
+    @Test(.timeLimit(.minutes(1))) func aHelloTrickledByteByByteIsCutOffByTheHandshakeDeadline() async throws {
+        try await Scratch.with { scratch in
+            let destination = try scratch.container("import")
+            let listener = try TransferListener(Self.loopback)
+            var limits = TransferLimits()
+            limits.handshake = .seconds(1)
+            let start = ContinuousClock.now
+            async let received = capture {
+                try await quickSystem.receive(TreeCopyMigration(), into: destination, on: listener, acceptTimeout: .seconds(20),
+                                              limits: limits)
+            }
+            let fd = try rawConnect(listener.endpoint)
+            defer { close(fd) }
+            let trickler = Trickler(fd, bytes: helloBytes(version: 1), every: .seconds(1))
+            defer { trickler.finish() }
+            do {
+                _ = try await received.get()
+                Issue.record("the receiver went on")
+            } catch let error as TransferError {
+                #expect(error.code == .timedOut)
+                #expect(error.message.hasPrefix("no hello from the sender within 1 s ("), "\(error)")
+                #expect(error.message.hasSuffix(" of its 16 bytes arrived)"), "\(error)")
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed >= .seconds(1) && elapsed < .seconds(8), "\(elapsed)")
+            #expect(importStatus(of: destination) == nil)
+        }
+    }
+
+    /// The same on the sender's side: a receiver that answers one byte a second.
+    @Test(.timeLimit(.minutes(1))) func aReceiverHelloTrickledByteByByteIsCutOffByTheHandshakeDeadline() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 4096)
+            let listening = try rawListen()
+            defer { close(listening) }
+            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let trickler = Box<Trickler?>(nil)
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                _ = receiveExactly(fd, 16)
+                trickler.current = Trickler(fd, bytes: helloBytes(version: 1), every: .seconds(1))
+                _ = readToEnd(fd) // until the sender hangs up
+                trickler.current?.finish()
+                close(fd)
+            }
+            peer.start()
+            var limits = TransferLimits()
+            limits.handshake = .seconds(1)
+            let start = ContinuousClock.now
+            do {
+                _ = try await quickSystem.send(TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                                               to: endpoint, limits: limits)
+                Issue.record("the sender went on")
+            } catch let error as TransferError {
+                #expect(error.code == .timedOut)
+                #expect(error.message.hasPrefix("no hello from the receiver at \(endpoint) within 1 s ("), "\(error)")
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed >= .seconds(1) && elapsed < .seconds(8), "\(elapsed)")
+        }
+    }
+
+    /// A receiver waiting for its sender sleeps in one poll(2) with the real timeout, on a thread
+    /// of its own (the socket and the wake-up of cancellation: two descriptors), instead of waking
+    /// every few milliseconds on the cooperative pool; cancelling it ends the wait at once.
+    #if arch(x86_64)
+    static let canSeeSystemCalls = FileManager.default.isReadableFile(atPath: "/proc/self/task/\(getpid())/syscall")
+    #else
+    static let canSeeSystemCalls = false
+    #endif
+
+    @Test(.enabled(if: canSeeSystemCalls, "reads x86-64 system call numbers from /proc/self/task/*/syscall"))
+    func waitingForASenderSleepsInOnePollAndEndsWhenCancelled() async throws {
+        let listener = try TransferListener(Self.loopback)
+        try await withThrowingTaskGroup(of: Int32.self) { group in
+            group.addTask { try await listener.accept(timeout: .seconds(60)) }
+            #expect(try await eventually(timeout: .seconds(10)) { !threadsInPoll(descriptors: 2, timeoutAtLeast: 50_000).isEmpty })
+            let waiting = threadsInPoll(descriptors: 2, timeoutAtLeast: 50_000)
+            try #require(waiting.count == 1, "\(waiting)")
+            let before = try #require(voluntaryContextSwitches(ofThread: waiting[0]))
+            try await Task.sleep(for: .seconds(1))
+            let after = try #require(voluntaryContextSwitches(ofThread: waiting[0]))
+            #expect(after - before <= 2, "the waiting thread woke \(after - before) times in 1 s")
+            #expect(threadsInPoll(descriptors: 2, timeoutAtLeast: 50_000) == waiting, "still in the same wait")
+            let start = ContinuousClock.now
+            group.cancelAll()
+            await #expect(throws: CancellationError.self) { _ = try await group.next() }
+            #expect(ContinuousClock.now - start < .seconds(5))
+        }
+        #expect(try await eventually(timeout: .seconds(5)) { threadsInPoll(descriptors: 2, timeoutAtLeast: 50_000).isEmpty })
     }
 
     @Test func endpointsParse() throws {

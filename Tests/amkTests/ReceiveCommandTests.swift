@@ -97,6 +97,53 @@ extension AMKTests {
             #expect(result.stderr.contains("no sender connected"), "\(result.stderr)")
         }
 
+        /// --accept-timeout takes fractions of a second, like every transfer timeout.
+        @Test func anAcceptTimeoutMayBeAFractionOfASecond() throws {
+            let tree = try TestTree()
+            let start = Date()
+            let result = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
+                                             "--accept-timeout", "0.5"], scratch: tree.root)
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains(/no sender connected to 127\.0\.0\.1:\d+ within 0\.5 s/), "\(result.stderr)")
+            #expect(Date().timeIntervalSince(start) < 15)
+            for (flag, value) in [("--accept-timeout", "0"), ("--idle-timeout", "-2"), ("--idle-timeout", "nan")] {
+                let invalid = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
+                                                  "\(flag)=\(value)"], scratch: tree.root)
+                #expect(invalid.status == 2, "\(flag) \(value): \(invalid.stderr)")
+                #expect(invalid.stderr.contains("\(flag) must be a positive number of seconds"), "\(invalid.stderr)")
+            }
+        }
+
+        /// A sender that trickles the start of a real archive, one byte every 200 ms: each byte
+        /// would reset a plain socket timeout, but `amk receive --idle-timeout 1` cuts it off after
+        /// about a second, says the sender was idle, tells it so, and leaves the container as it
+        /// was with a failed import recorded.
+        @Test(.timeLimit(.minutes(1))) func aTricklingSenderIsCutOffAfterTheIdleTimeout() throws {
+            let tree = try TestTree()
+            try tree.write("data/big.bin", TestTree.noise(count: 200_000, seed: 9))
+            let archive = tree.path("real.tar.xz")
+            let pack = try AMKProcess.run(["pack", tree.path("data"), "-o", archive, "--chunk-size", "1M"], scratch: tree.root)
+            #expect(pack.status == 0, "\(pack.stderr)")
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: archive)).prefix(150))
+            try tree.write("dst/Documents/kept.txt", "kept\n")
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root,
+                                                             extra: ["--idle-timeout", "1"])
+            let sender = try TricklingSender(to: receiver.endpoint, bytes: bytes, every: .milliseconds(200))
+            receiver.process.waitUntilExit()
+            let ended = Date()
+            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+            #expect(received.status == 1)
+            #expect(received.stderr.hasPrefix("amk: the sender was idle for 1 s ("), "\(received.stderr)")
+            let start = try #require(sender.trickleStart)
+            #expect(ended.timeIntervalSince(start) >= 0.9 && ended.timeIntervalSince(start) < 15, "\(ended.timeIntervalSince(start)) s")
+            #expect(sender.sent >= 3, "the sender kept sending while it was cut off")
+            #expect(TransferProcess.waitUntil(seconds: 10) { sender.statusHeader != nil })
+            #expect(sender.statusHeader?.first == 1, "the sender is told of the failure")
+            #expect(TransferProcess.files(under: tree.path("dst")) == ["Documents/kept.txt": Data("kept\n".utf8)])
+            #expect(TransferProcess.stagedBytes(in: tree.path("dst")) == 0)
+            #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "failure")
+        }
+
         @Test func anUnknownExtensionIsAUsageError() throws {
             let tree = try TestTree()
             let result = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),

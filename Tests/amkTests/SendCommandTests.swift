@@ -52,6 +52,40 @@ extension AMKTests {
             #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "failure")
         }
 
+        /// A receiver that reads the whole archive and never reports: `amk send` gives up at
+        /// --status-timeout and says what the receiver did, instead of waiting for good.
+        @Test(.timeLimit(.minutes(1))) func aReceiverThatNeverAnswersEndsTheSenderAtTheStatusTimeout() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "hello, transfer\n")
+            try tree.write("src/Documents/big.bin", TestTree.noise(count: 300_000, seed: 5))
+            let receiver = try SilentReceiver()
+            defer { receiver.release() }
+            let start = Date()
+            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+                                           "--preset", "0", "--status-timeout", "2"], scratch: tree.root)
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(sent.status == 1)
+            #expect(sent.stderr.hasPrefix("amk: no status from the receiver at \(receiver.endpoint) within 2 s after the end of the archive"),
+                    "\(sent.stderr)")
+            #expect(elapsed >= 1.5 && elapsed < 20, "\(elapsed) s")
+            #expect(receiver.archivedBytes > 300_000, "the receiver read the whole archive")
+        }
+
+        /// The transfer timeouts are seconds, fractions allowed; zero, negative, NaN and infinity
+        /// are usage errors, not a wait that never ends or ends at once.
+        @Test func timeoutsArePositiveFiniteSeconds() throws {
+            let tree = try TestTree()
+            for (flag, value) in [("--status-timeout", "0"), ("--status-timeout", "-1"), ("--idle-timeout", "nan"),
+                                  ("--idle-timeout", "inf"), ("--status-timeout", "ten")] {
+                let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "127.0.0.1:9",
+                                                 "\(flag)=\(value)"], scratch: tree.root)
+                #expect(result.status == 2, "\(flag) \(value): \(result.stderr)")
+                #expect(result.stderr.contains(flag), "\(flag) \(value): \(result.stderr)")
+            }
+            let help = try AMKProcess.run(["send", "--help"], scratch: tree.root)
+            #expect(help.stdout.contains("--status-timeout <seconds>") && help.stdout.contains("(default: 300.0)"), "\(help.stdout)")
+        }
+
         @Test func aBadAddressIsAUsageError() throws {
             let tree = try TestTree()
             let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070"], scratch: tree.root)

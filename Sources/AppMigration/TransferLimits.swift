@@ -1,0 +1,36 @@
+/// How long each side of a transfer waits for its peer, and how little progress counts as none.
+///
+/// Every wait for the peer is bounded, because a peer can misbehave in ways a plain socket timeout
+/// does not see: a receiver may read the whole archive and never answer, a sender may trickle one
+/// byte a second (which resets `SO_RCVTIMEO` each time) and hold the container's lock for good.
+/// The public `send` and `receive` expose the timeouts people tune; the others are internal so
+/// that tests can make them short.
+struct TransferLimits: Sendable {
+    /// For the connection and the whole 16-byte hello, on both sides: a peer that answers at all
+    /// answers in milliseconds, so 30 s only allows for a loaded machine.
+    var handshake: Duration = .seconds(30)
+
+    /// The idle window of the stream: each window of time spent waiting for the peer (not for our
+    /// own engine) must see at least ``minimumProgress`` bytes go through, or the peer is cut off.
+    var idle: Duration = .seconds(60)
+
+    /// The least a peer must move per ``idle`` window to count as alive: 64 KiB, far below any
+    /// real link and the size of one block of incompressible data at the smallest chunk, and far
+    /// above what a peer trickling to hold the connection open sends.
+    var minimumProgress = 64 << 10
+
+    /// How long the sender waits for the receiver's status after the whole archive has gone: the
+    /// receiver verifies the archive's index and runs its importer in that time. The default
+    /// importer moves the received folders into place, which takes seconds; 5 minutes leaves room
+    /// for importers that copy, while still ending a sender whose receiver never answers.
+    var status: Duration = .seconds(300)
+
+    /// How long the sender waits for the receiver's status when the stream did not end normally
+    /// (the export failed, the connection broke, the receiver stopped reading): only to learn why,
+    /// from a receiver that has already said so or is about to.
+    var statusAfterFailure: Duration = .seconds(5)
+
+    /// How long a receiver that failed reads what the sender still sends after its status, so
+    /// that closing with unread data does not reset the connection and destroy the status.
+    var drain: Duration = .seconds(2)
+}

@@ -1,0 +1,121 @@
+@testable import AppMigration
+import Foundation
+import Testing
+
+/// Tests `TransferRelay.swift`: the idle rule, on local socket pairs (a "peer" end the test
+/// writes or reads, and an "engine" end).
+@Suite struct TransferRelayTests {
+    /// A relay from a peer to an engine end, with `idle` and `minimum`; the test gets the peer's
+    /// writing end and the engine's reading end (both closed by the caller).
+    static func receiving(idle: Duration, minimum: Int) throws -> (relay: TransferRelay, peer: Int32, engine: Int32, close: () -> Void) {
+        let (peer, relaySource) = try TransferSocket.socketPair()
+        let (engine, relayDestination) = try TransferSocket.socketPair()
+        var limits = TransferLimits()
+        limits.idle = idle
+        limits.minimumProgress = minimum
+        let relay = try TransferRelay(from: relaySource, to: relayDestination, peer: .source, limits: limits,
+                                      owning: relayDestination, name: "test-relay")
+        return (relay, peer, engine, {
+            close(peer)
+            close(engine)
+            close(relaySource)
+        })
+    }
+
+    /// Sends `count` pieces of `size` bytes, one every `interval`, then half-closes; on a thread.
+    static func pace(_ fd: Int32, pieces count: Int, of size: Int, every interval: Duration) {
+        let thread = Thread {
+            for _ in 0..<count {
+                Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds))
+                guard sendAll(fd, [UInt8](repeating: 7, count: size)) else { return }
+            }
+            shutdown(fd, Int32(SHUT_WR))
+        }
+        thread.start()
+    }
+
+    /// Reads everything from `fd` on a thread, after waiting `delay`; the count arrives in `box`.
+    static func consume(_ fd: Int32, after delay: Double = 0, into box: Box<Int?>) {
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: delay)
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            while true {
+                let got = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+                if got <= 0 { break }
+                total += got
+            }
+            box.current = total
+        }
+        thread.start()
+    }
+
+    /// 100 bytes every 100 ms is 1,000 bytes per 1 s window, under the 5,000 required: idle,
+    /// although bytes arrive ten times a window.
+    @Test func aPeerBelowTheMinimumIsIdleAfterOneWindow() async throws {
+        let (relay, peer, engine, closeAll) = try Self.receiving(idle: .seconds(1), minimum: 5000)
+        defer { closeAll() }
+        let received = Box<Int?>(nil)
+        Self.consume(engine, into: received)
+        let start = ContinuousClock.now
+        Self.pace(peer, pieces: 100, of: 100, every: .milliseconds(100))
+        let ending = await relay.ending()
+        let elapsed = ContinuousClock.now - start
+        guard case .idle(let window, let moved, let bytes) = ending else {
+            Issue.record("not idle: \(ending)")
+            return
+        }
+        #expect(window == .seconds(1))
+        #expect(moved < 5000 && moved == bytes, "\(moved) of \(bytes)")
+        #expect(elapsed >= .seconds(1) && elapsed < .seconds(8), "\(elapsed)")
+        #expect(try await eventually { received.current == bytes }, "the engine's end is closed after what went through")
+    }
+
+    /// 5,000 bytes every 100 ms keeps starting new windows of 1 s: the slow peer is not idle.
+    @Test func aSlowPeerAtTheMinimumIsNotIdle() async throws {
+        let (relay, peer, engine, closeAll) = try Self.receiving(idle: .seconds(1), minimum: 5000)
+        defer { closeAll() }
+        let received = Box<Int?>(nil)
+        Self.consume(engine, into: received)
+        Self.pace(peer, pieces: 10, of: 5000, every: .milliseconds(100))
+        let ending = await relay.ending()
+        guard case .finished(bytes: 50_000) = ending else {
+            Issue.record("not finished: \(ending)")
+            return
+        }
+        #expect(try await eventually { received.current == 50_000 })
+    }
+
+    /// Time spent waiting for our own engine is not the peer's: an engine that reads nothing for
+    /// 1.5 s, with a 0.5 s idle window, does not make the peer idle.
+    @Test func waitingForOurOwnSideIsNotThePeersIdleness() async throws {
+        let (relay, peer, engine, closeAll) = try Self.receiving(idle: .milliseconds(500), minimum: 64 << 10)
+        defer { closeAll() }
+        let received = Box<Int?>(nil)
+        Self.consume(engine, after: 1.5, into: received)
+        Self.pace(peer, pieces: 1, of: 4 << 20, every: .zero)
+        let ending = await relay.ending()
+        guard case .finished(bytes: 4 << 20) = ending else {
+            Issue.record("not finished: \(ending)")
+            return
+        }
+        #expect(try await eventually { received.current == 4 << 20 })
+    }
+
+    /// stop() ends a relay waiting for a silent peer at once, and closes the engine's end.
+    @Test func stopEndsTheRelayAtOnce() async throws {
+        let (relay, _, engine, closeAll) = try Self.receiving(idle: .seconds(60), minimum: 1)
+        defer { closeAll() }
+        let received = Box<Int?>(nil)
+        Self.consume(engine, into: received)
+        try await Task.sleep(for: .milliseconds(100))
+        let start = ContinuousClock.now
+        relay.stop()
+        guard case .stopped(bytes: 0) = await relay.ending() else {
+            Issue.record("not stopped")
+            return
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(try await eventually { received.current == 0 })
+    }
+}
