@@ -328,6 +328,9 @@ extension MigrationSystem {
     /// ended the stream, what the sender did to end it.
     private static func receiverError(_ error: any Error, relayed: TransferRelay.Ending) -> any Error {
         guard let cut = error as? AppMigrationError, cut.code == .unreadableArchive else { return error }
+        // An archive refused for what it holds (an unsafe member, a limit) was delivered whole:
+        // the sender did nothing wrong on the connection, and the refusal is the answer.
+        if let archive = cut.underlying as? ArchiveError, archive.code != .corrupt { return error }
         let bytes = "\(relayed.bytes) bytes of the archive"
         switch relayed {
         case .idle(let window, let moved, _):
