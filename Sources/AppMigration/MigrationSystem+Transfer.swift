@@ -119,8 +119,9 @@ extension MigrationSystem {
                     // The export ended first and the group stopped the watch; a cancellation of
                     // the whole send is seen after the group.
                     return .receiverStirred(false)
+                // cancellation: the clause above takes CancellationError; this one is a failing poll
                 } catch {
-                    // poll itself failed: the status read says what became of the connection.
+                    // The status read says what became of the connection.
                     return .receiverStirred(true)
                 }
             }

@@ -165,8 +165,9 @@ final class TransferRelay: Sendable {
             }
         } catch let error as TransferError {
             return .failed(error, bytes: total)
+        // A thread of our own, in no task: a CancellationError here is only the wake-up of stop().
+        // cancellation: a cancelled caller of ending() stopped the relay and checks for cancellation itself
         } catch {
-            // The wake-up: stop() was called, or the task awaiting the relay was cancelled.
             return .stopped(bytes: total)
         }
     }
