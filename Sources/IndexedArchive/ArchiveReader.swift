@@ -353,13 +353,18 @@ public final class ArchiveReader: Sendable {
             throw ArchiveError(.limitExceeded, "archive lists \(index.entries.count) members, over the limit of \(options.maxEntries)", path: path)
         }
         if let index, let fileIndex, let members = options.members {
-            let selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
-            // A small selection is read by random access; a large one streams the whole archive
-            // once rather than decoding shared blocks again for each member. The sizes come from
-            // the index: summed without trapping, however large they claim to be.
-            let bytes = selected.reduce(UInt64(0)) { sum, entry in
-                let (next, overflow) = sum.addingReportingOverflow(entry.size)
-                return overflow ? .max : next
+            // Matching millions of paths against the selection takes long enough to hold up the
+            // cooperative pool: it runs on a decode thread.
+            let (selected, bytes) = try await decodePool.run { _ in
+                let selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
+                // A small selection is read by random access; a large one streams the whole archive
+                // once. The sizes come from the index: summed without trapping, however large they
+                // claim to be.
+                let bytes = selected.reduce(UInt64(0)) { sum, entry in
+                    let (next, overflow) = sum.addingReportingOverflow(entry.size)
+                    return overflow ? .max : next
+                }
+                return (selected, bytes)
             }
             if bytes < index.tarSize / 4 {
                 let result = try await extractSelected(selected, fileIndex: fileIndex, to: directory, options: options)
