@@ -447,6 +447,7 @@ public final class ArchiveReader: Sendable {
     /// Feeds the whole tar stream through `consumer`: blocks decoded in parallel and consumed in
     /// order (indexed), or one sequential decoder (otherwise). Returns the members seen. On failure
     /// a file being extracted is removed.
+    ///
     /// With `extractTo`, the consumer's extractor is made on the I/O thread (it creates and opens
     /// the destination).
     private func run(_ consumer: sending TarConsumer, parallelism: Int = PackOptions.activeCores,
