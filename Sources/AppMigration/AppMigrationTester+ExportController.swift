@@ -51,7 +51,7 @@ extension AppMigrationTester {
                 request: request.converted(to: Extension.OptionsType.self), to: archive,
                 sourceApp: sourceApp, progress: progress)
             try FileManager.default.createDirectory(at: extracted, withIntermediateDirectories: true)
-            try await ArchiveReader(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))
+            try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))
             return ResourcesExportResult(extractedResourcesURL: extracted, exportProperties: properties, archiveURL: archive)
         }
     }

@@ -292,7 +292,7 @@ public struct MigrationSystem: Sendable {
         let metadata: [String: String]
         let entries: [ArchiveEntry]
         do {
-            reader = try await HostIO.run { try ArchiveReader(path: path) }
+            reader = try await ArchiveReader.open(path: path)
             metadata = try await reader.metadata()
             entries = try await reader.entries()
         } catch let error as CancellationError {

@@ -43,6 +43,12 @@ public final class ArchiveReader: Sendable {
     let maxBufferedBlockSize: UInt64
     /// The most memory one block decoder may use (mostly the LZMA2 dictionary).
     let maxDecoderMemory: UInt64
+    /// The threads that decode blocks, started on first use and kept for the reader's life:
+    /// starting threads for every member read cost more than decoding a small block.
+    private let decodeThreads = Mutex<WorkerThreadPool?>(nil)
+    /// Blocks whose decoding has started, from their first byte (for tests: reading members
+    /// that share a block must decode it once).
+    let blockDecodes = Atomic<Int>(0)
 
     /// Largest rich index block accepted.
     public static let defaultMaxIndexBytes = 1 << 30
@@ -64,7 +70,22 @@ public final class ArchiveReader: Sendable {
         return Int(min(wanted, UInt64(defaultMaxIndexBytes)))
     }
 
-    /// Opens `path`.
+    /// Opens `path` on a thread of our own: reading the end of the file and decoding the index
+    /// (seconds for millions of members) would otherwise hold one of the cooperative pool's
+    /// threads, and with them the tasks that wait for one. Parameters as in ``init(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
+    public static func open(path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+                            maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
+                            maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory) async throws -> ArchiveReader {
+        let thread = WorkerThreadPool(threads: 1, name: "amk-open")
+        defer { thread.shutdown() }
+        return try await thread.run { _ in
+            try ArchiveReader(path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+                              maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+        }
+    }
+
+    /// Opens `path`, blocking the calling thread while it reads the end of the file and decodes
+    /// the index; from async code, prefer ``open(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
     /// - Parameters:
     ///   - maxIndexBytes: refuse a rich index larger than this when decompressed; nil allows
     ///     ``indexAllowance(fileSize:)``.
@@ -147,6 +168,20 @@ public final class ArchiveReader: Sendable {
         self.hasPixzIndex = pixz
         self.dataBlockCount = dataBlocks
         self.mode = index == nil ? .sequential : .indexed
+    }
+
+    deinit {
+        decodeThreads.withLock { $0?.shutdown() }
+    }
+
+    /// The reader's decode threads, one per active core, started on first use.
+    private var decodePool: WorkerThreadPool {
+        decodeThreads.withLock { pool in
+            if let pool { return pool }
+            let started = WorkerThreadPool(threads: PackOptions.activeCores, name: "amk-decode")
+            pool = started
+            return started
+        }
     }
 
     /// Decodes the first `count` bytes of a block, or the whole block (its check verified) when
@@ -241,94 +276,34 @@ public final class ArchiveReader: Sendable {
     }
 
     /// Reads an indexed member by random access: decodes the blocks holding its header blocks and
-    /// content (`headerOffset ..< dataOffset + size`), parses the tar header(s) found at the
-    /// indexed offset (a pax `x` or GNU `L`/`K` header and the ustar block) and refuses the member
-    /// unless they agree with the index entry (path, kind, size, mode, link target, offsets).
+    /// content (`headerOffset ..< dataOffset + size`) and follows it with a ``MemberCursor``,
+    /// which refuses the member unless the tar header at the indexed offset agrees with the index.
     /// `onHeader` then receives the header, and `deliver` the content in order. The content
     /// checksum is verified after the last piece: when this returns, every byte delivered was
     /// right; when it throws, the caller must discard what it received.
-    ///
-    /// The index alone is never trusted for what to write: an index that disagrees with the tar
-    /// headers could otherwise make a reader write another member's bytes, or a link or a set-id
-    /// file that no tar header describes, while `verify` (which reads the headers) rejects it.
-    /// The header's mtime is taken from the index, which has the nanoseconds (`verify` checks
-    /// that both agree).
     func readMember(_ entry: ArchiveEntry, fileIndex: XZFileIndex, parallelism: Int,
                     onHeader: (TarHeader) async throws -> Void,
                     deliver: (DecodedPiece) async throws -> Void) async throws {
-        let name = entry.path
+        let span = try span(of: entry, fileIndex: fileIndex)
+        var cursor = MemberCursor(entry, end: span.end, path: path)
+        try await decodeBlocks(span.blocks, from: entry.headerOffset, to: span.end, parallelism: parallelism) { piece in
+            let step = try cursor.take(piece)
+            if let header = step.header { try await onHeader(header) }
+            if let content = step.content { try await deliver(content) }
+        }
+        try cursor.finish()
+    }
+
+    /// Where a member lies: the data blocks holding its header blocks and content, and the tar
+    /// offset just past its content; refused when the index places it outside the data blocks.
+    func span(of entry: ArchiveEntry, fileIndex: XZFileIndex) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64) {
         let start = entry.headerOffset
         let (end, overflow) = entry.dataOffset.addingReportingOverflow(entry.size)
         guard !overflow, entry.dataOffset > start, let first = fileIndex.locate(uncompressedOffset: start),
-              let last = fileIndex.locate(uncompressedOffset: end - 1), last < dataBlockCount else {
-            throw ArchiveError(.corrupt, "member lies outside the data blocks", path: path, member: name, offset: start)
+              let last = fileIndex.locate(uncompressedOffset: end - 1), last < dataBlockCount, first <= last else {
+            throw ArchiveError(.corrupt, "member lies outside the data blocks", path: path, member: entry.path, offset: start)
         }
-        var parser = TarParser()
-        var found: TarMember?
-        var header: TarHeader?
-        var checksum: UInt64 = 0
-        try await decodeBlocks(first...last, from: start, to: end, parallelism: parallelism) { whole in
-            var piece = whole
-            if header == nil {
-                let headerBytes = Int(min(UInt64(piece.count), entry.dataOffset - piece.offset))
-                do {
-                    try piece.withBytes { raw in
-                        try parser.consume(UnsafeRawBufferPointer(rebasing: raw[..<headerBytes])) { event in
-                            if case .member(let member) = event, found == nil { found = member }
-                        }
-                    }
-                } catch let error as TarError {
-                    throw ArchiveError(.corrupt, "no valid tar header at the indexed offset: \(error.message)", path: path,
-                                       member: name, offset: start &+ (error.offset ?? 0), underlying: error)
-                }
-                piece = piece.dropFirst(headerBytes)
-                guard piece.offset == entry.dataOffset else { return }
-                let checked = try check(found, against: entry)
-                header = checked
-                try await onHeader(checked)
-            }
-            guard piece.count > 0 else { return }
-            piece.withBytes { checksum = CRC.crc64($0, previous: checksum) }
-            try await deliver(piece)
-        }
-        guard header != nil else {
-            throw ArchiveError(.corrupt, "the member's header blocks were not decoded", path: path, member: name, offset: start)
-        }
-        if entry.kind == .regular, let expected = entry.checksum, expected != checksum {
-            throw ArchiveError(.checksumMismatch, "content checksum mismatch", path: path, member: name, offset: entry.dataOffset)
-        }
-    }
-
-    /// The header found at an entry's offset, if it is the entry's; else why not.
-    private func check(_ member: TarMember?, against entry: ArchiveEntry) throws(ArchiveError) -> TarHeader {
-        func disagree(_ what: String) -> ArchiveError {
-            ArchiveError(.corrupt, "the tar header at the indexed offset disagrees with the index: \(what)",
-                         path: path, member: entry.path, offset: entry.headerOffset)
-        }
-        guard let member else {
-            throw disagree("no member header ends at the indexed data offset \(entry.dataOffset)")
-        }
-        let stored = member.header
-        guard member.headerOffset == 0 else {
-            throw disagree("the member's headers start \(member.headerOffset) bytes after the indexed offset")
-        }
-        guard entry.headerOffset &+ member.dataOffset == entry.dataOffset else {
-            throw disagree("its data starts at \(entry.headerOffset &+ member.dataOffset), the index says \(entry.dataOffset)")
-        }
-        guard stored.path == entry.path else {
-            throw disagree("the header names \(String(reflecting: stored.path))")
-        }
-        guard stored.kind == entry.kind else { throw disagree("the header is a \(stored.kind), the index a \(entry.kind)") }
-        guard stored.size == entry.size else { throw disagree("the header gives \(stored.size) bytes, the index \(entry.size)") }
-        guard stored.mode == entry.mode else {
-            throw disagree("the header gives mode \(String(stored.mode, radix: 8)), the index \(String(entry.mode, radix: 8))")
-        }
-        guard stored.linkTarget == entry.linkTarget else {
-            throw disagree("the header links to \(String(reflecting: stored.linkTarget ?? "")), the index to \(String(reflecting: entry.linkTarget ?? ""))")
-        }
-        var header = stored
-        header.mtime = entry.mtime
-        return header
+        return (first...last, end)
     }
 
     /// The content of member `name`, refusing members larger than `maxBytes`.
@@ -378,13 +353,18 @@ public final class ArchiveReader: Sendable {
             throw ArchiveError(.limitExceeded, "archive lists \(index.entries.count) members, over the limit of \(options.maxEntries)", path: path)
         }
         if let index, let fileIndex, let members = options.members {
-            let selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
-            // A small selection is read by random access; a large one streams the whole archive
-            // once rather than decoding shared blocks again for each member. The sizes come from
-            // the index: summed without trapping, however large they claim to be.
-            let bytes = selected.reduce(UInt64(0)) { sum, entry in
-                let (next, overflow) = sum.addingReportingOverflow(entry.size)
-                return overflow ? .max : next
+            // Matching millions of paths against the selection takes long enough to hold up the
+            // cooperative pool: it runs on a decode thread.
+            let (selected, bytes) = try await decodePool.run { _ in
+                let selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
+                // A small selection is read by random access; a large one streams the whole archive
+                // once. The sizes come from the index: summed without trapping, however large they
+                // claim to be.
+                let bytes = selected.reduce(UInt64(0)) { sum, entry in
+                    let (next, overflow) = sum.addingReportingOverflow(entry.size)
+                    return overflow ? .max : next
+                }
+                return (selected, bytes)
             }
             if bytes < index.tarSize / 4 {
                 let result = try await extractSelected(selected, fileIndex: fileIndex, to: directory, options: options)
@@ -392,60 +372,99 @@ public final class ArchiveReader: Sendable {
                                       seconds: (ContinuousClock.now - start).secondsValue)
             }
         }
-        let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
-        let result = try await run(TarConsumer(expected: index?.entries, extractor: extractor, filter: options.members),
-                                   parallelism: options.parallelism)
+        let result = try await run(TarConsumer(expected: index?.entries, filter: options.members), parallelism: options.parallelism,
+                                   extractTo: (directory, options))
         return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
                               seconds: (ContinuousClock.now - start).secondsValue)
     }
 
-    /// Extracts `entries` of an indexed archive one by one, by random access (``readMember``):
-    /// each member's tar header must agree with its index entry before anything is created, and
-    /// its checksum must match before it is finished and put in place; on any failure the member
-    /// being written is removed. The entries come in index order, which is archive order (the
-    /// index refuses header offsets that go backwards), so of several members with one path the
-    /// last one wins, as in a full extraction. File system work runs on a thread of our own, and
-    /// the decoded pieces are handed to it as they are, without a copy.
+    /// Extracts `entries` of an indexed archive by random access, decoding each block they span
+    /// once: members are grouped by the blocks they share, each group's blocks are decoded once
+    /// from the first member's header to the last member's end, and ``SelectiveExtraction``
+    /// hands each member its bytes as they pass. Each member's tar header must agree with its
+    /// index entry before anything is created, and its checksum must match before it is finished
+    /// and put in place; on any failure the member being written is removed. The entries come in
+    /// index order, which is archive order (the index refuses header offsets that go backwards),
+    /// so of several members with one path the last one wins, as in a full extraction. Every
+    /// system call runs on a thread of our own, and the decoded pieces are handed to it as they
+    /// are, without a copy.
     private func extractSelected(_ entries: [ArchiveEntry], fileIndex: XZFileIndex,
                                  to directory: String, options: ExtractOptions) async throws -> RunResult {
-        let box = ConsumerBox(TarConsumer(extractor: try Extractor(destination: directory, options: options,
-                                                                    archiveSize: file.size)))
+        let groups = try Self.groups(entries) { entry throws(ArchiveError) in try span(of: entry, fileIndex: fileIndex) }
+        let extraction = SelectiveExtraction(path: path)
         let io = WorkerThreadPool(threads: 1, name: "amk-extract")
         defer { io.shutdown() }
+        let archiveSize = file.size
         do {
-            for entry in entries {
+            try await io.run { _ in try extraction.start(destination: directory, options: options, archiveSize: archiveSize) }
+            for group in groups {
                 try Task.checkCancellation()
-                try await readMember(entry, fileIndex: fileIndex, parallelism: options.parallelism, onHeader: { header in
-                    try await io.run { _ in try box.state.withLock { try $0.consumer.extractor!.begin(header) } }
-                }, deliver: { piece in
-                    try await io.run { _ in
-                        try box.state.withLock { state in try piece.withBytes { try state.consumer.extractor!.write($0) } }
-                    }
-                })
-                try await io.run { _ in try box.state.withLock { try $0.consumer.extractor!.endMember() } }
-            }
-            return try await io.run { _ in
-                try box.state.withLock { state in
-                    let extractor = state.consumer.extractor!
-                    try extractor.finish()
-                    return RunResult(members: entries.count, extracted: extractor.entries, bytes: extractor.bytes,
-                                     warnings: extractor.warnings)
+                extraction.begin(group)
+                try await decodeBlocks(group.blocks, from: group.from, to: group.to, parallelism: options.parallelism) { piece in
+                    try await io.run { _ in try extraction.consume(piece) }
                 }
+                try extraction.endGroup()
             }
+            return try await io.run { _ in try extraction.finish(members: entries.count) }
         } catch {
-            box.state.withLock { $0.consumer.extractor?.abandonCurrent() }
+            await Self.cleanUp(on: io) { extraction.abandon() }
             throw error
+        }
+    }
+
+    /// Groups `entries` (in archive order) so that each block is decoded once: a member joins the
+    /// group before it when it starts in a block that group reaches and after its last member's
+    /// end. A member starting before the previous one ends (an index describing overlapping
+    /// members) starts a group of its own.
+    static func groups(_ entries: [ArchiveEntry],
+                       span: (ArchiveEntry) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64)) throws(ArchiveError) -> [SelectiveExtraction.Group] {
+        var groups: [SelectiveExtraction.Group] = []
+        for entry in entries {
+            let (blocks, end) = try span(entry)
+            if var group = groups.last, blocks.lowerBound <= group.blocks.upperBound, entry.headerOffset >= group.to {
+                group.blocks = group.blocks.lowerBound...max(group.blocks.upperBound, blocks.upperBound)
+                group.to = end
+                group.members.append((entry, end))
+                groups[groups.count - 1] = group
+            } else {
+                groups.append(SelectiveExtraction.Group(blocks: blocks, from: entry.headerOffset, to: end, members: [(entry, end)]))
+            }
+        }
+        return groups
+    }
+
+    /// Runs `body` (removing what a failed extraction left) on `io`, even when the task is
+    /// cancelled: `WorkerThreadPool.run` would skip it then.
+    private static func cleanUp(on io: WorkerThreadPool, _ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            io.submit {
+                body()
+                continuation.resume()
+            }
         }
     }
 
     /// Feeds the whole tar stream through `consumer`: blocks decoded in parallel and consumed in
     /// order (indexed), or one sequential decoder (otherwise). Returns the members seen. On failure
     /// a file being extracted is removed.
-    private func run(_ consumer: sending TarConsumer, parallelism: Int = PackOptions.activeCores) async throws -> RunResult {
+    ///
+    /// With `extractTo`, the consumer's extractor is made on the I/O thread (it creates and opens
+    /// the destination).
+    private func run(_ consumer: sending TarConsumer, parallelism: Int = PackOptions.activeCores,
+                     extractTo: (directory: String, options: ExtractOptions)? = nil) async throws -> RunResult {
         let box = ConsumerBox(consumer)
         let io = WorkerThreadPool(threads: 1, name: "amk-extract")
         defer { io.shutdown() }
         do {
+            if let extractTo {
+                let archiveSize = file.size
+                try await io.run { _ in
+                    try box.state.withLock { state in
+                        state.consumer.extractor = try Extractor(destination: extractTo.directory, options: extractTo.options,
+                                                                 archiveSize: archiveSize)
+                    }
+                }
+            }
             if let index, fileIndex != nil {
                 try await decodeBlocks(0...(dataBlockCount - 1), to: index.tarSize, parallelism: parallelism) { piece in
                     try await io.run { _ in
@@ -464,7 +483,7 @@ public final class ArchiveReader: Sendable {
                 }
             }
         } catch {
-            box.state.withLock { $0.consumer.extractor?.abandonCurrent() }
+            await Self.cleanUp(on: io) { box.state.withLock { $0.consumer.extractor?.abandonCurrent() } }
             throw typed(error, box: box)
         }
     }
@@ -488,13 +507,20 @@ public final class ArchiveReader: Sendable {
 
         var count: Int { range.count }
 
-        func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-            try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+            // `Array.withUnsafeBytes` rethrows untyped; carry the typed error out in a Result.
+            let result = bytes.withUnsafeBytes { raw in
+                Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: raw[range])) }
+            }
+            return try result.get()
         }
 
-        /// The piece without its first `count` bytes.
-        func dropFirst(_ count: Int) -> DecodedPiece {
-            DecodedPiece(bytes: bytes, range: (range.lowerBound + count)..<range.upperBound, offset: offset + UInt64(count))
+        /// The part of the piece between tar offsets `offsets`, which must lie within it; the same
+        /// buffer, not a copy.
+        func slice(_ offsets: Range<UInt64>) -> DecodedPiece {
+            let lower = range.lowerBound + Int(offsets.lowerBound - offset)
+            return DecodedPiece(bytes: bytes, range: lower..<(lower + Int(offsets.upperBound - offsets.lowerBound)),
+                                offset: offsets.lowerBound)
         }
     }
 
@@ -542,8 +568,7 @@ public final class ArchiveReader: Sendable {
         let file = self.file
         let memory = maxDecoderMemory
         let buffered = maxBufferedBlockSize
-        let pool = WorkerThreadPool(threads: max(1, min(parallelism, range.count)), name: "amk-decode")
-        defer { pool.shutdown() }
+        let pool = decodePool
 
         /// How much of a block to decode: nil for all of it (its check then verified).
         func limit(_ record: XZIndexRecord) -> UInt64? {
@@ -563,14 +588,19 @@ public final class ArchiveReader: Sendable {
             var pending: [Int: [UInt8]] = [:]
             var deliverNext = range.lowerBound
             let window = max(1, parallelism) + 1
+            // The pool has a thread per core, shared by the reader's calls: at most
+            // `parallelism` of this call's blocks decode at once.
+            var decoding = 0
             while deliverNext <= range.upperBound {
-                while next <= range.upperBound && (next - deliverNext) < window {
+                while next <= range.upperBound && (next - deliverNext) < window && decoding < max(1, parallelism) {
                     let blockIndex = next
                     next += 1
                     let record = fileIndex.blocks[blockIndex]
                     guard record.uncompressedSize <= buffered else { continue }  // streamed in its turn
                     let check = fileIndex.check(ofBlock: blockIndex)
                     let stop = limit(record)
+                    decoding += 1
+                    blockDecodes.add(1, ordering: .relaxed)
                     group.addTask {
                         let bytes = try await pool.run { flag in
                             try ArchiveReader.decodeBuffered(file: file, record: record, check: check, limit: stop,
@@ -583,6 +613,7 @@ public final class ArchiveReader: Sendable {
                 if record.uncompressedSize > buffered {
                     let check = fileIndex.check(ofBlock: deliverNext)
                     let stop = limit(record)
+                    blockDecodes.add(1, ordering: .relaxed)
                     let block = StreamedBlock(BlockStream(file: file, record: record, check: check,
                                                           decoder: BlockDecoder(memoryLimit: memory)))
                     var at = record.uncompressedOffset
@@ -601,6 +632,7 @@ public final class ArchiveReader: Sendable {
                     continue
                 }
                 guard let (done, bytes) = try await group.next() else { break }
+                decoding -= 1
                 pending[done] = bytes
             }
         }

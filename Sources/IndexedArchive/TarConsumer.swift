@@ -110,10 +110,12 @@ struct TarConsumer {
                 }
                 let entry = expected[nextExpected]
                 let header = member.header
-                guard entry.path == header.path, entry.kind == header.kind, entry.size == header.size,
+                // Names byte for byte: String equality is canonical equivalence.
+                guard entry.path.utf8.elementsEqual(header.path.utf8), entry.kind == header.kind, entry.size == header.size,
                       entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
                       entry.mode == header.mode, entry.mtime == header.mtime,
-                      entry.linkTarget == header.linkTarget else {
+                      entry.linkTarget == header.linkTarget,
+                      (entry.linkTarget ?? "").utf8.elementsEqual((header.linkTarget ?? "").utf8) else {
                     throw ArchiveError(.corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
                                        member: header.path, offset: member.headerOffset)
                 }

@@ -33,7 +33,7 @@ struct ExtractCommand: AsyncParsableCommand {
         // that every member can be named by copying its line.
         let path = archive, members = members.map(TerminalSafe.parseName), directory = directory
         let summary = try await SignalCancellation.run {
-            let reader = try ArchiveReader(path: path)
+            let reader = try await ArchiveReader.open(path: path)
             var options = ExtractOptions()
             if !members.isEmpty {
                 // With an index, a misspelt member is caught before anything is written; without

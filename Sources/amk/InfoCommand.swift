@@ -18,7 +18,7 @@ struct InfoCommand: AsyncParsableCommand {
     func run() async throws {
         let path = archive
         let info = try await SignalCancellation.run {
-            try await ArchiveReader(path: path).info()
+            try await ArchiveReader.open(path: path).info()
         }
         for line in Self.table(Self.rows(archive: path, info: info)) { print(line) }
     }

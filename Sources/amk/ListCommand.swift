@@ -32,7 +32,7 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         let path = archive
         let entries = try await SignalCancellation.run {
-            try await ArchiveReader(path: path).entries()
+            try await ArchiveReader.open(path: path).entries()
         }
         if json {
             let encoder = JSONEncoder()

@@ -16,7 +16,7 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let path = archive
         let count = try await SignalCancellation.run {
-            try await ArchiveReader(path: path).verify()
+            try await ArchiveReader.open(path: path).verify()
         }
         print("OK: \(count) \(count == 1 ? "member" : "members") verified")
     }

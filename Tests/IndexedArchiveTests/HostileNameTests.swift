@@ -147,3 +147,20 @@ extension EngineSuites.HostileNameTests {
         #expect(error?.underlying is TarError)
     }
 }
+
+extension EngineSuites.HostileNameTests {
+    /// "café" precomposed and "cafe" + U+0301 are equal Swift strings but different names on disk:
+    /// an index naming one while the tar header names the other is a disagreement.
+    @Test(arguments: [false, true])
+    func anIndexNameThatIsOnlyCanonicallyEqualDisagrees(_ selective: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("cafe\u{301}.txt", "decomposed")])
+        try await writeBytes(dir.path + "/c.tar.xz", try indexedArchive(tar: tar, tamper: { $0.entries[0].path = "caf\u{E9}.txt" }))
+        let reader = try ArchiveReader(path: dir.path + "/c.tar.xz")
+        var options = ExtractOptions()
+        if selective { options.members = ["caf\u{E9}.txt"] }
+        let error = await expectArchiveError("canonically equal names") { try await reader.extract(to: dir.path + "/out", options: options) }
+        #expect(error?.code == .corrupt, "\(String(describing: error))")
+        #expect(listing(dir.path + "/out").isEmpty)
+    }
+}

@@ -69,6 +69,7 @@ struct PackResult: Sendable {
 /// is told apart from a slow engine.
 final class PoolLagProbe: Sendable {
     private let worst = Mutex<Duration>(.zero)
+    private let samples = Mutex<[Duration]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     func start() {
@@ -78,6 +79,7 @@ final class PoolLagProbe: Sendable {
                 do { try await Task.sleep(for: .milliseconds(10)) } catch { return }
                 let lag = ContinuousClock.now - before - .milliseconds(10)
                 self.worst.withLock { $0 = max($0, lag) }
+                self.samples.withLock { $0.append(lag) }
             }
         }
         task.withLock { $0 = probe }
@@ -88,6 +90,9 @@ final class PoolLagProbe: Sendable {
         task.withLock { $0?.cancel() }
         return worst.withLock { $0 }
     }
+
+    /// Every lag measured so far (one per 10 ms wake-up), sorted.
+    var lags: [Duration] { samples.withLock { $0 }.sorted() }
 
     /// A lag past this is starvation: in a run of the stress suite alone the pool lags tens of ms.
     static let starvedLag: Duration = .milliseconds(250)

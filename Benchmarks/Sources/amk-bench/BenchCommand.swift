@@ -3,7 +3,7 @@ import Foundation
 import IndexedArchive
 
 /// `amk-bench [run]`: generate or find the corpus, measure every tool, print the tables.
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Measure pack, extraction and listing of a corpus with amk, tar | xz and pixz.",
@@ -38,6 +38,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Members per round for one-member extraction. Default 12, or 4 with --quick.")
     var members: Int?
 
+    @Option(help: "MiB of the one block that 100 members are extracted from, against one member. Default 64, or 8 with --quick.")
+    var selectionBlock: Int?
+
     @Option(help: "Write every run and the summaries as JSON to this file.")
     var json: String?
 
@@ -59,9 +62,12 @@ struct BenchCommand: ParsableCommand {
         if !(0...9).contains(preset) { throw ValidationError("--preset must be 0 to 9") }
         if workers < 1 { throw ValidationError("--workers must be at least 1") }
         if let members, members < 0 { throw ValidationError("--members must not be negative") }
+        if let selectionBlock, selectionBlock < 4 || selectionBlock > 1024 {
+            throw ValidationError("--selection-block must be 4 to 1024 MiB")
+        }
     }
 
-    func run() throws {
+    func run() async throws {
         let scale = self.scale ?? (quick ? 0.02 : 1)
         let runs = self.runs ?? (quick ? 1 : 3)
         let members = self.members ?? (quick ? 4 : 12)
@@ -93,6 +99,10 @@ struct BenchCommand: ParsableCommand {
                             runs: runs, preset: preset, workers: workers, members: members),
             toolVersions: Self.toolVersions(amkCLI: Self.locateCLI(amk)))
         print(report.text(), terminator: "")
+        // 100 members of one block against one member of it.
+        let selection = try await SelectionBenchmark(blockBytes: (selectionBlock ?? (quick ? 8 : 64)) << 20, preset: preset, workDirectory: work)
+            .run(log: log)
+        print(selection.text)
         if let json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
