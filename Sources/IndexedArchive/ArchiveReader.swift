@@ -400,8 +400,14 @@ public final class ArchiveReader: Sendable {
             for group in groups {
                 try Task.checkCancellation()
                 extraction.begin(group)
-                try await decodeBlocks(group.blocks, from: group.from, to: group.to, parallelism: options.parallelism) { piece in
-                    try await io.run { _ in try extraction.consume(piece) }
+                let watchdog = options.watchdog
+                try await decodeBlocks(group.blocks, from: group.from, to: group.to, parallelism: options.parallelism,
+                                       watchdog: watchdog) { piece in
+                    try await io.run { _ in
+                        let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
+                        defer { if let job { watchdog?.end(job) } }
+                        try extraction.consume(piece)
+                    }
                 }
                 try extraction.endGroup()
             }
@@ -466,8 +472,12 @@ public final class ArchiveReader: Sendable {
                 }
             }
             if let index, fileIndex != nil {
-                try await decodeBlocks(0...(dataBlockCount - 1), to: index.tarSize, parallelism: parallelism) { piece in
+                let watchdog = extractTo?.options.watchdog
+                try await decodeBlocks(0...(dataBlockCount - 1), to: index.tarSize, parallelism: parallelism,
+                                       watchdog: watchdog) { piece in
                     try await io.run { _ in
+                        let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
+                        defer { if let job { watchdog?.end(job) } }
                         try box.state.withLock { state in try piece.withBytes { try state.consumer.consume($0) } }
                     }
                 }
@@ -562,7 +572,7 @@ public final class ArchiveReader: Sendable {
     /// `parallelism` threads, with at most `parallelism + 1` waiting; each is delivered as one
     /// piece. A larger block is decoded when its turn comes, in pieces of ``streamPiece`` bytes
     /// delivered as they come. No buffer is sized from a value in the file beyond those bounds.
-    func decodeBlocks(_ range: ClosedRange<Int>, from: UInt64 = 0, to: UInt64, parallelism: Int,
+    func decodeBlocks(_ range: ClosedRange<Int>, from: UInt64 = 0, to: UInt64, parallelism: Int, watchdog: Watchdog? = nil,
                       deliver: (DecodedPiece) async throws -> Void) async throws {
         guard let fileIndex else { return }
         let file = self.file
@@ -603,8 +613,11 @@ public final class ArchiveReader: Sendable {
                     blockDecodes.add(1, ordering: .relaxed)
                     group.addTask {
                         let bytes = try await pool.run { flag in
-                            try ArchiveReader.decodeBuffered(file: file, record: record, check: check, limit: stop,
-                                                             maxDecoderMemory: memory, flag: flag)
+                            // Timed from when a thread takes it, like a compression.
+                            let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex)")
+                            defer { if let job { watchdog?.end(job) } }
+                            return try ArchiveReader.decodeBuffered(file: file, record: record, check: check, limit: stop,
+                                                                    maxDecoderMemory: memory, flag: flag)
                         }
                         return (blockIndex, bytes)
                     }
@@ -617,8 +630,11 @@ public final class ArchiveReader: Sendable {
                     let block = StreamedBlock(BlockStream(file: file, record: record, check: check,
                                                           decoder: BlockDecoder(memoryLimit: memory)))
                     var at = record.uncompressedOffset
-                    while let piece = try await pool.run({ flag in
-                        try block.next(maxBytes: ArchiveReader.streamPiece, limit: stop, flag: flag)
+                    let blockIndex = deliverNext
+                    while let piece = try await pool.run({ [at] flag in
+                        let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex) at \(at)")
+                        defer { if let job { watchdog?.end(job) } }
+                        return try block.next(maxBytes: ArchiveReader.streamPiece, limit: stop, flag: flag)
                     }) {
                         try await hand(piece, at: at)
                         at += UInt64(piece.count)

@@ -27,6 +27,11 @@ public struct ExtractOptions: Sendable {
     /// with ordinary calls that follow links (an importer merging `Documents` into a container)
     /// turns it on, so that no link from the archive can lead such a walk outside.
     public var confineSymlinks: Bool = false
+    /// Times each job of the extraction (a block's decode, the writing of what it held) against
+    /// its stage's stall timeout (`.compress` for decoding, `.write` for writing); run the
+    /// extraction inside ``Watchdog/supervise(policy:_:)`` and pass the watchdog it gives you. A
+    /// stall report names the block. `nil` (the default) watches nothing.
+    public var watchdog: Watchdog? = nil
     /// Blocks decoded at once.
     public var parallelism: Int = PackOptions.activeCores
 

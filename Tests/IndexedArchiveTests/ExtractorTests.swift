@@ -350,5 +350,38 @@ extension EngineSuites {
             #expect(exists(dir.path + "/d1/side/s"))
             #expect(exists(dir.path + "/" + deep[..<30].joined(separator: "/") + "/thirty"))
         }
+
+        /// Issue 11: decodes are jobs with deadlines too. A 32 MiB block of text takes hundreds of
+        /// milliseconds to decode; against a 30 ms timeout its job is reported by name, while the
+        /// same extraction under the default policy succeeds.
+        @Test func aDecodeIsAJobTheWatchdogTimes() async throws {
+            let dir = try TemporaryDirectory()
+            let text = ArchivePackerTests.slowText(40 << 20)
+            try await offPool { try dir.file("src/big.txt", text) }
+            var pack = testOptions(preset: 0, chunk: 32 << 20)
+            pack.workers = 2
+            try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/big.tar.xz"), options: pack)
+            let archive = dir.path + "/big.tar.xz"
+
+            let tight = WatchdogPolicy(stallTimeouts: [.compress: .milliseconds(30)], defaultStallTimeout: .seconds(60),
+                                       gracePeriod: .seconds(20), checkInterval: .milliseconds(5))
+            let error = await expectArchiveError("a 30 ms decode deadline") {
+                try await Watchdog.supervise(policy: tight) { watchdog in
+                    var options = ExtractOptions()
+                    options.watchdog = watchdog
+                    return try await ArchiveReader.open(path: archive).extract(to: dir.path + "/tight", options: options).entries
+                }
+            }
+            #expect(error?.code == .stalled, "\(String(describing: error))")
+            #expect(error?.message.contains("stage 'compress' (decoding block") == true, "\(String(describing: error))")
+
+            let entries = try await Watchdog.supervise { watchdog in
+                var options = ExtractOptions()
+                options.watchdog = watchdog
+                return try await ArchiveReader.open(path: archive).extract(to: dir.path + "/out", options: options).entries
+            }
+            #expect(entries == 2)
+            #expect(try await readBytes(dir.path + "/out/src/big.txt") == text)
+        }
     }
 }
