@@ -46,12 +46,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Helpers that build hostile archives by hand, for the test targets that need them.
+        .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar"], path: "Tests/ArchiveTestSupport",
+                swiftSettings: strict),
         .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA"], swiftSettings: strict),
         .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
-        .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar"], swiftSettings: strict),
+        .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport"], swiftSettings: strict),
         .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ"], swiftSettings: strict),
         .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration"], swiftSettings: strict),
         // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
-        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive"], swiftSettings: strict),
+        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport"], swiftSettings: strict),
     ]
 )

@@ -1,29 +1,35 @@
 import Foundation
-import IndexedArchive
+public import IndexedArchive
 import Tar
 import XZ
 
 /// A block as it will sit in a crafted archive, and the uncompressed size the xz Index will give
 /// it (which a test may make a lie).
-struct CraftedBlock {
-    var bytes: [UInt8]
-    var unpaddedSize: UInt64
-    var indexedSize: UInt64
+public struct CraftedBlock: Sendable {
+    public var bytes: [UInt8]
+    public var unpaddedSize: UInt64
+    public var indexedSize: UInt64
+
+    public init(bytes: [UInt8], unpaddedSize: UInt64, indexedSize: UInt64) {
+        self.bytes = bytes
+        self.unpaddedSize = unpaddedSize
+        self.indexedSize = indexedSize
+    }
 }
 
 /// Hostile archives whose every layer is consistent where the test wants it: valid block checks,
 /// a valid xz Index, an AMKINDEX and a pixz index that agree with them. Built by hand from the XZ
-/// module's pieces, because our writer never makes them. (The same helpers as in
-/// IndexedArchiveTests, which this target cannot import.)
-enum Craft {
+/// module's pieces, because our writer never makes them. Shared by the test targets that need
+/// them (IndexedArchiveTests, amkTests).
+public enum Craft {
     /// `payload` compressed as our writer would, the header carrying both sizes.
-    static func block(_ payload: [UInt8]) throws -> CraftedBlock {
+    public static func block(_ payload: [UInt8]) throws -> CraftedBlock {
         let encoder = try BlockEncoder(preset: 0, maxChunkSize: max(payload.count, 1))
         let block = try payload.withUnsafeBytes { try encoder.encode($0) }
         return CraftedBlock(bytes: block.bytes, unpaddedSize: block.unpaddedSize, indexedSize: block.uncompressedSize)
     }
 
-    static func vli(_ value: UInt64) -> [UInt8] {
+    public static func vli(_ value: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         var v = value
         while v >= 0x80 {
@@ -34,12 +40,12 @@ enum Craft {
         return out
     }
 
-    static func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+    public static func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
         withUnsafeBytes(of: value.littleEndian) { Array($0) }
     }
 
     /// A Block Header with one LZMA2 filter (256 KiB dictionary) and the sizes given, if any.
-    static func blockHeader(compressedSize: UInt64?, uncompressedSize: UInt64?) -> [UInt8] {
+    public static func blockHeader(compressedSize: UInt64?, uncompressedSize: UInt64?) -> [UInt8] {
         let flags = UInt8((compressedSize == nil ? 0 : 0x40) | (uncompressedSize == nil ? 0 : 0x80))
         var header: [UInt8] = [0, flags]
         if let compressedSize { header += vli(compressedSize) }
@@ -51,7 +57,7 @@ enum Craft {
     }
 
     /// A block of `header`, LZMA2 `data`, padding and the CRC64 `check`.
-    static func block(header: [UInt8], data: [UInt8], check: UInt64, indexedSize: UInt64) -> CraftedBlock {
+    public static func block(header: [UInt8], data: [UInt8], check: UInt64, indexedSize: UInt64) -> CraftedBlock {
         var bytes = header + data
         let unpadded = UInt64(bytes.count + 8)
         while bytes.count % 4 != 0 { bytes.append(0) }
@@ -61,7 +67,7 @@ enum Craft {
 
     /// `block` with its header replaced by one that declares no sizes (as single-threaded xz
     /// writes them), so nothing in the block contradicts what the xz Index says.
-    static func withoutSizes(_ block: CraftedBlock) throws -> CraftedBlock {
+    public static func withoutSizes(_ block: CraftedBlock) throws -> CraftedBlock {
         let info = try block.bytes.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: .crc64) }
         let header = blockHeader(compressedSize: nil, uncompressedSize: nil)
         let rest = Array(block.bytes[info.headerSize...])
@@ -71,7 +77,7 @@ enum Craft {
 
     /// One LZMA2 chunk holding `payload` (at most ``zeroChunkSize``), without the end-of-data byte. Its
     /// control byte resets the dictionary and the state, so copies of it may follow each other.
-    static func lzma2Chunk(_ payload: [UInt8]) throws -> [UInt8] {
+    public static func lzma2Chunk(_ payload: [UInt8]) throws -> [UInt8] {
         let encoded = try block(payload)
         let info = try encoded.bytes.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: .crc64) }
         let data = Array(encoded.bytes[info.headerSize..<info.headerSize + Int(info.compressedSize!)])
@@ -81,7 +87,7 @@ enum Craft {
     }
 
     /// CRC64 of `count` zero bytes after `previous`.
-    static func crc64OfZeros(_ count: UInt64, previous: UInt64 = 0) -> UInt64 {
+    public static func crc64OfZeros(_ count: UInt64, previous: UInt64 = 0) -> UInt64 {
         let zeros = [UInt8](repeating: 0, count: 2 << 20)
         var crc = previous
         var left = count
@@ -95,10 +101,10 @@ enum Craft {
 
     /// Uncompressed bytes per chunk of ``zeroBlock(chunks:prefix:)``: LZMA2 chunks hold up to
     /// 2 MiB, but liblzma's encoder ends one a little short of that.
-    static let zeroChunkSize = 1 << 20
+    public static let zeroChunkSize = 1 << 20
 
     /// A block of `prefix` then zeros, `chunks` × 1 MiB in all, from about 150 bytes per chunk.
-    static func zeroBlock(chunks: Int, prefix: [UInt8] = []) throws -> CraftedBlock {
+    public static func zeroBlock(chunks: Int, prefix: [UInt8] = []) throws -> CraftedBlock {
         let chunkSize = zeroChunkSize
         let zeroChunk = try lzma2Chunk([UInt8](repeating: 0, count: chunkSize))
         var data = prefix.isEmpty ? zeroChunk : try lzma2Chunk(prefix + [UInt8](repeating: 0, count: chunkSize - prefix.count))
@@ -111,7 +117,7 @@ enum Craft {
     }
 
     /// The pixz index of `entries`.
-    static func pixzIndex(_ entries: [ArchiveEntry], tarSize: UInt64) -> [UInt8] {
+    public static func pixzIndex(_ entries: [ArchiveEntry], tarSize: UInt64) -> [UInt8] {
         var pixz: [UInt8] = [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb]
         for entry in entries {
             pixz += Array(entry.path.utf8) + [0] + le(entry.headerOffset)
@@ -121,7 +127,7 @@ enum Craft {
 
     /// An archive in our layout: `dataBlocks`, then the rich index (`richIndex`, or the encoding
     /// of `entries`), the pixz index, the xz Index (with each block's `indexedSize`) and the footer.
-    static func archive(dataBlocks: [CraftedBlock], entries: [ArchiveEntry], tarSize: UInt64,
+    public static func archive(dataBlocks: [CraftedBlock], entries: [ArchiveEntry], tarSize: UInt64,
                         richIndex: CraftedBlock? = nil) throws -> [UInt8] {
         let rich = try richIndex ?? block(ArchiveIndex(entries: entries, tarSize: tarSize, chunkSize: 1 << 20,
                                                        metadata: ["writer": "crafted"]).encoded())
