@@ -79,7 +79,16 @@ public enum ArchiveSalvager {
             do {
                 let head = try file.readAvailable(at: offset, count: 1024)
                 guard let first = head.first else { break }
-                if first == 0 { return walk }  // the xz Index: every block is behind us
+                if first == 0 {
+                    // The xz Index: every block is behind us. The members are all recovered, but
+                    // a file cut inside the Index (or its footer) is still damaged, and saying
+                    // "no damage" would let a truncated copy pass for a whole one.
+                    if let problem = try endOfStreamProblem(file: file, indexOffset: offset) {
+                        walk.damageOffset = file.size
+                        walk.damage = problem
+                    }
+                    return walk
+                }
                 let info = try head.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: check, fileOffset: offset) }
                 guard let total = info.totalSize(check: check), total <= file.size - offset else {
                     throw ArchiveError(.corrupt, "block header without a usable size", offset: offset)
@@ -130,5 +139,41 @@ public enum ArchiveSalvager {
         walk.damageOffset = file.size
         walk.damage = "the file ends before the xz Index"
         return walk
+    }
+
+    /// Why the end of the file is not the end of a whole xz stream, or `nil` when it is.
+    ///
+    /// Checked from the end: after any stream padding, the last 12 bytes must be a Stream Footer
+    /// (magic and CRC32 intact) whose backward size fits between `indexOffset` and the footer. A
+    /// file cut inside the xz Index or its footer fails this, so the cut is reported at the offset
+    /// where the file ends. Nothing is held but the 12 bytes, whatever the Index declares.
+    ///
+    /// - Throws: ``ArchiveError`` for an I/O error reading the file; `CancellationError` is never
+    ///   swallowed (none is thrown here).
+    static func endOfStreamProblem(file: ArchiveFile, indexOffset: UInt64) throws -> String? {
+        var end = file.size
+        // Stream padding: zero bytes in groups of four after the footer.
+        while end >= indexOffset + 4 + UInt64(StreamFooter.size) {
+            let word = try file.read(at: end - 4, count: 4)
+            guard word.allSatisfy({ $0 == 0 }) else { break }
+            end -= 4
+        }
+        guard end >= indexOffset + UInt64(StreamFooter.size) + 4 else {
+            return "the file ends inside the xz Index"
+        }
+        let footerOffset = end - UInt64(StreamFooter.size)
+        let bytes = try file.read(at: footerOffset, count: StreamFooter.size)
+        let indexSize: UInt64
+        do {
+            indexSize = try bytes.withUnsafeBytes { try StreamFooter.decode($0, fileOffset: footerOffset).indexSize }
+        } catch is XZError {
+            return "the file ends inside the xz Index or its Stream Footer"
+        }
+        // A later stream may follow this one (its own footer is the one at the end), so only a
+        // footer whose Index would begin before this one is proof of a cut.
+        guard footerOffset >= indexSize, footerOffset - indexSize >= indexOffset else {
+            return "the Stream Footer's index size (\(indexSize) bytes) does not fit after offset \(indexOffset)"
+        }
+        return nil
     }
 }
