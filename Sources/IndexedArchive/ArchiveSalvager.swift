@@ -90,11 +90,15 @@ public enum ArchiveSalvager {
                     return walk
                 }
                 let info = try head.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: check, fileOffset: offset) }
-                guard let total = info.totalSize(check: check), total <= file.size - offset else {
-                    throw ArchiveError(.corrupt, "block header without a usable size", offset: offset)
+                // A header without a compressed size (xz's single-threaded blocks) gives no end:
+                // the block is decoded forward until it ends, bounded by the end of the file.
+                let declared = info.totalSize(check: check)
+                if let declared, declared > file.size - offset {
+                    throw ArchiveError(.corrupt, "block of \(declared) bytes runs past the end of the file", offset: offset)
                 }
+                var total = declared ?? (file.size - offset)
                 let stream = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: info.uncompressedSize,
-                                         check: check, decoder: decoder)
+                                         check: check, decoder: decoder, isOpenEnded: declared == nil)
                 let isCancelled = { flag.isCancelled }
                 if let size = info.uncompressedSize, size <= maxBufferedBlockSize {
                     // Only verified bytes reach the tar parser: the block is decoded whole, its
@@ -109,6 +113,7 @@ public enum ArchiveSalvager {
                     // A block too large to hold (or of unknown size) is decoded twice: once to
                     // verify its check, then again into the parser, a slice at a time.
                     try stream.decode(maxBytes: .max, isCancelled: isCancelled) { _ in }
+                    if declared == nil, let end = stream.endOffset { total = end - offset }
                     let again = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: stream.delivered,
                                             check: check, decoder: decoder)
                     var piece: [UInt8] = []
@@ -120,6 +125,7 @@ public enum ArchiveSalvager {
                         }
                     }
                 }
+                if declared == nil, let end = stream.endOffset { total = end - offset }
                 walk.goodBlocks += 1
                 offset += total
             } catch let error as XZError {

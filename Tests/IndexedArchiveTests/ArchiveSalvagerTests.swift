@@ -49,6 +49,25 @@ extension EngineSuites {
             expectSameTree(try await TreeSnapshot.of(c.packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "salvaged intact archive")
         }
 
+        /// `tar -cJf` writes one block whose header carries no sizes: salvage decodes it forward
+        /// until it ends, and an intact one is whole, with no damage reported.
+        @Test(.enabled(if: toolExists("xz") && toolExists("tar")))
+        func anIntactTarXzWithoutBlockSizesSalvagesWhole() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "hello\n")
+            try dir.file("src/b.bin", Samples.noise1_2M)
+            let archive = dir.path + "/T.tar.xz"
+            let tar = try await runTool(["tar", "-cJf", archive, "src"], in: dir.path)
+            #expect(tar.status == 0, "\(tar.stderr)")
+            let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+            #expect(report.damage == nil, "\(report.damage ?? "")")
+            #expect(report.damageOffset == nil)
+            #expect(report.lost.isEmpty)
+            #expect(report.goodBlocks == 1)
+            #expect(Set(report.recovered) == ["src/", "src/a.txt", "src/b.bin"])
+            #expect(try await readBytes(dir.path + "/out/src/b.bin") == Samples.noise1_2M)
+        }
+
         @Test(.enabled(if: toolExists("xz")))
         func aDamagedDataBlockLosesOnlyTheMembersFromItOn() async throws {
             let c = try await Case.make()
