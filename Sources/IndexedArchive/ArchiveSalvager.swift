@@ -133,6 +133,10 @@ public enum ArchiveSalvager {
                 walk.damage = error.description
                 return walk
             } catch let error as ArchiveError {
+                // An I/O error (the destination full or unwritable, or the archive unreadable)
+                // says nothing about the archive's bytes: reporting it as damage would send the
+                // user looking for a bad block that is not there. It stops the salvage, as such.
+                if case .io = error.code { throw error }
                 walk.damageOffset = error.offset ?? offset
                 walk.damage = error.message
                 return walk

@@ -68,6 +68,27 @@ extension EngineSuites {
             #expect(try await readBytes(dir.path + "/out/src/b.bin") == Samples.noise1_2M)
         }
 
+        /// A destination that fills up (a 64 KiB tmpfs, mounted when the tests run as root) is an
+        /// I/O error naming the file, thrown as such: the archive is not damaged.
+        @Test(.enabled(if: getuid() == 0))
+        func aFullDestinationIsAnIOErrorNotDamage() async throws {
+            let c = try await Case.make()
+            let mountPoint = c.packed.dir.path + "/full"
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+            let mount = try await runTool(["/bin/mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+            try #require(mount.status == 0, "tmpfs not available: \(mount.stderr)")
+            defer { _ = umount2(mountPoint, 0) }
+            let error = await #expect(throws: ArchiveError.self) {
+                _ = try await ArchiveSalvager.salvage(path: c.packed.archive, to: mountPoint + "/out")
+            }
+            guard case .io(let errno)? = error?.code else {
+                Issue.record("expected an I/O error, got \(String(describing: error))")
+                return
+            }
+            #expect(errno == ENOSPC)
+            #expect(error?.member != nil, "names the file being written: \(String(describing: error))")
+        }
+
         @Test(.enabled(if: toolExists("xz")))
         func aDamagedDataBlockLosesOnlyTheMembersFromItOn() async throws {
             let c = try await Case.make()
