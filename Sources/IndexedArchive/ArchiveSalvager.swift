@@ -58,7 +58,7 @@ public enum ArchiveSalvager {
 
     static func walkBlocks(file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag) throws -> Walk {
         var walk = Walk()
-        let check: XZCheck
+        var check: XZCheck
         do {
             let header = try file.read(at: 0, count: StreamHeader.size)
             check = try header.withUnsafeBytes { try StreamHeader.decode($0) }
@@ -86,8 +86,14 @@ public enum ArchiveSalvager {
                     if let problem = try endOfStreamProblem(file: file, indexOffset: offset) {
                         walk.damageOffset = file.size
                         walk.damage = problem
+                        return walk
                     }
-                    return walk
+                    // Another stream may follow (`cat a.xz b.xz`, or xz's own concatenations):
+                    // its blocks continue the same tar stream.
+                    guard let next = try nextStream(file: file, indexOffset: offset) else { return walk }
+                    offset = next.offset
+                    check = next.check
+                    continue
                 }
                 let info = try head.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: check, fileOffset: offset) }
                 // A header without a compressed size (xz's single-threaded blocks) gives no end:
@@ -149,6 +155,54 @@ public enum ArchiveSalvager {
         walk.damageOffset = file.size
         walk.damage = "the file ends before the xz Index"
         return walk
+    }
+
+    /// The stream that follows the one whose xz Index starts at `indexOffset`, or `nil` when the
+    /// Index is the last one in the file.
+    ///
+    /// The Index is walked forward (its records are variable-length integers) only to learn its
+    /// size, a piece of the file at a time; the footer after it must give the same size, and
+    /// after stream padding another Stream Header must follow. Anything else is left to
+    /// ``endOfStreamProblem(file:indexOffset:)``, which has already judged the end of the file.
+    static func nextStream(file: ArchiveFile, indexOffset: UInt64) throws -> (offset: UInt64, check: XZCheck)? {
+        var position = indexOffset + 1  // past the Index Indicator
+        var piece: [UInt8] = []
+        var pieceStart = position
+        func byte() throws -> UInt8? {
+            if position < pieceStart || position >= pieceStart + UInt64(piece.count) {
+                piece = try file.readAvailable(at: position, count: 1 << 16)
+                pieceStart = position
+                if piece.isEmpty { return nil }
+            }
+            defer { position += 1 }
+            return piece[Int(position - pieceStart)]
+        }
+        func vli() throws -> UInt64? {
+            var value: UInt64 = 0
+            for shift in 0..<9 {
+                guard let b = try byte() else { return nil }
+                value |= UInt64(b & 0x7F) << (7 * UInt64(shift))
+                if b & 0x80 == 0 { return value }
+            }
+            return nil
+        }
+        guard let records = try vli() else { return nil }
+        var remaining = records
+        while remaining > 0 {
+            guard try vli() != nil, try vli() != nil else { return nil }
+            remaining -= 1
+        }
+        let indexEnd = (position - indexOffset + 3) / 4 * 4 + 4 + indexOffset  // padding, CRC32
+        guard indexEnd <= file.size, file.size - indexEnd >= UInt64(StreamFooter.size) else { return nil }
+        let footer = try file.read(at: indexEnd, count: StreamFooter.size)
+        guard let size = try? footer.withUnsafeBytes({ try StreamFooter.decode($0, fileOffset: indexEnd).indexSize }),
+              size == indexEnd - indexOffset else { return nil }
+        var next = indexEnd + UInt64(StreamFooter.size)
+        while file.size - next >= 4, try file.read(at: next, count: 4).allSatisfy({ $0 == 0 }) { next += 4 }
+        guard file.size - next >= UInt64(StreamHeader.size) else { return nil }
+        let header = try file.read(at: next, count: StreamHeader.size)
+        guard let check = try? header.withUnsafeBytes({ try StreamHeader.decode($0, fileOffset: next) }) else { return nil }
+        return (next + UInt64(StreamHeader.size), check)
     }
 
     /// Why the end of the file is not the end of a whole xz stream, or `nil` when it is.

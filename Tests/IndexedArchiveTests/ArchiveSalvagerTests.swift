@@ -68,6 +68,30 @@ extension EngineSuites {
             #expect(try await readBytes(dir.path + "/out/src/b.bin") == Samples.noise1_2M)
         }
 
+        /// Two xz streams concatenated, the tar stream cut between them mid-member: salvage reads
+        /// on into the second stream and recovers every member, with no damage.
+        @Test(.enabled(if: toolExists("xz") && toolExists("tar")))
+        func aMultiStreamArchiveSalvagesWhole() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "hello\n")
+            try dir.file("src/b.bin", Samples.noise1_2M)
+            try dir.file("src/c.txt", Samples.text40K)
+            let tar = try await runTool(["tar", "-cf", dir.path + "/T.tar", "src"], in: dir.path)
+            #expect(tar.status == 0, "\(tar.stderr)")
+            let plain = try await readBytes(dir.path + "/T.tar")
+            let half = plain.count / 2
+            let first = try await runTool(["xz", "-c"], stdin: Data(plain[..<half]))
+            let second = try await runTool(["xz", "-c"], stdin: Data(plain[half...]))
+            let archive = dir.path + "/T.tar.xz"
+            try await writeBytes(archive, Array(first.stdout) + Array(second.stdout))
+            let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+            #expect(report.damage == nil, "\(report.damage ?? "")")
+            #expect(report.lost.isEmpty)
+            #expect(report.goodBlocks == 2)
+            #expect(Set(report.recovered) == ["src/", "src/a.txt", "src/b.bin", "src/c.txt"])
+            #expect(try await readBytes(dir.path + "/out/src/c.txt") == Samples.text40K)
+        }
+
         /// A destination that fills up (a 64 KiB tmpfs, mounted when the tests run as root) is an
         /// I/O error naming the file, thrown as such: the archive is not damaged.
         @Test(.enabled(if: getuid() == 0))
