@@ -58,7 +58,7 @@ public enum ArchiveSalvager {
 
     static func walkBlocks(file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag) throws -> Walk {
         var walk = Walk()
-        let check: XZCheck
+        var check: XZCheck
         do {
             let header = try file.read(at: 0, count: StreamHeader.size)
             check = try header.withUnsafeBytes { try StreamHeader.decode($0) }
@@ -79,13 +79,32 @@ public enum ArchiveSalvager {
             do {
                 let head = try file.readAvailable(at: offset, count: 1024)
                 guard let first = head.first else { break }
-                if first == 0 { return walk }  // the xz Index: every block is behind us
-                let info = try head.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: check, fileOffset: offset) }
-                guard let total = info.totalSize(check: check), total <= file.size - offset else {
-                    throw ArchiveError(.corrupt, "block header without a usable size", offset: offset)
+                if first == 0 {
+                    // The xz Index: every block is behind us. The members are all recovered, but
+                    // a file cut inside the Index (or its footer) is still damaged, and saying
+                    // "no damage" would let a truncated copy pass for a whole one.
+                    if let problem = try endOfStreamProblem(file: file, indexOffset: offset) {
+                        walk.damageOffset = file.size
+                        walk.damage = problem
+                        return walk
+                    }
+                    // Another stream may follow (`cat a.xz b.xz`, or xz's own concatenations):
+                    // its blocks continue the same tar stream.
+                    guard let next = try nextStream(file: file, indexOffset: offset) else { return walk }
+                    offset = next.offset
+                    check = next.check
+                    continue
                 }
+                let info = try head.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: check, fileOffset: offset) }
+                // A header without a compressed size (xz's single-threaded blocks) gives no end:
+                // the block is decoded forward until it ends, bounded by the end of the file.
+                let declared = info.totalSize(check: check)
+                if let declared, declared > file.size - offset {
+                    throw ArchiveError(.corrupt, "block of \(declared) bytes runs past the end of the file", offset: offset)
+                }
+                var total = declared ?? (file.size - offset)
                 let stream = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: info.uncompressedSize,
-                                         check: check, decoder: decoder)
+                                         check: check, decoder: decoder, isOpenEnded: declared == nil)
                 let isCancelled = { flag.isCancelled }
                 if let size = info.uncompressedSize, size <= maxBufferedBlockSize {
                     // Only verified bytes reach the tar parser: the block is decoded whole, its
@@ -100,6 +119,7 @@ public enum ArchiveSalvager {
                     // A block too large to hold (or of unknown size) is decoded twice: once to
                     // verify its check, then again into the parser, a slice at a time.
                     try stream.decode(maxBytes: .max, isCancelled: isCancelled) { _ in }
+                    if declared == nil, let end = stream.endOffset { total = end - offset }
                     let again = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: stream.delivered,
                                             check: check, decoder: decoder)
                     var piece: [UInt8] = []
@@ -111,6 +131,7 @@ public enum ArchiveSalvager {
                         }
                     }
                 }
+                if declared == nil, let end = stream.endOffset { total = end - offset }
                 walk.goodBlocks += 1
                 offset += total
             } catch let error as XZError {
@@ -118,6 +139,10 @@ public enum ArchiveSalvager {
                 walk.damage = error.description
                 return walk
             } catch let error as ArchiveError {
+                // An I/O error (the destination full or unwritable, or the archive unreadable)
+                // says nothing about the archive's bytes: reporting it as damage would send the
+                // user looking for a bad block that is not there. It stops the salvage, as such.
+                if case .io = error.code { throw error }
                 walk.damageOffset = error.offset ?? offset
                 walk.damage = error.message
                 return walk
@@ -130,5 +155,89 @@ public enum ArchiveSalvager {
         walk.damageOffset = file.size
         walk.damage = "the file ends before the xz Index"
         return walk
+    }
+
+    /// The stream that follows the one whose xz Index starts at `indexOffset`, or `nil` when the
+    /// Index is the last one in the file.
+    ///
+    /// The Index is walked forward (its records are variable-length integers) only to learn its
+    /// size, a piece of the file at a time; the footer after it must give the same size, and
+    /// after stream padding another Stream Header must follow. Anything else is left to
+    /// ``endOfStreamProblem(file:indexOffset:)``, which has already judged the end of the file.
+    static func nextStream(file: ArchiveFile, indexOffset: UInt64) throws -> (offset: UInt64, check: XZCheck)? {
+        var position = indexOffset + 1  // past the Index Indicator
+        var piece: [UInt8] = []
+        var pieceStart = position
+        func byte() throws -> UInt8? {
+            if position < pieceStart || position >= pieceStart + UInt64(piece.count) {
+                piece = try file.readAvailable(at: position, count: 1 << 16)
+                pieceStart = position
+                if piece.isEmpty { return nil }
+            }
+            defer { position += 1 }
+            return piece[Int(position - pieceStart)]
+        }
+        func vli() throws -> UInt64? {
+            var value: UInt64 = 0
+            for shift in 0..<9 {
+                guard let b = try byte() else { return nil }
+                value |= UInt64(b & 0x7F) << (7 * UInt64(shift))
+                if b & 0x80 == 0 { return value }
+            }
+            return nil
+        }
+        guard let records = try vli() else { return nil }
+        var remaining = records
+        while remaining > 0 {
+            guard try vli() != nil, try vli() != nil else { return nil }
+            remaining -= 1
+        }
+        let indexEnd = (position - indexOffset + 3) / 4 * 4 + 4 + indexOffset  // padding, CRC32
+        guard indexEnd <= file.size, file.size - indexEnd >= UInt64(StreamFooter.size) else { return nil }
+        let footer = try file.read(at: indexEnd, count: StreamFooter.size)
+        guard let size = try? footer.withUnsafeBytes({ try StreamFooter.decode($0, fileOffset: indexEnd).indexSize }),
+              size == indexEnd - indexOffset else { return nil }
+        var next = indexEnd + UInt64(StreamFooter.size)
+        while file.size - next >= 4, try file.read(at: next, count: 4).allSatisfy({ $0 == 0 }) { next += 4 }
+        guard file.size - next >= UInt64(StreamHeader.size) else { return nil }
+        let header = try file.read(at: next, count: StreamHeader.size)
+        guard let check = try? header.withUnsafeBytes({ try StreamHeader.decode($0, fileOffset: next) }) else { return nil }
+        return (next + UInt64(StreamHeader.size), check)
+    }
+
+    /// Why the end of the file is not the end of a whole xz stream, or `nil` when it is.
+    ///
+    /// Checked from the end: after any stream padding, the last 12 bytes must be a Stream Footer
+    /// (magic and CRC32 intact) whose backward size fits between `indexOffset` and the footer. A
+    /// file cut inside the xz Index or its footer fails this, so the cut is reported at the offset
+    /// where the file ends. Nothing is held but the 12 bytes, whatever the Index declares.
+    ///
+    /// - Throws: ``ArchiveError`` for an I/O error reading the file; `CancellationError` is never
+    ///   swallowed (none is thrown here).
+    static func endOfStreamProblem(file: ArchiveFile, indexOffset: UInt64) throws -> String? {
+        var end = file.size
+        // Stream padding: zero bytes in groups of four after the footer.
+        while end >= indexOffset + 4 + UInt64(StreamFooter.size) {
+            let word = try file.read(at: end - 4, count: 4)
+            guard word.allSatisfy({ $0 == 0 }) else { break }
+            end -= 4
+        }
+        guard end >= indexOffset + UInt64(StreamFooter.size) + 4 else {
+            return "the file ends inside the xz Index"
+        }
+        let footerOffset = end - UInt64(StreamFooter.size)
+        let bytes = try file.read(at: footerOffset, count: StreamFooter.size)
+        let indexSize: UInt64
+        do {
+            indexSize = try bytes.withUnsafeBytes { try StreamFooter.decode($0, fileOffset: footerOffset).indexSize }
+        } catch is XZError {
+            return "the file ends inside the xz Index or its Stream Footer"
+        }
+        // A later stream may follow this one (its own footer is the one at the end), so only a
+        // footer whose Index would begin before this one is proof of a cut.
+        guard footerOffset >= indexSize, footerOffset - indexSize >= indexOffset else {
+            return "the Stream Footer's index size (\(indexSize) bytes) does not fit after offset \(indexOffset)"
+        }
+        return nil
     }
 }

@@ -36,7 +36,16 @@ final class BlockStream {
                   uncompressedSize: record.uncompressedSize, check: check, decoder: decoder)
     }
 
-    init(file: ArchiveFile, offset: UInt64, totalSize: UInt64, uncompressedSize: UInt64?, check: XZCheck, decoder: BlockDecoder) {
+    /// Whether `totalSize` is only an upper bound: a block whose header carries no sizes (as
+    /// `xz` writes a single-threaded stream) ends where its data and check end, which
+    /// ``endOffset`` gives once it is finished.
+    let isOpenEnded: Bool
+    /// Offset in the file just past the block's check, once ``isFinished``.
+    private(set) var endOffset: UInt64?
+
+    init(file: ArchiveFile, offset: UInt64, totalSize: UInt64, uncompressedSize: UInt64?, check: XZCheck, decoder: BlockDecoder,
+         isOpenEnded: Bool = false) {
+        self.isOpenEnded = isOpenEnded
         self.file = file
         self.offset = offset
         self.totalSize = totalSize
@@ -110,7 +119,8 @@ final class BlockStream {
                 // liblzma has read the padding and the check too: what is left of the block's
                 // place in the file must be nothing.
                 let unread = UInt64(input.count - inputUsed) + (end - nextRead)
-                guard unread == 0 else {
+                endOffset = end - unread
+                guard unread == 0 || isOpenEnded else {
                     throw ArchiveError(.corrupt, "block ends \(unread) bytes before the end the index gives it",
                                        path: file.path, offset: offset)
                 }

@@ -4,12 +4,19 @@ import IndexedArchive
 /// `amk salvage A -C DIR`: recovers the members of a damaged or truncated archive that lie wholly
 /// in blocks whose checks verify.
 ///
-/// Exits 0 when the salvage ran, whatever it recovered: the report says what was lost. Only a
-/// failure to salvage at all (unreadable file, unwritable directory) exits 1.
+/// Exits 0 only when the archive was whole: every block verified and nothing was lost. Damage found
+/// or a member lost exits 1 after the report is printed, so a script that salvages and moves on
+/// cannot mistake a partial recovery for a complete one; a failure to salvage at all (unreadable
+/// file, unwritable directory) exits 1 too, with the error on standard error.
 struct SalvageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "salvage",
-        abstract: "Recover what can be trusted from a damaged or truncated archive."
+        abstract: "Recover what can be trusted from a damaged or truncated archive.",
+        discussion: """
+            Writes every member that lies wholly in blocks whose checks verify, and reports the \
+            damage and the members lost. Exits 0 when the archive was whole, 1 when damage was \
+            found or any member was lost (or the salvage could not run).
+            """
     )
 
     /// Lost members listed by name; beyond this only a count, so a badly damaged archive does not
@@ -32,6 +39,12 @@ struct SalvageCommand: AsyncParsableCommand {
         // Without the index the salvager knows only the member the damage cut; the report must
         // not pretend that is all.
         for line in Self.lines(for: report, lostListIsComplete: report.lostIsComplete) { print(line) }
+        if !Self.isWhole(report) { throw ExitCode(1) }
+    }
+
+    /// Whether the salvage found the archive whole: no damage and nothing lost.
+    static func isWhole(_ report: SalvageReport) -> Bool {
+        report.damageOffset == nil && report.lost.isEmpty
     }
 
     static func lines(for report: SalvageReport, lostListIsComplete: Bool) -> [String] {

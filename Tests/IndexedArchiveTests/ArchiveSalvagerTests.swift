@@ -49,6 +49,70 @@ extension EngineSuites {
             expectSameTree(try await TreeSnapshot.of(c.packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "salvaged intact archive")
         }
 
+        /// `tar -cJf` writes one block whose header carries no sizes: salvage decodes it forward
+        /// until it ends, and an intact one is whole, with no damage reported.
+        @Test(.enabled(if: toolExists("xz") && toolExists("tar")))
+        func anIntactTarXzWithoutBlockSizesSalvagesWhole() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "hello\n")
+            try dir.file("src/b.bin", Samples.noise1_2M)
+            let archive = dir.path + "/T.tar.xz"
+            let tar = try await runTool(["tar", "-cJf", archive, "src"], in: dir.path)
+            #expect(tar.status == 0, "\(tar.stderr)")
+            let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+            #expect(report.damage == nil, "\(report.damage ?? "")")
+            #expect(report.damageOffset == nil)
+            #expect(report.lost.isEmpty)
+            #expect(report.goodBlocks == 1)
+            #expect(Set(report.recovered) == ["src/", "src/a.txt", "src/b.bin"])
+            #expect(try await readBytes(dir.path + "/out/src/b.bin") == Samples.noise1_2M)
+        }
+
+        /// Two xz streams concatenated, the tar stream cut between them mid-member: salvage reads
+        /// on into the second stream and recovers every member, with no damage.
+        @Test(.enabled(if: toolExists("xz") && toolExists("tar")))
+        func aMultiStreamArchiveSalvagesWhole() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "hello\n")
+            try dir.file("src/b.bin", Samples.noise1_2M)
+            try dir.file("src/c.txt", Samples.text40K)
+            let tar = try await runTool(["tar", "-cf", dir.path + "/T.tar", "src"], in: dir.path)
+            #expect(tar.status == 0, "\(tar.stderr)")
+            let plain = try await readBytes(dir.path + "/T.tar")
+            let half = plain.count / 2
+            let first = try await runTool(["xz", "-c"], stdin: Data(plain[..<half]))
+            let second = try await runTool(["xz", "-c"], stdin: Data(plain[half...]))
+            let archive = dir.path + "/T.tar.xz"
+            try await writeBytes(archive, Array(first.stdout) + Array(second.stdout))
+            let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+            #expect(report.damage == nil, "\(report.damage ?? "")")
+            #expect(report.lost.isEmpty)
+            #expect(report.goodBlocks == 2)
+            #expect(Set(report.recovered) == ["src/", "src/a.txt", "src/b.bin", "src/c.txt"])
+            #expect(try await readBytes(dir.path + "/out/src/c.txt") == Samples.text40K)
+        }
+
+        /// A destination that fills up (a 64 KiB tmpfs, mounted when the tests run as root) is an
+        /// I/O error naming the file, thrown as such: the archive is not damaged.
+        @Test(.enabled(if: getuid() == 0))
+        func aFullDestinationIsAnIOErrorNotDamage() async throws {
+            let c = try await Case.make()
+            let mountPoint = c.packed.dir.path + "/full"
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+            let mount = try await runTool(["/bin/mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+            try #require(mount.status == 0, "tmpfs not available: \(mount.stderr)")
+            defer { _ = umount2(mountPoint, 0) }
+            let error = await #expect(throws: ArchiveError.self) {
+                _ = try await ArchiveSalvager.salvage(path: c.packed.archive, to: mountPoint + "/out")
+            }
+            guard case .io(let errno)? = error?.code else {
+                Issue.record("expected an I/O error, got \(String(describing: error))")
+                return
+            }
+            #expect(errno == ENOSPC)
+            #expect(error?.member != nil, "names the file being written: \(String(describing: error))")
+        }
+
         @Test(.enabled(if: toolExists("xz")))
         func aDamagedDataBlockLosesOnlyTheMembersFromItOn() async throws {
             let c = try await Case.make()

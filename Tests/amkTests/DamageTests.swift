@@ -63,7 +63,7 @@ extension AMKTests {
             #expect(info.stdout.isEmpty, "no zero counts for a damaged file: \(info.stdout)")
 
             let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.status == 1, "damage found exits 1: \(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             let recovered = try #require(lines.first?.firstMatch(of: /recovered (\d+) members/)).output.1
             #expect(Int(recovered)! >= 3, "\(result.stdout)")
@@ -78,6 +78,35 @@ extension AMKTests {
             #expect(!tree.exists("rescued/data/file9.bin"))
         }
 
+        /// A whole archive salvages everything, reports no damage and exits 0.
+        @Test func wholeArchiveSalvagesWithStatusZero() throws {
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.split(separator: "\n").contains("no damage found"), "\(result.stdout)")
+            for index in 0..<10 {
+                #expect(try tree.read("rescued/data/file\(index).bin") == tree.read("src/data/file\(index).bin"))
+            }
+        }
+
+        /// Cut inside the xz Index: every block is intact, so every member comes back, but the
+        /// cut is damage, reported where the file ends, and the status says so.
+        @Test func truncatedInsideTheIndexIsDamage() throws {
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: archive))
+            let size = try handle.seekToEnd()
+            // The footer is 12 bytes and the xz Index of ten-odd blocks is longer than 8 more.
+            try handle.truncate(atOffset: size - 20)
+            try handle.close()
+
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            #expect(result.status == 1, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(!lines.contains("no damage found"), "\(result.stdout)")
+            #expect(lines.contains { $0.hasPrefix("damage at offset \(size - 20): ") }, "\(result.stdout)")
+            for index in 0..<10 {
+                #expect(try tree.read("rescued/data/file\(index).bin") == tree.read("src/data/file\(index).bin"))
+            }
+        }
+
         @Test func damagedMiddleSalvagesAndNamesEveryLostMember() throws {
             var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
             let middle = bytes.count / 2
@@ -85,7 +114,7 @@ extension AMKTests {
             try bytes.write(to: URL(fileURLWithPath: archive))
 
             let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.status == 1, "damage found exits 1: \(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             // The index at the end is intact, so every member after the damage is named.
             let lost = try #require(lines.first { $0.hasPrefix("lost ") }?.firstMatch(of: /^lost (\d+) members:$/)).output.1

@@ -137,7 +137,7 @@ extension AMKTests {
             for offset in 100_000..<100_016 { bytes[offset] ^= 0x5A }
             try bytes.write(to: URL(fileURLWithPath: archive))
             let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.status == 1, "damage found exits 1: \(result.stderr)")
             Self.expectSafe(result.stdout)
             #expect(result.stdout.contains(#"\x1b[2J\u202e.bin"#), "\(result.stdout)")
         }
