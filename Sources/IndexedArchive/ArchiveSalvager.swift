@@ -11,7 +11,7 @@ import XZ
 public enum ArchiveSalvager {
     public static func salvage(path: String, to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> SalvageReport {
         let file = try ArchiveFile(path: path)
-        let indexEntries = (try? ArchiveReader(path: path)).flatMap { $0.index?.entries }
+        let indexEntries = (try? await ArchiveReader.open(path: path)).flatMap { $0.index?.entries }
         let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
         var consumer = TarConsumer(extractor: extractor, filter: options.members)
         consumer.collected = []
