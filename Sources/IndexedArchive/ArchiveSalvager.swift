@@ -11,7 +11,17 @@ import XZ
 public enum ArchiveSalvager {
     public static func salvage(path: String, to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> SalvageReport {
         let file = try ArchiveFile(path: path)
-        let indexEntries = (try? await ArchiveReader.open(path: path)).flatMap { $0.index?.entries }
+        // The index only sharpens the report (which members were lost): an archive whose index
+        // cannot be read is salvaged without it, but a cancellation still ends the salvage.
+        let indexEntries: [ArchiveEntry]?
+        do {
+            indexEntries = try await ArchiveReader.open(path: path).index?.entries
+        } catch let error as CancellationError {
+            throw error
+        // cancellation: the clause above rethrows CancellationError; an unreadable index is salvaged without
+        } catch {
+            indexEntries = nil
+        }
         let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
         var consumer = TarConsumer(extractor: extractor, filter: options.members)
         consumer.collected = []

@@ -58,7 +58,9 @@ import Testing
         let received = Box<Int?>(nil)
         Self.consume(engine, into: received)
         let start = ContinuousClock.now
-        Self.pace(peer, pieces: 100, of: 100, every: .milliseconds(100))
+        // A minute of trickling, so a busy machine (12 s was seen beside a release pack) cannot
+        // make the trickle end before the idle window is judged.
+        Self.pace(peer, pieces: 600, of: 100, every: .milliseconds(100))
         let ending = await relay.ending()
         let elapsed = ContinuousClock.now - start
         guard case .idle(let window, let moved, let bytes) = ending else {
@@ -67,7 +69,7 @@ import Testing
         }
         #expect(window == .seconds(1))
         #expect(moved < 5000 && moved == bytes, "\(moved) of \(bytes)")
-        #expect(elapsed >= .seconds(1) && elapsed < .seconds(8), "\(elapsed)")
+        #expect(elapsed >= .seconds(1) && elapsed < .seconds(40), "\(elapsed)")
         #expect(try await eventually { received.current == bytes }, "the engine's end is closed after what went through")
     }
 
