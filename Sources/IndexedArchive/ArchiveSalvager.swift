@@ -23,19 +23,27 @@ public enum ArchiveSalvager {
             indexEntries = nil
         }
         let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
+        extractor.skipsLinksToMissingTargets = true
         var consumer = TarConsumer(extractor: extractor, filter: options.members)
         consumer.collected = []
         let box = ConsumerBox(consumer)
         let io = WorkerThreadPool(threads: 1, name: "amk-salvage")
         defer { io.shutdown() }
-        let walk = try await io.run { flag in try walkBlocks(file: file, box: box, flag: flag) }
-        let (seen, unfinished) = box.state.withLock { state -> ([ArchiveEntry], String?) in
+        // Where each member's headers start, for resuming after a damaged block.
+        let memberStarts = indexEntries.map { $0.map(\.headerOffset).sorted() }
+        let filter = options.members
+        let walk = try await io.run { flag in
+            try walkBlocks(file: file, box: box, flag: flag, memberStarts: memberStarts, filter: filter)
+        }
+        let (seen, unfinished, skipped) = box.state.withLock { state -> ([ArchiveEntry], String?, Set<String>) in
             let unfinished = state.consumer.unfinishedMember
             state.consumer.extractor?.abandonCurrent()
             try? state.consumer.extractor?.finish()
-            return (state.consumer.collected ?? [], unfinished)
+            let skipped = (state.consumer.extractor?.warnings ?? []).filter { $0.kind == .missingLinkTarget }.map(\.member)
+            return (state.consumer.collected ?? [], unfinished, Set(skipped))
         }
-        var whole = seen.map(\.path)
+        // Hard links whose target the damage took were seen but not made.
+        var whole = seen.map(\.path).filter { !skipped.contains($0) }
         if let unfinished, whole.last == unfinished { whole.removeLast() }
         // With a selection, only the selected members were written, and only they are reported.
         let selected = { (path: String) in TarConsumer.selected(path, by: options.members) }
@@ -51,12 +59,13 @@ public enum ArchiveSalvager {
         }
         if walk.damage == nil { lost = [] }
         return SalvageReport(recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,
-                             goodBlocks: walk.goodBlocks,
+                             goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
                              damageOffset: walk.damageOffset, damage: walk.damage)
     }
 
     struct Walk: Sendable {
         var goodBlocks = 0
+        var damagedBlocks = 0
         var damageOffset: UInt64?
         var damage: String?
     }
@@ -66,7 +75,16 @@ public enum ArchiveSalvager {
     /// Block Headers declare.
     static let maxBufferedBlockSize = UInt64(ArchiveReader.defaultMaxBufferedBlockSize)
 
-    static func walkBlocks(file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag) throws -> Walk {
+    /// Walks the blocks and feeds the verified ones to the consumer in `box`.
+    ///
+    /// After a damaged block whose header still gives both its sizes, the walk resynchronises on
+    /// the next block header (the damaged block's declared end) when the index gave the members'
+    /// offsets (`memberStarts`): the member the damage cut is dropped, and parsing resumes with a
+    /// fresh parser at the first member that starts after the damaged block, so members of later
+    /// intact blocks are recovered. Without those offsets there is no safe place to resume and
+    /// the walk stops at the damage.
+    static func walkBlocks(file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag,
+                           memberStarts: [UInt64]? = nil, filter: Set<String>? = nil) throws -> Walk {
         var walk = Walk()
         var check: XZCheck
         do {
@@ -84,8 +102,28 @@ public enum ArchiveSalvager {
         }
         var offset = UInt64(StreamHeader.size)
         let decoder = BlockDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory))
+        /// The tar offset where the current block's bytes start.
+        var tarPosition: UInt64 = 0
+        /// After damage: tar bytes before this offset are skipped (they belong to a lost member).
+        var resumeAt: UInt64?
+        /// Consumes `bytes`, which start at tar offset `at`, minus what lies before `resumeAt`.
+        func consume(_ bytes: [UInt8], at: UInt64) throws {
+            var start = 0
+            if let resume = resumeAt {
+                let end = at + UInt64(bytes.count)
+                guard resume < end else { return }
+                start = Int(resume - min(resume, at))
+                resumeAt = nil
+            }
+            try box.state.withLock { state in
+                try bytes.withUnsafeBytes { raw in try state.consumer.consume(UnsafeRawBufferPointer(rebasing: raw[start...])) }
+            }
+        }
+        /// The header of the block being walked, while its sizes are known.
+        var current: (declared: UInt64, uncompressed: UInt64)?
         while offset < file.size {
             if flag.isCancelled { throw CancellationError() }
+            current = nil
             do {
                 let head = try file.readAvailable(at: offset, count: 1024)
                 guard let first = head.first else { break }
@@ -112,6 +150,7 @@ public enum ArchiveSalvager {
                 if let declared, declared > file.size - offset {
                     throw ArchiveError(.corrupt, "block of \(declared) bytes runs past the end of the file", offset: offset)
                 }
+                if let declared, let size = info.uncompressedSize { current = (declared, size) }
                 var total = declared ?? (file.size - offset)
                 let stream = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: info.uncompressedSize,
                                          check: check, decoder: decoder, isOpenEnded: declared == nil)
@@ -122,9 +161,8 @@ public enum ArchiveSalvager {
                     var out: [UInt8] = []
                     out.reserveCapacity(Int(size))
                     try stream.decode(maxBytes: .max, isCancelled: isCancelled) { out.append(contentsOf: $0) }
-                    try box.state.withLock { state in
-                        try out.withUnsafeBytes { try state.consumer.consume($0) }
-                    }
+                    try consume(out, at: tarPosition)
+                    tarPosition += UInt64(out.count)
                 } else {
                     // A block too large to hold (or of unknown size) is decoded twice: once to
                     // verify its check, then again into the parser, a slice at a time.
@@ -136,35 +174,65 @@ public enum ArchiveSalvager {
                     while !again.isFinished {
                         piece.removeAll(keepingCapacity: true)
                         try again.decode(maxBytes: ArchiveReader.streamPiece, isCancelled: isCancelled) { piece.append(contentsOf: $0) }
-                        try box.state.withLock { state in
-                            try piece.withUnsafeBytes { try state.consumer.consume($0) }
-                        }
+                        try consume(piece, at: tarPosition)
+                        tarPosition += UInt64(piece.count)
                     }
                 }
                 if declared == nil, let end = stream.endOffset { total = end - offset }
                 walk.goodBlocks += 1
                 offset += total
             } catch let error as XZError {
-                walk.damageOffset = error.offset ?? offset
-                walk.damage = error.description
-                return walk
+                if walk.damage == nil {
+                    walk.damageOffset = error.offset ?? offset
+                    walk.damage = error.description
+                }
+                guard let skip = resynchronise(after: current) else { return walk }
+                offset += skip
+                continue
             } catch let error as ArchiveError {
                 // An I/O error (the destination full or unwritable, or the archive unreadable)
                 // says nothing about the archive's bytes: reporting it as damage would send the
                 // user looking for a bad block that is not there. It stops the salvage, as such.
                 if case .io = error.code { throw error }
-                walk.damageOffset = error.offset ?? offset
-                walk.damage = error.message
-                return walk
+                if walk.damage == nil {
+                    walk.damageOffset = error.offset ?? offset
+                    walk.damage = error.message
+                }
+                guard error.code == .corrupt, let skip = resynchronise(after: current) else { return walk }
+                offset += skip
+                continue
             } catch let error as TarError {
                 walk.damageOffset = offset
                 walk.damage = error.description
                 return walk
             }
         }
-        walk.damageOffset = file.size
-        walk.damage = "the file ends before the xz Index"
+        if walk.damage == nil {
+            walk.damageOffset = file.size
+            walk.damage = "the file ends before the xz Index"
+        }
         return walk
+
+        /// Prepares the walk to go on after the damaged block `block`: drops the member it cut,
+        /// starts a fresh parser, and returns how far to skip in the file; nil when it cannot.
+        func resynchronise(after block: (declared: UInt64, uncompressed: UInt64)?) -> UInt64? {
+            guard let block, let memberStarts else { return nil }
+            let end = tarPosition + block.uncompressed
+            guard let next = memberStarts.first(where: { $0 >= end }) else { return nil }
+            walk.damagedBlocks += 1
+            tarPosition = end
+            resumeAt = next
+            box.state.withLock { state in
+                let extractor = state.consumer.extractor
+                extractor?.dropCurrentMember()
+                var fresh = TarConsumer(extractor: extractor, filter: filter)
+                fresh.collected = state.consumer.collected
+                // The member the damage cut was begun, not recovered.
+                if let cut = state.consumer.unfinishedMember, fresh.collected?.last?.path == cut { fresh.collected?.removeLast() }
+                state.consumer = fresh
+            }
+            return block.declared
+        }
     }
 
     /// The stream that follows the one whose xz Index starts at `indexOffset`, or `nil` when the

@@ -9,6 +9,8 @@ public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
         case setIDBitsDropped
         /// The member's name is not valid UTF-8, so it cannot be written byte for byte.
         case undecodableName
+        /// A hard link whose target a salvage could not recover.
+        case missingLinkTarget
     }
 
     /// The member concerned, as listed.

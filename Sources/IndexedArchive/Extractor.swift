@@ -205,6 +205,12 @@ final class Extractor {
             }
         case .hardLink:
             let targetParts = try components(of: header.linkTarget ?? "")
+            if skipsLinksToMissingTargets && !targetExists(targetParts) {
+                entries -= 1
+                warnings.append(ExtractWarning(member: header.path, kind: .missingLinkTarget,
+                                               message: "skipped: its target '\(header.linkTarget ?? "")' was not recovered"))
+                return
+            }
             // Two descriptors of the cache cannot be held at once: the target's folder is opened
             // on its own (a dup survives the cache moving on).
             let targetParent = dup(try parent(of: targetParts, member: header.path, create: false))
@@ -220,6 +226,13 @@ final class Extractor {
             warnings.append(ExtractWarning(member: header.path, kind: .unsupportedType,
                                            message: "skipped, \(header.kind) members are not extracted"))
         }
+    }
+
+    /// Whether `parts` names something in the destination, without following links.
+    private func targetExists(_ parts: [String]) -> Bool {
+        guard let parent = try? parent(of: parts, member: "", create: false) else { return false }
+        var info = stat()
+        return fstatat(parent, parts.last!, &info, AT_SYMLINK_NOFOLLOW) == 0
     }
 
     /// A new file with a unique temporary name in `parent`, private until renamed.
@@ -284,6 +297,14 @@ final class Extractor {
         removeCurrent()
         applyDirectoryMetadata()
     }
+
+    /// Drops the member being written (its temporary file) and goes on: salvage resumes after
+    /// a damaged block with the members that follow it.
+    func dropCurrentMember() { removeCurrent() }
+
+    /// Salvage only: a hard link whose target is not in the destination (the damage took it) is
+    /// skipped with a warning rather than ending the salvage; the salvager reports it as lost.
+    var skipsLinksToMissingTargets = false
 
     private func removeCurrent() {
         guard let file = current else { return }

@@ -10,6 +10,9 @@ public struct SalvageReport: Sendable {
     public var lostIsComplete: Bool
     /// Blocks that decoded and verified.
     public var goodBlocks: Int
+    /// Damaged blocks the salvage skipped, resuming at the next block header (it can when the
+    /// damaged block's header still gives its sizes and the index gives member offsets).
+    public var damagedBlocks: Int
     /// Where in the file the damage starts, or `nil` if every block verified.
     public var damageOffset: UInt64?
     /// What was wrong there.

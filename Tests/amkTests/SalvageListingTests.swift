@@ -6,14 +6,14 @@ extension AMKTests {
     @Suite @MainActor struct SalvageListing {
         @Test func longLostListIsCut() throws {
             let tree = try TestTree()
-            for index in 0..<40 {
+            for index in 0..<80 {
                 try tree.write("src/many/f\(String(format: "%02d", index)).bin", TestTree.noise(count: 64 * 1024, seed: UInt64(500 + index)))
             }
             let archive = tree.path("many.tar.xz")
-            let pack = try AMKProcess.run(["pack", tree.path("src/many"), "-o", archive, "--chunk-size", "1M"], scratch: tree.root)
+            let pack = try AMKProcess.run(["pack", tree.path("src/many"), "-o", archive, "--chunk-size", "4M"], scratch: tree.root)
             #expect(pack.status == 0, "\(pack.stderr)")
-            // Damage the first block (about 1 MiB from offset 12): every member after the first
-            // block boundary, and the ones in the block, are lost; the index at the end is intact.
+            // Damage the first block (4 MiB from offset 12, about 60 members): they are lost, and
+            // salvage resumes after the block; the index at the end is intact.
             var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
             for offset in 400_000..<400_016 { bytes[offset] ^= 0x5A }
             try bytes.write(to: URL(fileURLWithPath: archive))
