@@ -170,6 +170,11 @@ import Testing
                     }
                 }
             }
+            // The host may answer the caller before the cancelled extension's code has run on (it
+            // leaves an extension behind rather than wait for it): wait for the extension itself.
+            for _ in 0..<3000 where seen.current == nil {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             #expect(seen.current == "CancellationError")
         }
     }
