@@ -143,4 +143,31 @@ public enum Craft {
         out += StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count))
         return out
     }
+
+    /// The index entries of a tar stream, as our writer would record them.
+    public static func indexEntries(of tar: [UInt8]) throws -> [ArchiveEntry] {
+        var parser = TarParser()
+        var entries: [ArchiveEntry] = []
+        var crc: UInt64 = 0
+        try tar.withUnsafeBytes { raw in
+            try parser.consume(raw) { event in
+                switch event {
+                case .member(let member):
+                    let h = member.header
+                    crc = 0
+                    entries.append(ArchiveEntry(path: h.path, kind: h.kind, size: h.size, mode: h.mode, uid: h.uid, gid: h.gid,
+                                                mtime: h.mtime, linkTarget: h.linkTarget, headerOffset: member.headerOffset,
+                                                dataOffset: member.dataOffset, checksum: h.kind == .regular ? 0 : nil,
+                                                hasPaxHeader: member.hasPaxHeader))
+                case .data(let bytes, _):
+                    crc = CRC.crc64(bytes, previous: crc)
+                case .memberEnd:
+                    if entries[entries.count - 1].kind == .regular { entries[entries.count - 1].checksum = crc }
+                default:
+                    break
+                }
+            }
+        }
+        return entries
+    }
 }
