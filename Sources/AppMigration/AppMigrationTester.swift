@@ -11,9 +11,8 @@ public import Foundation
 ///
 /// ```swift
 /// let tester = try await AppMigrationTester(platform: .android)
-/// let result = try await tester.exportController.exportResources(request: nil, progress: nil)
-/// try await tester.importController.importResources(from: result.extractedResourcesURL,
-///                                                   importRequest: nil, progress: nil)
+/// let result = try await tester.exportController.exportResources()
+/// try await tester.importController.importResources(from: result.extractedResourcesURL)
 /// try await tester.importController.registerImportCompletion(with: .success)
 /// ```
 public actor AppMigrationTester {
@@ -31,10 +30,18 @@ public actor AppMigrationTester {
 
     /// The platform of the other device: the destination of exports, the source of imports.
     public nonisolated let platform: MigrationPlatform
-    /// Runs exports.
-    public nonisolated let exportController: ExportController
-    /// Runs imports and records their outcome.
-    public nonisolated let importController: ImportController
+    private nonisolated let registration: Registration
+
+    /// Runs exports. Asynchronous and throwing, as in AppMigrationKit; here it throws nothing.
+    public var exportController: AppExportController {
+        get async throws { AppExportController(registration: registration, platform: platform) }
+    }
+
+    /// Runs imports and records their outcome. Asynchronous and throwing, as in AppMigrationKit;
+    /// here it throws nothing.
+    public var importController: AppImportController {
+        get async throws { AppImportController(registration: registration, platform: platform) }
+    }
 
     /// A tester for the extension registered in the current scope.
     ///
@@ -46,8 +53,7 @@ public actor AppMigrationTester {
                 "no extension is registered: run the test inside AppMigrationTester.withExtension(_:...) or a suite trait that calls it")
         }
         self.platform = platform
-        self.exportController = ExportController(registration: registration, platform: platform)
-        self.importController = ImportController(registration: registration, platform: platform)
+        self.registration = registration
     }
 
     /// Runs `operation` with `migrationExtension` registered for testers created inside it.

@@ -1,4 +1,10 @@
 import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Runs an extension's code on a dispatch queue of its own instead of Swift's cooperative pool.
 ///
@@ -8,9 +14,20 @@ import Dispatch
 /// queue's thread is not the pool's, and Dispatch starts another when one blocks, so the host keeps
 /// running whatever the extension does.
 ///
-/// `Sendable`: it holds only the queue, which is.
+/// It also counts the CPU time the extension's code uses (``cpuNanoseconds()``), the import's sign
+/// of life when its progress says nothing.
+///
+/// `Sendable`: it holds the queue, which is, and the CPU account in a `Mutex`.
 final class ExtensionExecutor: TaskExecutor {
     private let queue: DispatchQueue
+
+    /// CPU time of the jobs that finished, and the clock and first reading of the running one.
+    private struct CPUAccount {
+        var finished: Int64 = 0
+        var running: (clock: clockid_t, start: Int64)?
+    }
+
+    private let account = Mutex(CPUAccount())
 
     init(name: String) {
         queue = DispatchQueue(label: "amk-extension-\(name)")
@@ -19,7 +36,55 @@ final class ExtensionExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async {
+            self.jobStarts()
             job.runSynchronously(on: self.asUnownedTaskExecutor())
+            self.jobEnds()
         }
+    }
+
+    /// CPU nanoseconds (user and system) the extension's code has used on this executor so far,
+    /// including the job running now (on Linux; elsewhere the running job counts once it ends).
+    func cpuNanoseconds() -> Int64 {
+        account.withLock { account in
+            #if os(Linux)
+            // The running job's thread is alive while `running` is set: it clears it, under this
+            // lock, before it moves on.
+            guard let running = account.running else { return account.finished }
+            return account.finished + max(0, Self.reading(of: running.clock) - running.start)
+            #else
+            return account.finished
+            #endif
+        }
+    }
+
+    private func jobStarts() {
+        let clock = Self.currentThreadClock()
+        let start = Self.reading(of: clock)
+        account.withLock { $0.running = (clock, start) }
+    }
+
+    private func jobEnds() {
+        account.withLock { account in
+            if let running = account.running {
+                account.finished += max(0, Self.reading(of: running.clock) - running.start)
+            }
+            account.running = nil
+        }
+    }
+
+    /// The CPU-time clock of the calling thread, readable from other threads where the system
+    /// allows it.
+    private static func currentThreadClock() -> clockid_t {
+        #if os(Linux)
+        var clock = clockid_t()
+        if pthread_getcpuclockid(pthread_self(), &clock) == 0 { return clock }
+        #endif
+        return CLOCK_THREAD_CPUTIME_ID
+    }
+
+    private static func reading(of clock: clockid_t) -> Int64 {
+        var time = timespec()
+        guard clock_gettime(clock, &time) == 0 else { return 0 }
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
     }
 }

@@ -38,17 +38,22 @@ public struct MigrationDataContainer: Sendable, Hashable {
         self.containerRootDirectory = URL(filePath: containerRootDirectory.path(percentEncoded: false),
                                           directoryHint: .notDirectory).standardizedFileURL
         self.appGroupDirectories = appGroupDirectories
+        self.documentsDirectory = self.containerRootDirectory.appending(path: "Documents", directoryHint: .notDirectory)
+        self.applicationSupportDirectory = self.containerRootDirectory.appending(path: "Library/Application Support",
+                                                                                 directoryHint: .notDirectory)
     }
 
-    /// `Documents` in the container.
-    public var documentsDirectory: URL {
-        containerRootDirectory.appending(path: "Documents", directoryHint: .notDirectory)
-    }
+    /// `Documents` in the container, unless set otherwise.
+    ///
+    /// Settable, as in AppMigrationKit. The value is only a URL the extension and the app agree
+    /// on: the host confines exports to ``containerRootDirectory`` and clears that root after a
+    /// failed import, whatever this property says, so a folder set outside the root cannot be
+    /// exported from and is not cleared.
+    public var documentsDirectory: URL
 
-    /// `Library/Application Support` in the container.
-    public var applicationSupportDirectory: URL {
-        containerRootDirectory.appending(path: "Library/Application Support", directoryHint: .notDirectory)
-    }
+    /// `Library/Application Support` in the container, unless set otherwise. Settable, with the
+    /// same caveat as ``documentsDirectory``.
+    public var applicationSupportDirectory: URL
 
     /// `Library` in the container.
     public var libraryDirectory: URL {

@@ -1,19 +1,21 @@
 /// The export options of an extension that declares none of its own.
 ///
-/// AppMigrationKit documents no options for it, and neither does this module: ``allCases`` is
-/// empty, and the host never puts an option in a ``MigrationRequest`` it builds, so a
-/// ``ResourcesExporting`` extension receives an empty options dictionary. It is a struct rather
-/// than an enum without cases so that code iterating over a request's options (as the reference
-/// patterns do) compiles without a warning about an uninhabited type.
-public struct MigrationDefaultSupportedOptions: CaseIterable, Hashable, Sendable, RawRepresentable {
-    /// The option's name.
-    public let rawValue: String
+/// As in AppMigrationKit it is an enumeration without cases: no value of it exists, so a
+/// ``MigrationRequest`` never carries an option, `init?(rawValue:)` always fails, and an empty
+/// `switch` over a value of it is exhaustive. An option from a request in another options type
+/// (through the tester's generic export, or a destination that sends one) cannot be converted and
+/// is dropped before a ``ResourcesExporting`` extension sees the request.
+public enum MigrationDefaultSupportedOptions: CaseIterable, Hashable, Sendable, RawRepresentable {
+    /// No option is defined: an empty array.
+    public static let allCases: [MigrationDefaultSupportedOptions] = []
 
-    /// An option named `rawValue`; no host sends one.
-    public init(rawValue: String) {
-        self.rawValue = rawValue
+    /// Always `nil`: there is no option to name.
+    public init?(rawValue: String) {
+        return nil
     }
 
-    /// No option is defined.
-    public static var allCases: [MigrationDefaultSupportedOptions] { [] }
+    /// The option's name; never called, since no value exists.
+    public var rawValue: String {
+        switch self {}
+    }
 }

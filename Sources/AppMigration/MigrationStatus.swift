@@ -9,8 +9,10 @@ import Foundation
 public enum MigrationStatus: Sendable {
     /// The import finished.
     case success
-    /// The import failed; the container was cleared. Read back after a restart, the error is a
-    /// ``RecordedImportError``.
+    /// The import failed; the container was cleared. Read back from ``importStatus``, the error
+    /// is an `NSError` with the domain, code and localized description of the error the importer
+    /// threw (AppMigrationKit, too, coerces it to `NSError`), and its Swift type and description
+    /// under ``errorTypeUserInfoKey`` and ``errorDescriptionUserInfoKey``.
     case failure(any Error)
 
     /// The status of the last import, or `nil` if no import has happened (or its status was
@@ -62,7 +64,7 @@ public enum MigrationStatus: Sendable {
         case "success":
             return .success
         case "failure":
-            return .failure(record.error ?? RecordedImportError(message: "import failed", errorType: "unknown"))
+            return .failure((record.error ?? RecordedImportError(message: "import failed", errorType: "unknown")).nsError)
         default:
             return nil
         }

@@ -25,8 +25,10 @@ public struct MigrationSystem: Sendable {
     /// watched from the start of `exportResources` except while an `appendItem` runs, when the
     /// engine's stages (read, compress, write) are watched instead.
     public var watchdogPolicy: WatchdogPolicy
-    /// Stall timeouts for imports. An importer's only signs of life are the advances of its
-    /// `resourcesImportProgress`, and copying a large file advances nothing, so the default is long.
+    /// Stall timeouts for imports (stage `.extensionCode`). An importer is stuck, and is cancelled,
+    /// when for a whole timeout it neither advanced its `resourcesImportProgress` nor used a
+    /// millisecond of CPU time on the threads that run its code (see ``ResourcesImporting``): a
+    /// silent importer that works is never stopped, one that waits on nothing is.
     public var importWatchdogPolicy: WatchdogPolicy
     /// LZMA preset for compressible exports, 0 (fastest) to 9 (smallest).
     public var compressionPreset: Int
@@ -80,8 +82,9 @@ public struct MigrationSystem: Sendable {
     ///   - name: the extension's name in errors and metadata; by default its type's name.
     ///   - sourceApp: the exporting app's identity, recorded for the importer; by default the
     ///     container's bundle identifier on ``MigrationPlatform/current``.
-    ///   - progress: advanced by the bytes stored; its total is set to the size estimate if it
-    ///     has none.
+    ///   - progress: gets a child progress, counting the bytes stored against the size estimate,
+    ///     for all its remaining units; its total is set to the size estimate if it has none.
+    ///     It is complete when the export is.
     /// - Returns: the export's sizes and version.
     /// - Throws: ``AppMigrationError`` `.stalled` (the extension, or a stage working for it, made
     ///   no progress for the stall timeout) or `.terminated` (it was cancelled and did not stop,
@@ -182,9 +185,16 @@ public struct MigrationSystem: Sendable {
             ArchiveMetadataKey.destinationPlatform: request.destinationPlatform.rawValue,
             ArchiveMetadataKey.extensionName: name,
         ]
+        // The engine counts bytes; the caller's progress keeps its own units. As Foundation
+        // intends, the bytes go into a child (its total the size estimate) that stands for all the
+        // caller's remaining units.
+        var bytes: Progress?
         if let progress {
             if progress.totalUnitCount <= 0 { progress.totalUnitCount = Int64(max(estimate, 1)) }
-            options.progress = progress
+            let child = Progress(totalUnitCount: Int64(max(estimate, 1)))
+            progress.addChild(child, withPendingUnitCount: max(progress.totalUnitCount - progress.completedUnitCount, 0))
+            options.progress = child
+            bytes = child
         }
         do {
             let (_, summary) = try await ArchivePacker.withBuilder(to: destination, options: options) { builder in
@@ -202,6 +212,7 @@ public struct MigrationSystem: Sendable {
                 // Finishing the archive now would deliver an export that was called off.
                 if Task.isCancelled { throw ReturnedAfterCancellation() }
             }
+            if let bytes { bytes.completedUnitCount = max(bytes.completedUnitCount, bytes.totalUnitCount) }
             return .finished(DeviceToDeviceExportProperties(
                 uncompressedBytes: Int(summary.tarBytes),
                 compressedBytes: compressible ? Int(summary.archiveBytes) : nil,
@@ -355,13 +366,9 @@ public struct MigrationSystem: Sendable {
     ) async throws {
         do {
             try await Watchdog.supervise(policy: policy) { watchdog in
-                // The object the default `resourcesImportProgress` hands out during this import.
-                let hostSide = Progress(totalUnitCount: 100)
-                try await ImportProgressScope.$bound.withValue(hostSide) {
-                    try await MigrationDataContainer.withCurrent(container) {
-                        try await watchImport(migrationExtension, name: name, at: staged, request: request, watchdog: watchdog,
-                                              progress: progress, progressRange: progressRange)
-                    }
+                try await MigrationDataContainer.withCurrent(container) {
+                    try await watchImport(migrationExtension, name: name, at: staged, request: request, watchdog: watchdog,
+                                          progress: progress, progressRange: progressRange)
                 }
             }
         } catch let error as ArchiveError where error.code == .stalled || error.code == .terminated {
@@ -369,8 +376,10 @@ public struct MigrationSystem: Sendable {
         }
     }
 
-    /// Calls the importer while a child task follows its progress: each advance is a heartbeat
-    /// and is mirrored into `progress`.
+    /// Calls the importer while a child task follows its signs of life: each advance of its
+    /// progress is a heartbeat and is mirrored into `progress`; each millisecond of CPU time its
+    /// code uses is a heartbeat too, so that an importer that works without reporting is not
+    /// taken for a stuck one.
     private static func watchImport<Extension: ResourcesImporting>(
         _ migrationExtension: Extension, name: String, at staged: URL, request: ResourcesImportRequest, watchdog: Watchdog,
         progress: Progress?, progressRange: (Int64, Int64)
@@ -382,10 +391,16 @@ public struct MigrationSystem: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var last = reported.completedUnitCount
+                var cpuAtLastBeat = executor.cpuNanoseconds()
                 while true {
                     // Ends with CancellationError when the import returns and the group cancels
                     // this observer; the group discards it.
                     try await Task.sleep(for: .milliseconds(50))
+                    let cpu = executor.cpuNanoseconds()
+                    if cpu - cpuAtLastBeat >= Self.importCPUSignOfLife {
+                        cpuAtLastBeat = cpu
+                        watchdog.beat(.extensionCode)
+                    }
                     let now = reported.completedUnitCount
                     guard now != last else { continue }
                     last = now
@@ -407,6 +422,10 @@ public struct MigrationSystem: Sendable {
             group.cancelAll()
         }
     }
+
+    /// The CPU time an importer's code must use to count as alive, in nanoseconds: far above what
+    /// a thread blocked for a whole stall timeout uses (nothing), far below what any real work does.
+    static let importCPUSignOfLife: Int64 = 1_000_000
 
     /// What an extraction error means for the import: an unsafe member (a path or link leading
     /// outside the staging folder) is refused by name; anything else is an archive that cannot

@@ -1,30 +1,66 @@
-public import Foundation
+import Foundation
 
-/// A failed import's error as the app reads it back from ``MigrationStatus/importStatus``.
+/// A failed import's error as the host stores it in the container, so that the app reads it back
+/// after a restart as AppMigrationKit hands it over: an `NSError` with the thrown error's domain,
+/// code and localized description (``MigrationStatus/importStatus``).
 ///
-/// The status outlives the process that recorded it, and an arbitrary `Error` cannot be stored, so
-/// the host keeps what the app can show and log: the error's description and its type's name.
-public struct RecordedImportError: Error, Sendable, Hashable, Codable, CustomStringConvertible, LocalizedError {
-    /// The original error's description.
-    public var message: String
+/// An arbitrary `Error` cannot be stored, so this keeps what bridging it to `NSError` shows, plus
+/// its Swift description and type name, and the `userInfo` entries that are strings.
+struct RecordedImportError: Sendable, Hashable, Codable {
+    /// The original error's description, `String(describing:)`.
+    var message: String
     /// The original error's type, as `String(reflecting:)` names it.
-    public var errorType: String
+    var errorType: String
+    /// `NSError` domain; absent in records written before it was kept.
+    var domain: String?
+    /// `NSError` code.
+    var code: Int?
+    /// `localizedDescription`.
+    var localizedDescription: String?
+    /// The `userInfo` entries whose values are strings.
+    var userInfo: [String: String]?
 
-    /// A recorded error with this description and type name.
-    public init(message: String, errorType: String) {
+    init(message: String, errorType: String) {
         self.message = message
         self.errorType = errorType
     }
 
-    /// Records `error`.
-    public init(_ error: any Error) {
-        if let recorded = error as? RecordedImportError {
-            self = recorded
-        } else {
-            self.init(message: String(describing: error), errorType: String(reflecting: type(of: error)))
+    /// Records `error`, as bridged to `NSError`.
+    init(_ error: any Error) {
+        let bridged = error as NSError
+        var strings: [String: String] = [:]
+        for (key, value) in bridged.userInfo {
+            if let value = value as? String { strings[key] = value }
         }
+        // An error read back from a record keeps the original's Swift type and description.
+        message = strings[MigrationStatus.errorDescriptionUserInfoKey] ?? String(describing: error)
+        errorType = strings[MigrationStatus.errorTypeUserInfoKey] ?? String(reflecting: type(of: error))
+        domain = bridged.domain
+        code = bridged.code
+        // An error that describes itself to people keeps that; for any other, `NSError` would say
+        // only "The operation could not be completed", so the app gets the Swift description.
+        let localized = bridged.userInfo[NSLocalizedDescriptionKey] != nil
+            || (error as? any LocalizedError)?.errorDescription != nil
+        localizedDescription = localized ? bridged.localizedDescription : message
+        userInfo = strings
     }
 
-    public var description: String { message }
-    public var errorDescription: String? { message }
+    /// The error the app reads back.
+    var nsError: NSError {
+        var info: [String: Any] = [:]
+        for (key, value) in userInfo ?? [:] { info[key] = value }
+        info[NSLocalizedDescriptionKey] = localizedDescription ?? message
+        info[MigrationStatus.errorTypeUserInfoKey] = errorType
+        info[MigrationStatus.errorDescriptionUserInfoKey] = message
+        return NSError(domain: domain ?? errorType, code: code ?? 0, userInfo: info)
+    }
+}
+
+extension MigrationStatus {
+    /// In the `userInfo` of a failure read back from ``importStatus``: the Swift type of the
+    /// error the importer threw, as `String(reflecting:)` names it.
+    public static let errorTypeUserInfoKey = "AMKErrorType"
+    /// In the `userInfo` of a failure read back from ``importStatus``: the thrown error's
+    /// `String(describing:)`.
+    public static let errorDescriptionUserInfoKey = "AMKErrorDescription"
 }

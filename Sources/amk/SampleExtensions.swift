@@ -77,6 +77,9 @@ struct SampleAppMigration: ResourcesExporting, ResourcesImporting {
 
     var resourcesVersion: String { "1.0" }
 
+    /// The import's progress: one object, advanced as the import goes.
+    let resourcesImportProgress = Progress(totalUnitCount: 100)
+
     var resourcesCompressible: Bool { compressible }
 
     func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
@@ -107,6 +110,9 @@ struct DocumentsFileByFileMigration: ResourcesExporting, ResourcesImporting {
     }
 
     var resourcesVersion: String { "1.0" }
+
+    /// The import's progress: one object, advanced as the import goes.
+    let resourcesImportProgress = Progress(totalUnitCount: 100)
 
     var resourcesCompressible: Bool { true }
 

@@ -19,9 +19,10 @@ import Testing
                 Issue.record("expected failure, got \(String(describing: status))")
                 return
             }
-            let recorded = try #require(error as? RecordedImportError)
-            #expect(recorded.message == "the database was locked")
-            #expect(recorded.errorType.hasSuffix("MigrationStatusTests.Failure"))
+            let recorded = error as NSError
+            #expect(recorded.userInfo[MigrationStatus.errorDescriptionUserInfoKey] as? String == "the database was locked")
+            #expect((recorded.userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?
+                .hasSuffix("MigrationStatusTests.Failure") == true)
             #expect(recorded.localizedDescription == "the database was locked")
             #expect(FileManager.default.fileExists(
                 atPath: container.containerRootDirectory.appending(path: ".amk/import-status.json").path(percentEncoded: false)))

@@ -18,6 +18,7 @@ import Testing
 
     /// Records the request it is given; optionally waits at a gate first.
     struct RecordingImporter: ResourcesImporting {
+        let resourcesImportProgress = Progress(totalUnitCount: 100)
         let seen: Box<ResourcesImportRequest?>
         var gate: Gate? = nil
         var started: Box<Bool>? = nil
@@ -306,6 +307,7 @@ extension MigrationSystemTests {
             let (archive, _) = try await exportSample(in: scratch)
             let destination = try scratch.container("destination")
             struct LinkingImporter: ResourcesImporting {
+                let resourcesImportProgress = Progress(totalUnitCount: 100)
                 let outside: String
                 func importResources(at url: URL, request: ResourcesImportRequest) async throws {
                     let root = appContainer.containerRootDirectory

@@ -260,6 +260,7 @@ import Testing
     }
 
     struct FailingImporter: ResourcesImporting {
+        let resourcesImportProgress = Progress(totalUnitCount: 100)
         struct Broken: Error {}
         func importResources(at url: URL, request: ResourcesImportRequest) async throws {
             let docs = appContainer.documentsDirectory
@@ -299,11 +300,13 @@ import Testing
                 Issue.record("expected failure, got \(String(describing: status))")
                 return
             }
-            #expect((error as? RecordedImportError)?.errorType.contains("Broken") == true, "\(error)")
+            #expect((error as NSError).domain.contains("Broken"), "\(error)")
+            #expect(((error as NSError).userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?.contains("Broken") == true)
         }
     }
 
     struct StallingImporter: ResourcesImporting {
+        let resourcesImportProgress = Progress(totalUnitCount: 100)
         func importResources(at url: URL, request: ResourcesImportRequest) async throws {
             try await Task.sleep(for: .seconds(30))
         }

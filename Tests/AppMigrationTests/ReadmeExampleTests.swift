@@ -8,6 +8,7 @@ import Testing
 // README: extension
 /// Moves a notes app's Documents; notes in format 1 had no title line, so import adds one.
 struct NotesMigration: ResourcesExporting, ResourcesImporting {
+    let resourcesImportProgress = Progress(totalUnitCount: 100)
     var resourcesSizeEstimate: Int { 1 << 20 }
     var resourcesVersion: String { "2" }
     var resourcesCompressible: Bool { true }

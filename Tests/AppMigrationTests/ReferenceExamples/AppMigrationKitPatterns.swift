@@ -129,6 +129,8 @@ struct AppDataMigration: ResourcesExportingWithOptions, ResourcesImporting {
 
 // verbatim: Versioned Data Migration
 struct VersionedMigration: ResourcesExportingWithOptions, ResourcesImporting {
+    // added: a requirement on iOS as here; the reference omits it
+    let resourcesImportProgress = Progress(totalUnitCount: 100)
     typealias OptionsType = MigrationDefaultSupportedOptions
 
     // Current export format version
@@ -310,7 +312,9 @@ struct MyMigration: ResourcesExportingWithOptions {
         let docs = appContainer.documentsDirectory
 
         // Check which categories the destination requested
-        for (option, _) in options {
+        // edited: the type annotation; MigrationDefaultSupportedOptions has no cases, as on iOS,
+        // where the compiler warns about the inferred type just the same
+        for (option, _): (MigrationDefaultSupportedOptions, Data) in options {
             switch option {
             case _ where MigrationDefaultSupportedOptions.allCases.contains(option):
                 // Handle known option

@@ -81,6 +81,8 @@ extension MyMigrationExtension: ResourcesImporting {
 
 // wrapper: Error Handling During Import
 struct AppGroupClearingImport: ResourcesImporting {
+    // added: a requirement on iOS as here; the reference omits it
+    let resourcesImportProgress = Progress(totalUnitCount: 100)
     // verbatim
     func importResources(
         at importedDataURL: URL,

@@ -9,6 +9,7 @@ import Foundation
 /// it relies on the host never staging a link that leads out of the staging folder: the link
 /// tests use it to check that the host keeps that promise.
 struct MergingMigration: ResourcesExporting, ResourcesImporting {
+    let resourcesImportProgress = Progress(totalUnitCount: 100)
     static let folders = ["Documents", "Library"]
 
     var resourcesVersion: String { "1" }

@@ -6,6 +6,7 @@ import Testing
 /// A test extension that exports `Documents` and `Library` whole and imports them by moving the
 /// received folders into the container, with seams for the streaming tests.
 struct TreeCopyMigration: ResourcesExporting, ResourcesImporting {
+    let resourcesImportProgress = Progress(totalUnitCount: 100)
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }

@@ -4,30 +4,47 @@ import IndexedArchive
 extension AppMigrationTester {
     /// Runs the registered extension's export as the host would, then extracts the archive so the
     /// test can look at what a destination would receive.
-    public struct ExportController: Sendable {
+    ///
+    /// A class, as in AppMigrationKit, reached through ``AppMigrationTester/exportController``.
+    /// `Sendable`: it holds only immutable, `Sendable` values.
+    public final class AppExportController: Sendable {
         let registration: Registration
         let platform: MigrationPlatform
+
+        init(registration: Registration, platform: MigrationPlatform) {
+            self.registration = registration
+            self.platform = platform
+        }
 
         /// Exports with `request`, or, if it is `nil`, a request for the tester's platform with no
         /// options.
         ///
-        /// - Parameter progress: advanced by the bytes stored.
+        /// - Parameter progress: gets a child progress (see
+        ///   ``MigrationSystem/exportResources(of:named:from:request:to:sourceApp:progress:)``)
+        ///   and is complete when the export is.
         /// - Throws: ``AppMigrationError`` `.unsupportedExtension` if the extension does not
         ///   export; otherwise what ``MigrationSystem/exportResources(of:named:from:request:to:sourceApp:progress:)``
         ///   throws.
-        public func exportResources(request: MigrationRequest?, progress: Progress?) async throws -> ResourcesExportResult {
+        public func exportResources(request: MigrationRequest? = nil, progress: Progress? = nil) async throws
+            -> AppMigrationTester.ResourcesExportResult {
             try await export(request ?? MigrationRequest(destinationPlatform: platform), progress: progress)
         }
 
-        /// Exports with a request in an options type of the test's choosing; options are passed to
-        /// the extension by raw value.
-        public func exportResources<Options>(request: MigrationRequestWithOptions<Options>, progress: Progress?)
-            async throws -> ResourcesExportResult {
-            try await export(request, progress: progress)
+        /// Exports with a request in an options type of the test's choosing (by default one for
+        /// the tester's platform with no options). Options reach the extension by raw value; those
+        /// its `OptionsType` cannot represent are dropped, so a ``ResourcesExporting`` extension
+        /// never receives one.
+        public func exportResources<SupportedOptions>(
+            request: MigrationRequestWithOptions<SupportedOptions>? = nil, progress: Progress? = nil
+        ) async throws -> AppMigrationTester.ResourcesExportResult
+        where SupportedOptions: CaseIterable, SupportedOptions: Hashable, SupportedOptions: RawRepresentable,
+              SupportedOptions: Sendable, SupportedOptions.RawValue == String {
+            try await export(request ?? MigrationRequestWithOptions<SupportedOptions>(destinationPlatform: platform),
+                             progress: progress)
         }
 
         private func export<Options>(_ request: MigrationRequestWithOptions<Options>, progress: Progress?)
-            async throws -> ResourcesExportResult {
+            async throws -> AppMigrationTester.ResourcesExportResult {
             guard let exporter = registration.migrationExtension as? any ResourcesExportingWithOptions else {
                 throw AppMigrationError(.unsupportedExtension, "does not export: it does not adopt ResourcesExportingWithOptions",
                                         extensionName: registration.name)
@@ -37,7 +54,7 @@ extension AppMigrationTester {
 
         private func run<Extension: ResourcesExportingWithOptions, Options>(
             _ exporter: Extension, request: MigrationRequestWithOptions<Options>, progress: Progress?
-        ) async throws -> ResourcesExportResult {
+        ) async throws -> AppMigrationTester.ResourcesExportResult {
             let id = UUID().uuidString
             let work = registration.workDirectory
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -52,7 +69,7 @@ extension AppMigrationTester {
                 sourceApp: sourceApp, progress: progress)
             try FileManager.default.createDirectory(at: extracted, withIntermediateDirectories: true)
             try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))
-            return ResourcesExportResult(extractedResourcesURL: extracted, exportProperties: properties, archiveURL: archive)
+            return AppMigrationTester.ResourcesExportResult(extractedResourcesURL: extracted, exportProperties: properties, archiveURL: archive)
         }
     }
 }

@@ -3,14 +3,23 @@ public import Foundation
 extension AppMigrationTester {
     /// Runs the registered extension's import into the import container, as the host would after
     /// extraction, and records outcomes for the app to read.
-    public struct ImportController: Sendable {
+    ///
+    /// A class, as in AppMigrationKit, reached through ``AppMigrationTester/importController``.
+    /// `Sendable`: it holds only immutable, `Sendable` values.
+    public final class AppImportController: Sendable {
         let registration: Registration
         let platform: MigrationPlatform
 
+        init(registration: Registration, platform: MigrationPlatform) {
+            self.registration = registration
+            self.platform = platform
+        }
+
         /// Calls the extension's `importResources(at:request:)` on the files at `url`.
         ///
-        /// Like the host, it holds the container's lock, runs the extension under the watchdog with
-        /// the import container current, and mirrors the extension's progress into `progress`,
+        /// Like the host, it holds the container's lock, runs the extension under the watchdog (with
+        /// the host's sign-of-life rule, see ``MigrationSystem/importWatchdogPolicy``) with the
+        /// import container current, and mirrors the extension's progress into `progress`,
         /// which is complete when the import succeeds. Unlike the host it neither clears the
         /// container on failure nor records a status: the test decides, with
         /// ``registerImportCompletion(with:)``.
@@ -18,7 +27,8 @@ extension AppMigrationTester {
         /// - Parameter importRequest: by default the export container's app on the tester's
         ///   platform (from Google Play for `.android`), with the extension's own
         ///   `resourcesVersion` as the source version if it also exports.
-        public func importResources(from url: URL, importRequest: ResourcesImportRequest?, progress: Progress?) async throws {
+        public func importResources(from url: URL, importRequest: ResourcesImportRequest? = nil,
+                                    progress: Progress? = nil) async throws {
             guard let importer = registration.migrationExtension as? any ResourcesImporting else {
                 throw AppMigrationError(.unsupportedExtension, "does not import: it does not adopt ResourcesImporting",
                                         extensionName: registration.name)
