@@ -17,6 +17,11 @@ let package = Package(
         .library(name: "Tar", targets: ["Tar"]),
         .library(name: "IndexedArchive", targets: ["IndexedArchive"]),
         .library(name: "AppMigration", targets: ["AppMigration"]),
+        // `import AppMigrationKit` for code written against Apple's framework: it re-exports
+        // AppMigration where the system has no AppMigrationKit of its own.
+        .library(name: "AppMigrationKit", targets: ["AppMigrationKit"]),
+        // The Swift Testing trait that registers an extension for AppMigrationTester in one line.
+        .library(name: "AppMigrationTesting", targets: ["AppMigrationTesting"]),
         .executable(name: "amk", targets: ["amk"]),
     ],
     dependencies: [
@@ -38,6 +43,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "AppMigration", dependencies: ["IndexedArchive"], swiftSettings: strict),
+        .target(name: "AppMigrationKit", dependencies: ["AppMigration"], swiftSettings: strict),
+        .target(name: "AppMigrationTesting", dependencies: ["AppMigrationKit"], swiftSettings: strict),
         .executableTarget(
             name: "amk",
             dependencies: [
@@ -53,6 +60,9 @@ let package = Package(
         .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport"], swiftSettings: strict),
         .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport"], swiftSettings: strict),
+        // Written from Apple's AppMigrationKit reference alone, as for iOS, plus the registration.
+        .testTarget(name: "AppMigrationKitConformanceTests", dependencies: ["AppMigrationKit", "AppMigrationTesting"],
+                    swiftSettings: strict),
         .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration"], swiftSettings: strict),
         // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
         .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport"], swiftSettings: strict),

@@ -1,0 +1,10 @@
+// The module code written for Apple's AppMigrationKit imports: `import AppMigrationKit` then
+// compiles against this package's AppMigration, whose declarations follow Apple's (see the
+// README's "Where we differ from AppMigrationKit" for what cannot be the same).
+//
+// Apple ships AppMigrationKit on iOS, iPadOS and Mac Catalyst; there the system framework is the
+// one to use and this module adds nothing. Everywhere else (Linux, macOS) it re-exports
+// AppMigration.
+#if !(os(iOS) || targetEnvironment(macCatalyst))
+@_exported public import AppMigration
+#endif
