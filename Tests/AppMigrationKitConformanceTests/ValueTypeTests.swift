@@ -47,6 +47,13 @@ import Testing
         #expect(visited == 0)
     }
 
+    @Test func theAssociatedTypesAreTheDocumentedOnes() {
+        #expect(MigrationPlatform.RawValue.self == String.self)
+        #expect(MigrationAppIdentifier.StoreIdentifier.RawValue.self == String.self)
+        #expect(MigrationDefaultSupportedOptions.RawValue.self == String.self)
+        #expect(MigrationDefaultSupportedOptions.AllCases.self == [MigrationDefaultSupportedOptions].self)
+    }
+
     @Test func migrationRequestIsTheRequestWithDefaultOptions() {
         let request: MigrationRequestWithOptions<MigrationDefaultSupportedOptions> =
             MigrationRequest(destinationPlatform: .android, options: [:])
