@@ -1,5 +1,6 @@
 import AppMigration
 import Foundation
+import IndexedArchive
 import Testing
 
 @Suite struct AppMigrationTesterTests {
@@ -28,6 +29,65 @@ import Testing
                 try await archiver.appendItem(at: docs.appending(path: "user_data.json"),
                                               pathInArchive: String(decoding: payload, as: UTF8.self))
             }
+        }
+    }
+
+    /// An exporter without options that writes down how many it received.
+    struct OptionCountingExporter: ResourcesExporting {
+        var resourcesSizeEstimate: Int { 1 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            let note = appContainer.temporaryDirectory.appending(path: "options.txt")
+            try Data("\(request.options.count)".utf8).write(to: note)
+            try await archiver.appendItem(at: note)
+        }
+    }
+
+    @Test(.appMigrationExtension(OptionCountingExporter()))
+    func foreignOptionsNeverReachAResourcesExportingExtension() async throws {
+        let tester = try await AppMigrationTester(platform: .android)
+        let request = MigrationRequestWithOptions<CategoryExporter.Category>(
+            destinationPlatform: .android, options: [.photos: Data(), .messages: Data("x".utf8)])
+        let result = try await tester.exportController.exportResources(request: request, progress: nil)
+        #expect(try read("options.txt", in: result.extractedResourcesURL) == "0")
+    }
+
+    /// Appends 64 KiB, then writes down what the caller's progress says and appends that too.
+    struct ProgressWatchingExporter: ResourcesExporting {
+        let watched: Progress
+        var resourcesSizeEstimate: Int { 1 << 17 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            let big = appContainer.temporaryDirectory.appending(path: "big.bin")
+            try Data(repeating: 7, count: 64 << 10).write(to: big)
+            try await archiver.appendItem(at: big)
+            let seen = appContainer.temporaryDirectory.appending(path: "seen.txt")
+            try Data("\(watched.completedUnitCount)/\(watched.totalUnitCount)".utf8).write(to: seen)
+            try await archiver.appendItem(at: seen)
+        }
+    }
+
+    @Test func exportProgressIsAChildThatTakesTheCallersRemainingUnits() async throws {
+        try await Scratch.with { scratch in
+            let container = try scratch.container("app")
+            let progress = Progress(totalUnitCount: 100)
+            progress.completedUnitCount = 40 // the caller's own work before the export
+            let archive = scratch.url("a.tar.xz")
+            try await quickSystem.exportResources(of: ProgressWatchingExporter(watched: progress), from: container,
+                                                  request: MigrationRequest(destinationPlatform: .android), to: archive,
+                                                  progress: progress)
+            let extracted = scratch.url("out")
+            try FileManager.default.createDirectory(at: extracted, withIntermediateDirectories: true)
+            try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))
+            let seen = try read("seen.txt", in: extracted).split(separator: "/").compactMap { Int64($0) }
+            #expect(seen.count == 2)
+            #expect(seen.last == 100, "the caller's total is kept")
+            #expect((seen.first ?? 0) >= 40 && (seen.first ?? .max) <= 100,
+                    "64 KiB stored moved the caller's 100 units, within them: \(seen)")
+            #expect(progress.completedUnitCount == 100)
+            #expect(progress.fractionCompleted == 1)
         }
     }
 
