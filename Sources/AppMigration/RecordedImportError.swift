@@ -37,9 +37,11 @@ struct RecordedImportError: Sendable, Hashable, Codable {
         errorType = strings[MigrationStatus.errorTypeUserInfoKey] ?? String(reflecting: type(of: error))
         domain = bridged.domain
         code = bridged.code
-        // An error that describes itself to people keeps that; for any other, `NSError` would say
-        // only "The operation could not be completed", so the app gets the Swift description.
-        let localized = bridged.userInfo[NSLocalizedDescriptionKey] != nil
+        // An `NSError`, or an error that describes itself to people, keeps its localized
+        // description; for a plain Swift error `NSError` would say only "The operation could not
+        // be completed", so the app gets the Swift description instead.
+        let localized = type(of: error) is NSError.Type || error is any CustomNSError
+            || bridged.userInfo[NSLocalizedDescriptionKey] != nil
             || (error as? any LocalizedError)?.errorDescription != nil
         localizedDescription = localized ? bridged.localizedDescription : message
         userInfo = strings

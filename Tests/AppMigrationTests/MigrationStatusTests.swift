@@ -45,6 +45,58 @@ import Testing
         }
     }
 
+    enum ImportFailure: Error {
+        case tooOld, tooNew
+    }
+
+    /// What the app reads back for an error, `NSError` or Swift, is an `NSError` with the domain
+    /// and code the thrown error bridges to.
+    @Test(arguments: [
+        NSError(domain: "com.example.app.import", code: 42, userInfo: [NSLocalizedDescriptionKey: "Too new."]),
+        ImportFailure.tooNew as NSError,
+        CocoaError(.fileReadCorruptFile) as NSError,
+    ])
+    func failureKeepsTheDomainAndCode(_ thrown: NSError) async throws {
+        try await Scratch.with { scratch in
+            let container = try scratch.container("app")
+            try MigrationStatus.record(.failure(thrown), in: container)
+            let status = MigrationDataContainer.withCurrent(container) { MigrationStatus.importStatus }
+            guard case .failure(let error)? = status else {
+                Issue.record("expected failure, got \(String(describing: status))")
+                return
+            }
+            #expect((error as NSError).domain == thrown.domain)
+            #expect((error as NSError).code == thrown.code)
+            #expect(error.localizedDescription == thrown.localizedDescription)
+            // Recorded again (an app that passes it on), it stays the same.
+            try MigrationStatus.record(.failure(error), in: container)
+            let again = MigrationDataContainer.withCurrent(container) { MigrationStatus.importStatus }
+            guard case .failure(let repeated)? = again else {
+                Issue.record("expected failure, got \(String(describing: again))")
+                return
+            }
+            #expect((repeated as NSError).domain == thrown.domain)
+            #expect((repeated as NSError).code == thrown.code)
+        }
+    }
+
+    @Test func aSwiftErrorKeepsItsBridgedDomainCodeAndType() async throws {
+        try await Scratch.with { scratch in
+            let container = try scratch.container("app")
+            try MigrationStatus.record(.failure(ImportFailure.tooNew), in: container)
+            let status = MigrationDataContainer.withCurrent(container) { MigrationStatus.importStatus }
+            guard case .failure(let error)? = status else {
+                Issue.record("expected failure, got \(String(describing: status))")
+                return
+            }
+            #expect((error as NSError).domain == (ImportFailure.tooNew as NSError).domain)
+            #expect((error as NSError).code == 1)
+            #expect((error as NSError).userInfo[MigrationStatus.errorDescriptionUserInfoKey] as? String == "tooNew")
+            #expect(((error as NSError).userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?
+                .hasSuffix("MigrationStatusTests.ImportFailure") == true)
+        }
+    }
+
     @Test func unreadableStatusReadsAsNone() async throws {
         try await Scratch.with { scratch in
             let container = try scratch.container("app")
