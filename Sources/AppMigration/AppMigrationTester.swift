@@ -5,7 +5,8 @@ public import Foundation
 ///
 /// On iOS the tester finds the extension and its container from the test host. Here they are
 /// registered for a scope with ``withExtension(_:named:exportContainer:importContainer:workDirectory:system:operation:)``
-/// (a test suite does it in one line with a scoping trait). Inside the scope the export side reads
+/// (a test suite does it in one line with the `.appMigrationExtension(...)` trait of the
+/// `AppMigrationTesting` library). Inside the scope the export side reads
 /// `exportContainer`, the import side writes `importContainer` (two devices, one test), and the
 /// current container (``MigrationStatus/importStatus``) is the import side's.
 ///

@@ -385,8 +385,8 @@ public struct MigrationSystem: Sendable {
         progress: Progress?, progressRange: (Int64, Int64)
     ) async throws {
         let executor = ExtensionExecutor(name: name)
-        // Read once: an extension that stores its progress (or uses the default) hands out the
-        // object it advances; one that makes a new object per read cannot be followed.
+        // Read once: an extension that stores its progress hands out the object it advances; one
+        // that makes a new object per read cannot be followed, and lives by its CPU time.
         let reported = await withTaskExecutorPreference(executor) { migrationExtension.resourcesImportProgress }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
