@@ -64,7 +64,7 @@ import Testing
             try Data(repeating: 7, count: 64 << 10).write(to: big)
             try await archiver.appendItem(at: big)
             let seen = appContainer.temporaryDirectory.appending(path: "seen.txt")
-            try Data("\(watched.completedUnitCount)/\(watched.totalUnitCount)".utf8).write(to: seen)
+            try Data("\(watched.completedUnitCount)/\(watched.totalUnitCount)/\(watched.fractionCompleted)".utf8).write(to: seen)
             try await archiver.appendItem(at: seen)
         }
     }
@@ -81,11 +81,14 @@ import Testing
             let extracted = scratch.url("out")
             try FileManager.default.createDirectory(at: extracted, withIntermediateDirectories: true)
             try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))
-            let seen = try read("seen.txt", in: extracted).split(separator: "/").compactMap { Int64($0) }
-            #expect(seen.count == 2)
-            #expect(seen.last == 100, "the caller's total is kept")
-            #expect((seen.first ?? 0) >= 40 && (seen.first ?? .max) <= 100,
-                    "64 KiB stored moved the caller's 100 units, within them: \(seen)")
+            let seen = try read("seen.txt", in: extracted).split(separator: "/").map(String.init)
+            try #require(seen.count == 3)
+            let completed = try #require(Int64(seen[0]))
+            let fraction = try #require(Double(seen[2]))
+            #expect(seen[1] == "100", "the caller's total is kept")
+            #expect(completed >= 40 && completed <= 100, "within the caller's units: \(seen)")
+            // Half the estimate stored: the child is half done, and so are the 60 units it stands for.
+            #expect(fraction > 0.6 && fraction < 0.8, "64 KiB of a 128 KiB estimate: \(seen)")
             #expect(progress.completedUnitCount == 100)
             #expect(progress.fractionCompleted == 1)
         }
