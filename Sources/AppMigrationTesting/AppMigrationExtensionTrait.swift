@@ -1,4 +1,5 @@
-public import AppMigrationKit
+// Re-exported, so that a suite may import this module alone.
+@_exported public import AppMigrationKit
 import Foundation
 public import Testing
 
