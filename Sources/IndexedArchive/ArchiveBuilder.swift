@@ -72,8 +72,9 @@ public actor ArchiveBuilder {
     public var entryCount: Int { serializer.entries.count }
 
     private func appendLocked(_ source: PackSource) async throws {
-        let enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
+        var enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
                                              pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
+        enumerator.exclusion = options.exclusion
         for try await batch in enumerator {
             for warning in batch.warnings { record(warning) }
             var index = 0

@@ -32,6 +32,9 @@ public struct PackOptions: Sendable {
     /// or cut to the size in the header, with a warning.
     public var changedWhileReading: Tolerance = .fail
 
+    /// Entries left out (`tar --exclude`, `--one-file-system`); nothing by default.
+    public var exclusion = PackExclusion()
+
     /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick.
     public var onEvent: (@Sendable (PackEvent) -> Void)? = nil
     /// Advanced by the content bytes of each member stored. Set its `totalUnitCount` to the
