@@ -16,6 +16,10 @@ struct SalvageCommand: AsyncParsableCommand {
             Writes every member that lies wholly in blocks whose checks verify, and reports the \
             damage and the members lost. Exits 0 when the archive was whole, 1 when damage was \
             found or any member was lost (or the salvage could not run).
+
+            Examples:
+              amk salvage damaged.tar.xz -C recovered
+              amk salvage --json damaged.tar.xz -C recovered | jq .lost
             """
     )
 
@@ -31,6 +35,9 @@ struct SalvageCommand: AsyncParsableCommand {
             completion: .directory)
     var directory: String
 
+    @Flag(help: "Print the report as a JSON object (see README, \"JSON output\").")
+    var json = false
+
     func run() async throws {
         let path = archive, directory = directory
         let report = try await SignalCancellation.run {
@@ -38,7 +45,11 @@ struct SalvageCommand: AsyncParsableCommand {
         }
         // Without the index the salvager knows only the member the damage cut; the report must
         // not pretend that is all.
-        for line in Self.lines(for: report, lostListIsComplete: report.lostIsComplete) { print(line) }
+        if json {
+            try JSONOutput.print(SalvageJSON(report, archive: path, directory: directory, whole: Self.isWhole(report)))
+        } else {
+            for line in Self.lines(for: report, lostListIsComplete: report.lostIsComplete) { print(line) }
+        }
         if !Self.isWhole(report) { throw ExitCode(1) }
     }
 

@@ -25,7 +25,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "LZMA preset, 0 (fastest) to 9 (smallest).")
     var preset: Int = 6
 
-    @Option(help: ArgumentHelp("Uncompressed bytes per xz block, 1MiB to 1GiB. Smaller blocks reach the receiver sooner.",
+    @Option(help: ArgumentHelp(ByteSize.chunkSizeHelp + " Smaller blocks reach the receiver sooner.",
                                valueName: "size"))
     var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
 

@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import IndexedArchive
+
+/// Where `list`, `extract`, `verify` and `info` read an archive from.
+///
+/// `-` is standard input, as for tar. A regular file (`amk list - < a.tar.xz`, or a path) is read
+/// with random access; anything that cannot seek (a pipe, `/dev/stdin` on a pipe, a FIFO, `<(…)`)
+/// is read as a stream, in one pass.
+enum ArchiveInput {
+    /// A regular file, opened by path.
+    case file(String)
+    /// A descriptor read once to its end; `name` is what messages call it.
+    case stream(fd: Int32, name: String)
+
+    /// What the command line named; `-` is standard input.
+    static func resolve(_ argument: String) throws -> ArchiveInput {
+        if argument == "-" {
+            var info = stat()
+            if fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                // Reopened by path, the file is read from its start with random access.
+                return .file("/dev/stdin")
+            }
+            return .stream(fd: STDIN_FILENO, name: "-")
+        }
+        var info = stat()
+        if stat(argument, &info) == 0 {
+            let type = info.st_mode & S_IFMT
+            if type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK {
+                let fd = open(argument, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else {
+                    throw ArchiveError(.io(errno: errno), "open failed: \(String(cString: strerror(errno)))", path: argument)
+                }
+                return .stream(fd: fd, name: argument)
+            }
+        }
+        return .file(argument)
+    }
+
+    /// The name messages use.
+    var name: String {
+        switch self {
+        case .file(let path): path
+        case .stream(_, let name): name
+        }
+    }
+
+    /// Whether this is standard input or a path (the `name` in `--json` output).
+    var isStream: Bool {
+        if case .stream = self { return true }
+        return false
+    }
+
+    /// Copies a stream to a temporary file, for `info`, which needs the end of the archive (its
+    /// xz Index) before the start. The caller removes the file. The copy runs on a thread of its own, not the cooperative pool.
+    static func spool(_ fd: Int32) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try copyToTemporary(fd) })
+            }
+        }
+    }
+
+    private static func copyToTemporary(_ fd: Int32) throws -> String {
+        var template = Array((NSTemporaryDirectory() + "/amk-stdin-XXXXXX").utf8CString)
+        let out = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard out >= 0 else { throw ArchiveError(.io(errno: errno), "cannot create a temporary file for standard input") }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { close(out) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                unlink(path)
+                throw ArchiveError(.io(errno: errno), "read failed: \(String(cString: strerror(errno)))", path: "-")
+            }
+            if count == 0 { break }
+            var offset = 0
+            while offset < count {
+                let written = buffer.withUnsafeBytes { write(out, $0.baseAddress! + offset, count - offset) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    unlink(path)
+                    throw ArchiveError(.io(errno: errno), "cannot write the temporary copy of standard input", path: path)
+                }
+                offset += written
+            }
+        }
+        return path
+    }
+}
