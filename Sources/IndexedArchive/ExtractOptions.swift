@@ -43,6 +43,9 @@ public struct ExtractOptions: Sendable {
     /// Called with each member's name (as stored) as its writing starts, from the extracting
     /// thread (`tar -v`); keep it quick.
     public var onMember: (@Sendable (String) -> Void)? = nil
+    /// Called with the content bytes written so far, after each piece, from the extracting
+    /// thread (a progress bar); keep it quick.
+    public var onProgress: (@Sendable (UInt64) -> Void)? = nil
 
     public init() {}
 

@@ -293,6 +293,7 @@ final class Extractor {
         } catch {
             throw ArchiveError(error.code, error.message, path: rootPath, member: current.header.path)
         }
+        options.onProgress?(bytes)
     }
 
     /// Finishes the current file: owner, permissions, times, then renames it into place (which

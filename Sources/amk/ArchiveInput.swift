@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import Synchronization
 import IndexedArchive
 
 /// Where `list`, `extract`, `verify` and `info` read an archive from.
@@ -17,8 +18,10 @@ enum ArchiveInput {
     /// A descriptor read once to its end; `name` is what messages call it.
     case stream(fd: Int32, name: String)
 
-    /// What the command line named; `-` is standard input.
-    static func resolve(_ argument: String) throws -> ArchiveInput {
+    /// What the command line named; `-` is standard input. Call it inside
+    /// ``SignalCancellation/run(_:)``: opening a FIFO waits for its writer, for as long as it takes
+    /// (as tar does), and only cancellation ends that wait.
+    static func resolve(_ argument: String) async throws -> ArchiveInput {
         if argument == "-" {
             var info = stat()
             if fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
@@ -31,32 +34,47 @@ enum ArchiveInput {
         if stat(argument, &info) == 0 {
             let type = info.st_mode & S_IFMT
             if type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK {
-                let fd = open(argument, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else {
-                    throw ArchiveError(.io(errno: errno), "open failed: \(String(cString: strerror(errno)))", path: argument)
-                }
-                return .stream(fd: fd, name: argument)
+                return .stream(fd: try await openWaiting(argument), name: argument)
             }
         }
         return .file(argument)
     }
 
-    /// The name messages use.
-    var name: String {
-        switch self {
-        case .file(let path): path
-        case .stream(_, let name): name
+    /// Opens `path` for reading on a thread of its own. `open(2)` of a FIFO blocks until a writer
+    /// opens it, in a call that no signal interrupts (the handlers restart it): when the task is
+    /// cancelled, the wait is abandoned, and the thread closes what it opens later.
+    private static func openWaiting(_ path: String) async throws -> Int32 {
+        let pending = Mutex<CheckedContinuation<Int32, any Error>?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+                pending.withLock { $0 = continuation }
+                if Task.isCancelled, let waiting = pending.withLock({ $0.take() }) {
+                    waiting.resume(throwing: CancellationError())
+                    return
+                }
+                Thread.detachNewThread {
+                    let fd = open(path, O_RDONLY | O_CLOEXEC)
+                    let code = errno
+                    guard let waiting = pending.withLock({ $0.take() }) else {
+                        // Abandoned: nobody will read it.
+                        if fd >= 0 { close(fd) }
+                        return
+                    }
+                    if fd >= 0 {
+                        waiting.resume(returning: fd)
+                    } else {
+                        waiting.resume(throwing: ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path))
+                    }
+                }
+            }
+        } onCancel: {
+            pending.withLock { $0.take() }?.resume(throwing: CancellationError())
         }
     }
 
-    /// Whether this is standard input or a path (the `name` in `--json` output).
-    var isStream: Bool {
-        if case .stream = self { return true }
-        return false
-    }
-
     /// Copies a stream to a temporary file, for `info`, which needs the end of the archive (its
-    /// xz Index) before the start. The caller removes the file. The copy runs on a thread of its own, not the cooperative pool.
+    /// xz Index) before the start. The caller removes the file. The copy runs on a thread of its
+    /// own, not the cooperative pool.
     static func spool(_ fd: Int32) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {

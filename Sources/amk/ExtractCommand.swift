@@ -57,6 +57,10 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as a JSON object (see README, \"JSON output\").")
     var json = false
 
+    @Flag(inversion: .prefixedNo,
+          help: "Show a progress bar on standard error (default: only when it is a terminal and -v is not given).")
+    var progress: Bool?
+
     func validate() throws {
         if keepOldFiles && overwrite {
             throw ValidationError("--keep-old-files and --overwrite cannot be used together.")
@@ -72,8 +76,7 @@ struct ExtractCommand: AsyncParsableCommand {
     func run() async throws {
         // `amk list` escapes names (a newline prints as \n, a backslash as \\): undo that, so
         // that every member can be named by copying its line.
-        let members = members.map(TerminalSafe.parseName), directory = directory
-        let input = try ArchiveInput.resolve(archive)
+        let members = members.map(TerminalSafe.parseName), directory = directory, argument = archive
         var options = ExtractOptions()
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
@@ -81,12 +84,19 @@ struct ExtractCommand: AsyncParsableCommand {
             options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: STDOUT_FILENO) }
         }
         if !members.isEmpty { options.members = Set(members) }
+        let showProgress = progress ?? (StandardError.isTerminal && !verbose)
         let summary = try await SignalCancellation.run { [options] in
-            switch input {
+            switch try await ArchiveInput.resolve(argument) {
             case .file(let path):
-                return try await Self.extractFile(path, members: members, directory: directory, options: options)
+                return try await Self.extractFile(path, members: members, directory: directory, options: options,
+                                                  showProgress: showProgress)
             case .stream(let fd, let name):
                 let destination = try DestinationDirectory(creating: directory)
+                // A stream's size is unknown until its end: the bar shows bytes and rate.
+                var options = options
+                let bar = showProgress ? ProgressBar(label: "extracting", total: 0) : nil
+                if let bar { options.onProgress = { bar.update(completed: $0) } }
+                defer { bar?.finish() }
                 do {
                     let result = try await ArchiveStreamReader.extract(from: fd, to: directory, options: options)
                     if !members.isEmpty && result.extracted == 0 {
@@ -104,15 +114,26 @@ struct ExtractCommand: AsyncParsableCommand {
             StandardError.line("amk: warning: \(warning)")
         }
         if json {
-            try JSONOutput.print(ExtractReport(summary, archive: input.name, directory: directory))
+            try JSONOutput.print(ExtractReport(summary, archive: argument, directory: directory))
         } else if !quiet {
             print("extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
                   + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
         }
     }
 
-    static func extractFile(_ path: String, members: [String], directory: String, options: ExtractOptions) async throws -> ExtractSummary {
+    static func extractFile(_ path: String, members: [String], directory: String, options: ExtractOptions,
+                            showProgress: Bool) async throws -> ExtractSummary {
         let reader = try await ArchiveReader.open(path: path)
+        var options = options
+        var bar: ProgressBar?
+        if showProgress {
+            // The index gives the total for free; without one it would cost a pass.
+            let total = reader.mode == .indexed ? Self.contentBytes(try await reader.entries(), selectedBy: members) : 0
+            let shown = ProgressBar(label: "extracting", total: total)
+            options.onProgress = { shown.update(completed: $0) }
+            bar = shown
+        }
+        defer { bar?.finish() }
         // With an index, a misspelt member is caught before anything is written; without one
         // that would cost a full pass, so it is caught after (nothing extracted).
         if !members.isEmpty, reader.mode == .indexed {
@@ -131,6 +152,16 @@ struct ExtractCommand: AsyncParsableCommand {
         } catch {
             destination.removeIfEmpty()
             throw error
+        }
+    }
+
+    /// The content bytes of the regular members `members` selects (all when empty).
+    static func contentBytes(_ entries: [ArchiveEntry], selectedBy members: [String]) -> UInt64 {
+        let prefixes = members.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        return entries.reduce(0) { total, entry in
+            guard entry.kind == .regular else { return total }
+            let selected = prefixes.isEmpty || prefixes.contains { entry.name == $0 || entry.name.hasPrefix($0 + "/") }
+            return selected ? total + entry.size : total
         }
     }
 

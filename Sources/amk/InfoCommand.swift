@@ -32,9 +32,9 @@ struct InfoCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let input = try ArchiveInput.resolve(archive)
+        let argument = archive
         let info = try await SignalCancellation.run {
-            switch input {
+            switch try await ArchiveInput.resolve(argument) {
             case .file(let path):
                 return try await ArchiveReader.open(path: path).info()
             case .stream(let fd, _):
@@ -44,9 +44,9 @@ struct InfoCommand: AsyncParsableCommand {
             }
         }
         if json {
-            try JSONOutput.print(InfoReport(info, archive: input.name))
+            try JSONOutput.print(InfoReport(info, archive: argument))
         } else {
-            for line in Self.table(Self.rows(archive: input.name, info: info)) { print(line) }
+            for line in Self.table(Self.rows(archive: argument, info: info)) { print(line) }
         }
     }
 

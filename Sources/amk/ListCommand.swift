@@ -43,9 +43,9 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let input = try ArchiveInput.resolve(archive)
+        let argument = archive
         let entries = try await SignalCancellation.run {
-            switch input {
+            switch try await ArchiveInput.resolve(argument) {
             case .file(let path): try await ArchiveReader.open(path: path).entries()
             case .stream(let fd, _): try await ArchiveStreamReader.scan(from: fd).entries
             }

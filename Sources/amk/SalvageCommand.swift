@@ -38,10 +38,18 @@ struct SalvageCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as a JSON object (see README, \"JSON output\").")
     var json = false
 
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     func run() async throws {
         let path = archive, directory = directory
-        let report = try await SignalCancellation.run {
-            try await ArchiveSalvager.salvage(path: path, to: directory)
+        // What a damaged archive holds is unknown before it is read: bytes and rate, no total.
+        let bar = progress ?? StandardError.isTerminal ? ProgressBar(label: "salvaging", total: 0) : nil
+        var options = ExtractOptions()
+        if let bar { options.onProgress = { bar.update(completed: $0) } }
+        let report = try await SignalCancellation.run { [options] in
+            defer { bar?.finish() }
+            return try await ArchiveSalvager.salvage(path: path, to: directory, options: options)
         }
         // Without the index the salvager knows only the member the damage cut; the report must
         // not pretend that is all.

@@ -33,11 +33,11 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let input = try ArchiveInput.resolve(archive)
+        let argument = archive
         let outcome: (count: Int, mode: String)
         do {
             outcome = try await SignalCancellation.run {
-                switch input {
+                switch try await ArchiveInput.resolve(argument) {
                 case .file(let path):
                     let reader = try await ArchiveReader.open(path: path)
                     return (try await reader.verify(), reader.mode == .indexed ? "indexed" : "sequential")
@@ -49,11 +49,11 @@ struct VerifyCommand: AsyncParsableCommand {
         } catch let error as ArchiveError where json {
             // A script asked for JSON: it gets the failure as JSON too (and the usual line on
             // standard error, and exit status 1).
-            try JSONOutput.print(VerifyReport(archive: input.name, ok: false, members: nil, mode: nil, error: error.description))
+            try JSONOutput.print(VerifyReport(archive: argument, ok: false, members: nil, mode: nil, error: error.description))
             throw error
         }
         if json {
-            try JSONOutput.print(VerifyReport(archive: input.name, ok: true, members: outcome.count, mode: outcome.mode, error: nil))
+            try JSONOutput.print(VerifyReport(archive: argument, ok: true, members: outcome.count, mode: outcome.mode, error: nil))
         } else if !quiet {
             print("OK: \(outcome.count) \(outcome.count == 1 ? "member" : "members") verified")
         }

@@ -210,3 +210,17 @@ enum OneFileSystem {
         return process.terminationStatus
     }
 }
+
+extension AMKTests.ArchiverOptions {
+    @Test func progressForcedOnAPipe() throws {
+        try tree.write("d/big.bin", TestTree.noise(count: 3 << 20, seed: 5))
+        #expect(try amk("pack", "d", "-o", "a.tar.xz", "--chunk-size", "1M", "--progress").status == 0)
+        let extracted = try amk("extract", "a.tar.xz", "-C", "x", "--progress")
+        #expect(extracted.status == 0, "\(extracted.stderr)")
+        #expect(extracted.stderr.contains("extracting") && extracted.stderr.contains("\r"), "\(extracted.stderr.debugDescription)")
+        let quiet = try amk("extract", "a.tar.xz", "-C", "y", "--no-progress")
+        #expect(quiet.stderr.isEmpty)
+        let salvaged = try amk("salvage", "a.tar.xz", "-C", "s", "--progress")
+        #expect(salvaged.status == 0 && salvaged.stderr.contains("salvaging"), "\(salvaged.stderr.debugDescription)")
+    }
+}
