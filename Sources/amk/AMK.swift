@@ -38,6 +38,7 @@ struct AMK: AsyncParsableCommand {
               amk list app.tar.xz
               amk extract app.tar.xz -C ~/restore
               amk pack app -o - | amk list -
+
             See 'amk help <subcommand>' for each command's options and examples, and \
             'amk --generate-completion-script bash|zsh|fish' for shell completion.
             """,
