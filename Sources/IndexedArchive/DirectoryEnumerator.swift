@@ -28,6 +28,8 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     let watchdog: Watchdog?
     /// Entries left out, and folders not entered (``PackExclusion``).
     var exclusion = PackExclusion()
+    /// Read each entry's extended attributes into it.
+    var readsExtendedAttributes = false
 
     /// - Parameters:
     ///   - sources: the roots, each with its archive path.
@@ -48,7 +50,8 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(walker: DirectoryWalker(sources: sources, unreadable: unreadable, fileSystem: fileSystem, exclusion: exclusion),
+        Iterator(walker: DirectoryWalker(sources: sources, unreadable: unreadable, fileSystem: fileSystem, exclusion: exclusion,
+                                         readsExtendedAttributes: readsExtendedAttributes),
                  batchSize: batchSize, pool: pool, watchdog: watchdog)
     }
 
@@ -133,8 +136,11 @@ final class DirectoryWalker: Sendable {
     private let unreadable: PackOptions.Tolerance
     private let fileSystem: FileSystem
     private let exclusion: PackExclusion
+    private let readsExtendedAttributes: Bool
 
-    init(sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion()) {
+    init(sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion(),
+         readsExtendedAttributes: Bool = false) {
+        self.readsExtendedAttributes = readsExtendedAttributes
         self.state = Mutex(State(pendingRoots: sources.reversed()))
         self.unreadable = unreadable
         self.fileSystem = fileSystem
@@ -223,7 +229,7 @@ final class DirectoryWalker: Sendable {
             warnings.append(PackWarning(path: sourcePath, message: "skipped: unknown file type"))
             return nil
         }
-        return EnumeratedEntry(
+        var entry = EnumeratedEntry(
             sourcePath: sourcePath,
             archivePath: archivePath,
             kind: kind,
@@ -237,5 +243,7 @@ final class DirectoryWalker: Sendable {
             inode: UInt64(info.st_ino),
             linkCount: UInt64(info.st_nlink)
         )
+        if readsExtendedAttributes { entry.extendedAttributes = try ExtendedAttributes.read(path: sourcePath) }
+        return entry
     }
 }

@@ -38,6 +38,9 @@ public struct ExtractOptions: Sendable {
     /// is written, as `tar --strip-components`; a member left with no name is skipped.
     /// ``members`` still selects by the names as stored.
     public var stripComponents: Int = 0
+    /// Restore the extended attributes the archive carries (`tar --xattrs`) on files and folders;
+    /// one the file system refuses is reported as a warning. Off by default, as in GNU tar.
+    public var restoreExtendedAttributes: Bool = false
     /// What to do when a file, link or other non-folder is already where a member goes.
     public var existingFiles: ExistingFilePolicy = .replace
     /// Called with each member's name (as stored) as its writing starts, from the extracting

@@ -312,6 +312,7 @@ final class Extractor {
             warnings.append(ExtractWarning(member: header.path, kind: .setIDBitsDropped,
                                            message: "set-user-ID/set-group-ID bits dropped, since ownership is not restored"))
         }
+        restoreExtendedAttributes(header, fd: file.fd)
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
@@ -367,12 +368,23 @@ final class Extractor {
             if options.restoreOwnership && isRoot {
                 _ = fchown(fd, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid))
             }
+            restoreExtendedAttributes(header, fd: fd)
             let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
             _ = fchmod(fd, mode_t(mode))
             var times = Self.times(header)
             _ = futimens(fd, &times)
         }
         directories.removeAll()
+    }
+
+    /// Sets the member's extended attributes on `fd` when asked to; refusals become a warning.
+    private func restoreExtendedAttributes(_ header: TarHeader, fd: Int32) {
+        guard options.restoreExtendedAttributes, !header.extendedAttributes.isEmpty else { return }
+        let failed = ExtendedAttributes.write(header.extendedAttributes, to: fd)
+        if !failed.isEmpty {
+            warnings.append(ExtractWarning(member: header.path, kind: .extendedAttributesNotRestored,
+                                           message: "extended attributes not restored: \(failed.joined(separator: ", "))"))
+        }
     }
 
     private static func times(_ header: TarHeader) -> [timespec] {

@@ -34,6 +34,9 @@ public struct PackOptions: Sendable {
 
     /// Entries left out (`tar --exclude`, `--one-file-system`); nothing by default.
     public var exclusion = PackExclusion()
+    /// Store extended attributes as pax `SCHILY.xattr.*` records (`tar --xattrs`). Off by
+    /// default, as in GNU tar: reading them costs a system call per file.
+    public var storeExtendedAttributes = false
 
     /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick.
     public var onEvent: (@Sendable (PackEvent) -> Void)? = nil

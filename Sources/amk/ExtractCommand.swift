@@ -48,6 +48,9 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Replace files that are already there (the default).")
     var overwrite = false
 
+    @Flag(help: "Restore extended attributes stored in the archive (SCHILY.xattr.*), where the file system allows; a refusal is a warning.")
+    var xattrs = false
+
     @Flag(name: [.short, .long], help: "List each member as it is written.")
     var verbose = false
 
@@ -80,6 +83,7 @@ struct ExtractCommand: AsyncParsableCommand {
         var options = ExtractOptions()
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
+        options.restoreExtendedAttributes = xattrs
         if verbose {
             options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: STDOUT_FILENO) }
         }

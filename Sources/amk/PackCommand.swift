@@ -65,6 +65,9 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(help: "Do not descend into folders on other file systems (mount points are stored, empty).")
     var oneFileSystem = false
 
+    @Flag(help: "Store extended attributes (as SCHILY.xattr.* pax records, as GNU tar --xattrs and bsdtar write them).")
+    var xattrs = false
+
     @Flag(name: [.short, .long], help: "List each member as it is stored (on standard error when the archive goes to standard output).")
     var verbose = false
 
@@ -119,6 +122,7 @@ struct PackCommand: AsyncParsableCommand {
         let sources = directories.map { PackSource(path: $0) }
         var options = packOptions()
         options.exclusion = PackExclusion(patterns: try exclusionPatterns(), oneFileSystem: oneFileSystem)
+        options.storeExtendedAttributes = xattrs
         let toStandardOutput = output == "-"
         let destination: ArchiveDestination = toStandardOutput ? .fileDescriptor(STDOUT_FILENO) : .file(output)
         let showProgress = progress ?? StandardError.isTerminal
