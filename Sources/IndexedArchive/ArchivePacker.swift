@@ -158,7 +158,8 @@ public enum ArchivePacker {
     }
 
     /// The content bytes under `sources`, for a progress total. Walks the trees once. A file with
-    /// several hard links counts once, as the packer stores its content once.
+    /// several hard links counts once, as the packer stores its content once. Give the pack's
+    /// `exclusion` so that what it leaves out is not counted either.
     public static func contentSize(of sources: [PackSource], exclusion: PackExclusion = PackExclusion()) async throws -> UInt64 {
         var total: UInt64 = 0
         var linked: Set<TarSerializer.FileIdentity> = []

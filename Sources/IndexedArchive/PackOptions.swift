@@ -41,7 +41,7 @@ public struct PackOptions: Sendable {
     /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick.
     public var onEvent: (@Sendable (PackEvent) -> Void)? = nil
     /// Advanced by the content bytes of each member stored. Set its `totalUnitCount` to the
-    /// expected byte count (``ArchivePacker/contentSize(of:)`` measures it) to get a fraction.
+    /// expected byte count (``ArchivePacker/contentSize(of:exclusion:)`` measures it) to get a fraction.
     public var progress: Progress? = nil
 
     /// Receives the heartbeats of every stage. Set it to watch the pack with a ``Watchdog`` of
