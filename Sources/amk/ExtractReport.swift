@@ -13,7 +13,8 @@ struct ExtractReport: Encodable {
 
     struct Warning: Encodable {
         var member: String
-        /// `unsupportedType`, `setIDBitsDropped`, `undecodableName` or `missingLinkTarget`.
+        /// `unsupportedType`, `setIDBitsDropped`, `undecodableName`, `missingLinkTarget` or
+        /// `extendedAttributesNotRestored`.
         var kind: String
         var message: String
     }
