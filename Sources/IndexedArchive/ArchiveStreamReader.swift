@@ -46,12 +46,14 @@ public enum ArchiveStreamReader {
     /// Reads `fd` to its end without writing anything: lists the members (with their content
     /// checksums), checks every block's check and, when our index arrives at the end, every member
     /// against it. `amk list -` and `amk verify -` on a pipe. `fd` is not closed.
-    public static func scan(from fd: Int32, maxIndexBytes: Int? = nil) async throws -> Result {
-        try await read(from: fd, extractingTo: nil, options: ExtractOptions(), maxIndexBytes: maxIndexBytes)
+    /// `onProgress` is called with the decompressed bytes read so far.
+    public static func scan(from fd: Int32, maxIndexBytes: Int? = nil,
+                            onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Result {
+        try await read(from: fd, extractingTo: nil, options: ExtractOptions(), maxIndexBytes: maxIndexBytes, onProgress: onProgress)
     }
 
     static func read(from fd: Int32, extractingTo directory: String?, options: ExtractOptions,
-                     maxIndexBytes: Int?) async throws -> Result {
+                     maxIndexBytes: Int?, onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Result {
         let start = ContinuousClock.now
         // A stream's size is unknown: without a limit of the caller's, the free space of the
         // destination bounds what a decompression bomb can write.
@@ -62,6 +64,7 @@ public enum ArchiveStreamReader {
         }
         var consumer = TarConsumer(collect: true, extractor: extractor, filter: options.members)
         consumer.checksumCollected = true
+        consumer.onProgress = onProgress
         consumer.trailingLimit = maxIndexBytes ?? trailingAllowance(received: 0)
         // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
         // passes it: the decoder is held to what `xz -9` needs, with room to spare.

@@ -28,21 +28,32 @@ struct VerifyCommand: AsyncParsableCommand {
     @Flag(help: "Print the result as a JSON object, failures included (see README, \"JSON output\").")
     var json = false
 
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     func validate() throws {
         if quiet && json { throw ValidationError("--quiet and --json cannot be used together.") }
     }
 
     func run() async throws {
         let argument = archive
+        let showProgress = progress ?? StandardError.isTerminal
         let outcome: (count: Int, mode: String)
         do {
             outcome = try await SignalCancellation.run {
                 switch try await ArchiveInput.resolve(argument) {
                 case .file(let path):
                     let reader = try await ArchiveReader.open(path: path)
-                    return (try await reader.verify(), reader.mode == .indexed ? "indexed" : "sequential")
+                    // The bar counts tar bytes: the index gives their total, the xz Index at
+                    // least the decompressed size.
+                    let bar = showProgress ? ProgressBar(label: "verifying", total: try await Self.total(reader)) : nil
+                    defer { bar?.finish() }
+                    let count = try await reader.verify(onProgress: Self.reporter(bar))
+                    return (count, reader.mode == .indexed ? "indexed" : "sequential")
                 case .stream(let fd, _):
-                    let result = try await ArchiveStreamReader.scan(from: fd)
+                    let bar = showProgress ? ProgressBar(label: "verifying", total: 0) : nil
+                    defer { bar?.finish() }
+                    let result = try await ArchiveStreamReader.scan(from: fd, onProgress: Self.reporter(bar))
                     return (result.entries.count, result.indexVerified ? "stream-indexed" : "stream")
                 }
             }
@@ -57,6 +68,24 @@ struct VerifyCommand: AsyncParsableCommand {
         } else if !quiet {
             print("OK: \(outcome.count) \(outcome.count == 1 ? "member" : "members") verified")
         }
+    }
+}
+
+extension VerifyCommand {
+    /// The tar bytes a verification goes through, or 0 when the archive cannot tell.
+    static func total(_ reader: ArchiveReader) async throws -> UInt64 {
+        do {
+            let info = try await reader.info()
+            return info.tarSize ?? info.uncompressedSize
+        } catch is ArchiveError {
+            // No readable xz Index: verify will report the damage; the bar goes without a total.
+            return 0
+        }
+    }
+
+    static func reporter(_ bar: ProgressBar?) -> (@Sendable (UInt64) -> Void)? {
+        guard let bar else { return nil }
+        return { bar.update(completed: $0) }
     }
 }
 

@@ -220,6 +220,10 @@ extension AMKTests.ArchiverOptions {
         #expect(extracted.stderr.contains("extracting") && extracted.stderr.contains("\r"), "\(extracted.stderr.debugDescription)")
         let quiet = try amk("extract", "a.tar.xz", "-C", "y", "--no-progress")
         #expect(quiet.stderr.isEmpty)
+        let verified = try amk("verify", "a.tar.xz", "--progress")
+        #expect(verified.status == 0 && verified.stderr.contains("verifying"),
+                "\(verified.stderr.debugDescription)")
+        #expect(verified.stdout == "OK: 11 members verified\n")
         let salvaged = try amk("salvage", "a.tar.xz", "-C", "s", "--progress")
         #expect(salvaged.status == 0 && salvaged.stderr.contains("salvaging"), "\(salvaged.stderr.debugDescription)")
     }
