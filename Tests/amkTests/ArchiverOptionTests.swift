@@ -173,6 +173,10 @@ extension AMKTests {
             for option in ["--strip-components", "--keep-old-files", "--overwrite", "--verbose", "--json", "Examples:"] {
                 #expect(extract.stdout.contains(option), "\(option)")
             }
+            for command in ["list", "verify", "info", "salvage", "export", "import", "send", "receive", "demo"] {
+                let text = try amk("help", command)
+                #expect(text.status == 0 && text.stdout.contains("Examples:"), "amk help \(command)")
+            }
             let completion = try amk("--generate-completion-script", "bash")
             #expect(completion.status == 0 && completion.stdout.contains("--strip-components"))
         }
