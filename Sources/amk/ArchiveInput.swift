@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ArgumentParser
 import Foundation
 import Synchronization
 import IndexedArchive
@@ -23,6 +24,11 @@ enum ArchiveInput {
     /// (as tar does), and only cancellation ends that wait.
     static func resolve(_ argument: String) async throws -> ArchiveInput {
         if argument == "-" {
+            // As GNU tar: an archive typed at a terminal is never what was meant.
+            if isatty(STDIN_FILENO) != 0 {
+                StandardError.line("amk: refusing to read an archive from a terminal (-); redirect standard input")
+                throw ExitCode(AMK.usageStatus)
+            }
             var info = stat()
             if fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
                 // Reopened by path, the file is read from its start with random access.

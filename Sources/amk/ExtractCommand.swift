@@ -103,7 +103,7 @@ struct ExtractCommand: AsyncParsableCommand {
                 defer { bar?.finish() }
                 do {
                     let result = try await ArchiveStreamReader.extract(from: fd, to: directory, options: options)
-                    if !members.isEmpty && result.extracted == 0 {
+                    if !members.isEmpty && result.extracted == 0 && options.stripComponents == 0 {
                         throw Self.noMatch(members, path: name)
                     }
                     return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds)

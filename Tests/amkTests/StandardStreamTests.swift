@@ -84,6 +84,35 @@ extension AMKTests {
             #expect((object["indexedEntries"] as? NSNumber)?.intValue == 5)
         }
 
+        /// As GNU tar: `-` on a terminal is refused (usage error), and so is `-o -`.
+        @Test(.enabled(if: ShellPipeline.has("python3"), "needs python3 for a pseudo-terminal"))
+        func aTerminalIsRefused() throws {
+            let script = """
+                import os, pty, sys
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execv(sys.argv[1], sys.argv[1:])
+                out = b''
+                try:
+                    while True:
+                        chunk = os.read(fd, 1024)
+                        if not chunk: break
+                        out += chunk
+                except OSError:
+                    pass
+                _, status = os.waitpid(pid, 0)
+                sys.stdout.write(out.decode(errors='replace'))
+                sys.exit(os.waitstatus_to_exitcode(status))
+                """
+            try script.write(to: tree.url("run_in_pty.py"), atomically: true, encoding: .utf8)
+            let list = try sh(#"python3 run_in_pty.py "$AMK" list -"#)
+            #expect(list.status == 2)
+            #expect(list.stdout.contains("refusing to read an archive from a terminal"), "\(list.stdout)")
+            let pack = try sh(#"python3 run_in_pty.py "$AMK" pack d -o -"#)
+            #expect(pack.status == 2)
+            #expect(pack.stdout.contains("Refusing to write an archive to a terminal"), "\(pack.stdout)")
+        }
+
         @Test func aDamagedStreamFails() throws {
             #expect(try AMKProcess.run(["pack", "d", "-o", "a.tar.xz"], in: tree.root, scratch: tree.root).status == 0)
             let cut = try sh(#"head -c 3000 a.tar.xz | "$AMK" verify -"#)
