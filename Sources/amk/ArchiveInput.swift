@@ -79,9 +79,11 @@ enum ArchiveInput {
     }
 
     /// Copies a stream to a temporary file, for `info`, which needs the end of the archive (its
-    /// xz Index) before the start. The caller removes the file. The copy runs on a thread of its
-    /// own, not the cooperative pool.
-    static func spool(_ fd: Int32) async throws -> String {
+    /// xz Index) before the start. The file is unlinked as soon as it is created, so that nothing
+    /// is left behind however the process ends (an interrupted copy of an endless pipe included);
+    /// it is read back through its descriptor (`/dev/fd/N`), which the caller closes. The copy
+    /// runs on a thread of its own, not the cooperative pool.
+    static func spool(_ fd: Int32) async throws -> (fd: Int32, path: String) {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 continuation.resume(with: Result { try copyToTemporary(fd) })
@@ -89,32 +91,34 @@ enum ArchiveInput {
         }
     }
 
-    private static func copyToTemporary(_ fd: Int32) throws -> String {
+    private static func copyToTemporary(_ fd: Int32) throws -> (fd: Int32, path: String) {
         var template = Array((NSTemporaryDirectory() + "/amk-stdin-XXXXXX").utf8CString)
         let out = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard out >= 0 else { throw ArchiveError(.io(errno: errno), "cannot create a temporary file for standard input") }
-        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { close(out) }
+        unlink(String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                unlink(path)
-                throw ArchiveError(.io(errno: errno), "read failed: \(String(cString: strerror(errno)))", path: "-")
-            }
-            if count == 0 { break }
-            var offset = 0
-            while offset < count {
-                let written = buffer.withUnsafeBytes { write(out, $0.baseAddress! + offset, count - offset) }
-                if written < 0 {
+        do {
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+                if count < 0 {
                     if errno == EINTR { continue }
-                    unlink(path)
-                    throw ArchiveError(.io(errno: errno), "cannot write the temporary copy of standard input", path: path)
+                    throw ArchiveError(.io(errno: errno), "read failed: \(String(cString: strerror(errno)))", path: "-")
                 }
-                offset += written
+                if count == 0 { break }
+                var offset = 0
+                while offset < count {
+                    let written = buffer.withUnsafeBytes { write(out, $0.baseAddress! + offset, count - offset) }
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw ArchiveError(.io(errno: errno), "cannot write the temporary copy of standard input: \(String(cString: strerror(errno)))")
+                    }
+                    offset += written
+                }
             }
+        } catch {
+            close(out)
+            throw error
         }
-        return path
+        return (out, "/dev/fd/\(out)")
     }
 }

@@ -39,8 +39,8 @@ struct InfoCommand: AsyncParsableCommand {
                 return try await ArchiveReader.open(path: path).info()
             case .stream(let fd, _):
                 let copy = try await ArchiveInput.spool(fd)
-                defer { unlink(copy) }
-                return try await ArchiveReader.open(path: copy).info()
+                defer { close(copy.fd) }
+                return try await ArchiveReader.open(path: copy.path).info()
             }
         }
         if json {
