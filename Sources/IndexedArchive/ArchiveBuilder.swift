@@ -72,8 +72,10 @@ public actor ArchiveBuilder {
     public var entryCount: Int { serializer.entries.count }
 
     private func appendLocked(_ source: PackSource) async throws {
-        let enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
+        var enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
                                              pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
+        enumerator.exclusion = options.exclusion
+        enumerator.readsExtendedAttributes = options.storeExtendedAttributes
         for try await batch in enumerator {
             for warning in batch.warnings { record(warning) }
             var index = 0
@@ -138,9 +140,12 @@ public actor ArchiveBuilder {
 
     private func header(for entry: EnumeratedEntry, kind: TarEntryKind, size: UInt64 = 0, status: FileStatus? = nil,
                         linkTarget: String? = nil) -> TarHeader {
-        TarHeader(path: entry.archivePath, kind: kind, size: size,
-                  mode: status?.mode ?? entry.mode, uid: status?.uid ?? entry.uid, gid: status?.gid ?? entry.gid,
-                  mtime: status?.mtime ?? entry.mtime, linkTarget: linkTarget)
+        let uid = status?.uid ?? entry.uid, gid = status?.gid ?? entry.gid
+        var header = TarHeader(path: entry.archivePath, kind: kind, size: size, mode: status?.mode ?? entry.mode, uid: uid, gid: gid,
+                               mtime: status?.mtime ?? entry.mtime, linkTarget: linkTarget,
+                               userName: OwnerNames.user(uid), groupName: OwnerNames.group(gid))
+        header.extendedAttributes = entry.extendedAttributes
+        return header
     }
 
     private func begin(_ header: TarHeader, source: String) async throws {

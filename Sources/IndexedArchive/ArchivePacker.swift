@@ -158,11 +158,14 @@ public enum ArchivePacker {
     }
 
     /// The content bytes under `sources`, for a progress total. Walks the trees once. A file with
-    /// several hard links counts once, as the packer stores its content once.
-    public static func contentSize(of sources: [PackSource]) async throws -> UInt64 {
+    /// several hard links counts once, as the packer stores its content once. Give the pack's
+    /// `exclusion` so that what it leaves out is not counted either.
+    public static func contentSize(of sources: [PackSource], exclusion: PackExclusion = PackExclusion()) async throws -> UInt64 {
         var total: UInt64 = 0
         var linked: Set<TarSerializer.FileIdentity> = []
-        for try await batch in DirectoryEnumerator(sources: sources, unreadable: .warn) {
+        var enumerator = DirectoryEnumerator(sources: sources, unreadable: .warn)
+        enumerator.exclusion = exclusion
+        for try await batch in enumerator {
             for entry in batch.entries {
                 if entry.kind == .regular, entry.linkCount > 1, !linked.insert(.init(device: entry.device, inode: entry.inode)).inserted { continue }
                 total += entry.size

@@ -325,10 +325,13 @@ public final class ArchiveReader: Sendable {
 
     /// Decodes every block (checking each block's CRC64), parses the tar stream, and checks that
     /// every member matches its index entry and its content checksum. Throws at the first problem.
-    /// Returns the number of members checked.
+    /// Returns the number of members checked. `onProgress` is called with the bytes of the tar
+    /// stream checked so far, from a decoding thread (a progress bar).
     @discardableResult
-    public func verify() async throws -> Int {
-        let members = try await run(TarConsumer(expected: index?.entries)).members
+    public func verify(onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Int {
+        var consumer = TarConsumer(expected: index?.entries)
+        consumer.onProgress = onProgress
+        let members = try await run(consumer).members
         // The index blocks too: opening only decoded the first bytes of the pixz index, and a
         // partly decoded block's check is never verified.
         if index != nil, let fileIndex, dataBlockCount < fileIndex.blocks.count {

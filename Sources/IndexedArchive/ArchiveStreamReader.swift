@@ -25,6 +25,10 @@ public enum ArchiveStreamReader {
         /// Whether our index arrived and every member matched it.
         public var indexVerified: Bool
         public var seconds: Double
+        /// Members written (the others were not selected, or were skipped with a warning).
+        public var extracted: Int = 0
+        /// What extraction could not do exactly.
+        public var warnings: [ExtractWarning] = []
     }
 
     /// Reads `fd` to its end and extracts under `directory`. `fd` is not closed.
@@ -36,14 +40,31 @@ public enum ArchiveStreamReader {
     /// rich index and the pixz index both come there).
     public static func extract(from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
                                maxIndexBytes: Int? = nil) async throws -> Result {
+        try await read(from: fd, extractingTo: directory, options: options, maxIndexBytes: maxIndexBytes)
+    }
+
+    /// Reads `fd` to its end without writing anything: lists the members (with their content
+    /// checksums), checks every block's check and, when our index arrives at the end, every member
+    /// against it. `amk list -` and `amk verify -` on a pipe. `fd` is not closed.
+    /// `onProgress` is called with the decompressed bytes read so far.
+    public static func scan(from fd: Int32, maxIndexBytes: Int? = nil,
+                            onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Result {
+        try await read(from: fd, extractingTo: nil, options: ExtractOptions(), maxIndexBytes: maxIndexBytes, onProgress: onProgress)
+    }
+
+    static func read(from fd: Int32, extractingTo directory: String?, options: ExtractOptions,
+                     maxIndexBytes: Int?, onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Result {
         let start = ContinuousClock.now
         // A stream's size is unknown: without a limit of the caller's, the free space of the
         // destination bounds what a decompression bomb can write.
         var options = options
-        if options.maxBytes == nil { options.maxBytes = freeSpace(at: directory) }
-        let extractor = try Extractor(destination: directory, options: options, archiveSize: 0)
+        if let directory, options.maxBytes == nil { options.maxBytes = freeSpace(at: directory) }
+        let extractor = try directory.map { (directory) throws(ArchiveError) in
+            try Extractor(destination: directory, options: options, archiveSize: 0)
+        }
         var consumer = TarConsumer(collect: true, extractor: extractor, filter: options.members)
         consumer.checksumCollected = true
+        consumer.onProgress = onProgress
         consumer.trailingLimit = maxIndexBytes ?? trailingAllowance(received: 0)
         // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
         // passes it: the decoder is held to what `xz -9` needs, with room to spare.
@@ -76,7 +97,9 @@ public enum ArchiveStreamReader {
                     let verified = try verifyAgainstIndex(state.consumer, archiveSize: state.decoder!.totalIn)
                     return Result(entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
                                   metadata: state.consumer.metadata, indexVerified: verified,
-                                  seconds: (ContinuousClock.now - start).secondsValue)
+                                  seconds: (ContinuousClock.now - start).secondsValue,
+                                  extracted: state.consumer.extractor?.entries ?? 0,
+                                  warnings: state.consumer.extractor?.warnings ?? [])
                 }
             }
         } catch let error as TarError {

@@ -26,6 +26,10 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     let pool: WorkerThreadPool?
     let fileSystem: FileSystem
     let watchdog: Watchdog?
+    /// Entries left out, and folders not entered (``PackExclusion``).
+    var exclusion = PackExclusion()
+    /// Read each entry's extended attributes into it.
+    var readsExtendedAttributes = false
 
     /// - Parameters:
     ///   - sources: the roots, each with its archive path.
@@ -46,7 +50,8 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(walker: DirectoryWalker(sources: sources, unreadable: unreadable, fileSystem: fileSystem),
+        Iterator(walker: DirectoryWalker(sources: sources, unreadable: unreadable, fileSystem: fileSystem, exclusion: exclusion,
+                                         readsExtendedAttributes: readsExtendedAttributes),
                  batchSize: batchSize, pool: pool, watchdog: watchdog)
     }
 
@@ -118,6 +123,8 @@ final class DirectoryWalker: Sendable {
         var archivePath: String
         var names: [String]
         var next = 0
+        /// The file system of the root this folder is under (for ``PackExclusion/oneFileSystem``).
+        var device: UInt64
     }
 
     private struct State {
@@ -128,11 +135,16 @@ final class DirectoryWalker: Sendable {
     private let state: Mutex<State>
     private let unreadable: PackOptions.Tolerance
     private let fileSystem: FileSystem
+    private let exclusion: PackExclusion
+    private let readsExtendedAttributes: Bool
 
-    init(sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem) {
+    init(sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion(),
+         readsExtendedAttributes: Bool = false) {
+        self.readsExtendedAttributes = readsExtendedAttributes
         self.state = Mutex(State(pendingRoots: sources.reversed()))
         self.unreadable = unreadable
         self.fileSystem = fileSystem
+        self.exclusion = exclusion
     }
 
     func nextBatch(max: Int, cancellation: CancellationFlag) throws -> DirectoryEnumerator.Batch? {
@@ -144,6 +156,7 @@ final class DirectoryWalker: Sendable {
                 let sourcePath: String
                 let archivePath: String
                 let isRoot: Bool
+                var rootDevice: UInt64?
                 if var top = state.stack.popLast() {
                     if top.next == top.names.count { continue }
                     let name = top.names[top.next]
@@ -152,6 +165,7 @@ final class DirectoryWalker: Sendable {
                     archivePath = top.archivePath + "/" + name
                     state.stack.append(top)
                     isRoot = false
+                    rootDevice = top.device
                 } else if let root = state.pendingRoots.popLast() {
                     sourcePath = root.path
                     archivePath = try PackSource.normalizedArchivePath(root.archivePath)
@@ -159,13 +173,17 @@ final class DirectoryWalker: Sendable {
                 } else {
                     break
                 }
+                if exclusion.excludes(archivePath: archivePath) { continue }
                 do {
                     guard let entry = try describe(sourcePath: sourcePath, archivePath: archivePath, warnings: &warnings) else {
                         continue
                     }
-                    if entry.kind == .directory {
+                    // A mount point under the root is stored, its contents are not (tar's rule).
+                    let otherFileSystem = exclusion.oneFileSystem && rootDevice.map { $0 != entry.device } == true
+                    if entry.kind == .directory && !otherFileSystem {
                         let names = try fileSystem.listDirectory(sourcePath)
-                        state.stack.append(Frame(sourcePath: sourcePath, archivePath: archivePath, names: names))
+                        state.stack.append(Frame(sourcePath: sourcePath, archivePath: archivePath, names: names,
+                                                 device: rootDevice ?? entry.device))
                     }
                     entries.append(entry)
                 } catch let error as ArchiveError {
@@ -211,7 +229,7 @@ final class DirectoryWalker: Sendable {
             warnings.append(PackWarning(path: sourcePath, message: "skipped: unknown file type"))
             return nil
         }
-        return EnumeratedEntry(
+        var entry = EnumeratedEntry(
             sourcePath: sourcePath,
             archivePath: archivePath,
             kind: kind,
@@ -225,5 +243,7 @@ final class DirectoryWalker: Sendable {
             inode: UInt64(info.st_ino),
             linkCount: UInt64(info.st_nlink)
         )
+        if readsExtendedAttributes { entry.extendedAttributes = try ExtendedAttributes.read(path: sourcePath) }
+        return entry
     }
 }

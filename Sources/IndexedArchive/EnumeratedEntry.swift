@@ -22,4 +22,6 @@ public struct EnumeratedEntry: Sendable, Hashable {
     public var inode: UInt64
     /// Hard links to this inode.
     public var linkCount: UInt64
+    /// Extended attributes, when the enumeration reads them (``PackOptions/storeExtendedAttributes``).
+    public var extendedAttributes: [String: [UInt8]] = [:]
 }

@@ -34,6 +34,21 @@ public struct ExtractOptions: Sendable {
     public var watchdog: Watchdog? = nil
     /// Blocks decoded at once.
     public var parallelism: Int = PackOptions.activeCores
+    /// Leading path components removed from every member's name (and hard link target) before it
+    /// is written, as `tar --strip-components`; a member left with no name is skipped.
+    /// ``members`` still selects by the names as stored.
+    public var stripComponents: Int = 0
+    /// Restore the extended attributes the archive carries (`tar --xattrs`) on files and folders;
+    /// one the file system refuses is reported as a warning. Off by default, as in GNU tar.
+    public var restoreExtendedAttributes: Bool = false
+    /// What to do when a file, link or other non-folder is already where a member goes.
+    public var existingFiles: ExistingFilePolicy = .replace
+    /// Called with each member's name (as stored) as its writing starts, from the extracting
+    /// thread (`tar -v`); keep it quick.
+    public var onMember: (@Sendable (String) -> Void)? = nil
+    /// Called with the content bytes written so far, after each piece, from the extracting
+    /// thread (a progress bar); keep it quick.
+    public var onProgress: (@Sendable (UInt64) -> Void)? = nil
 
     public init() {}
 

@@ -7,4 +7,12 @@ public struct ExtractSummary: Sendable {
     /// Members skipped (devices, FIFOs) or written differently (set-id bits dropped), with why.
     public var warnings: [ExtractWarning]
     public var seconds: Double
+
+    /// For callers that extract otherwise (a stream, ``ArchiveStreamReader``) and report alike.
+    public init(entries: Int, bytes: UInt64, warnings: [ExtractWarning], seconds: Double) {
+        self.entries = entries
+        self.bytes = bytes
+        self.warnings = warnings
+        self.seconds = seconds
+    }
 }

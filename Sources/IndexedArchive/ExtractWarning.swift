@@ -11,6 +11,8 @@ public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
         case undecodableName
         /// A hard link whose target a salvage could not recover.
         case missingLinkTarget
+        /// Extended attributes the file system or the process's privileges refused.
+        case extendedAttributesNotRestored
     }
 
     /// The member concerned, as listed.

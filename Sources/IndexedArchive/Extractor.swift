@@ -151,7 +151,8 @@ final class Extractor {
     }
 
     /// Starts a member. Content, if any, follows through `write`, then `endMember`.
-    func begin(_ header: TarHeader) throws(ArchiveError) {
+    func begin(_ stored: TarHeader) throws(ArchiveError) {
+        guard let header = try strippedHeader(stored) else { return }
         entries += 1
         guard entries <= options.maxEntries else {
             throw ArchiveError(.limitExceeded, "more than \(options.maxEntries) members", member: header.path)
@@ -172,6 +173,10 @@ final class Extractor {
         }
         let parts = try components(of: header.path)
         let name = parts.last!
+        options.onMember?(stored.path)
+        if options.existingFiles == .keep && header.kind != .directory {
+            try refuseExisting(parts, member: header.path)
+        }
         switch header.kind {
         case .directory:
             let parent = try parent(of: parts, member: header.path, create: true)
@@ -228,6 +233,37 @@ final class Extractor {
         }
     }
 
+    /// `header` with ``ExtractOptions/stripComponents`` leading components removed from its path
+    /// (and a hard link's target), or nil when nothing of the path remains.
+    private func strippedHeader(_ header: TarHeader) throws(ArchiveError) -> TarHeader? {
+        let count = options.stripComponents
+        guard count > 0 else { return header }
+        func strip(_ path: String) -> String? {
+            let parts = Self.byteComponents(path.utf8)
+            guard parts.count > count else { return nil }
+            return parts.dropFirst(count).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
+        }
+        guard let path = strip(header.path) else { return nil }
+        var header = header
+        header.path = path
+        if header.kind == .hardLink {
+            guard let target = strip(header.linkTarget ?? "") else {
+                throw ArchiveError(.unsafePath, "hard link target '\(header.linkTarget ?? "")' has no name left after stripping \(count) components",
+                                   member: header.path)
+            }
+            header.linkTarget = target
+        }
+        return header
+    }
+
+    /// Throws when something other than a folder is at `parts` (``ExistingFilePolicy/keep``).
+    private func refuseExisting(_ parts: [String], member: String) throws(ArchiveError) {
+        guard let parent = try? parent(of: parts, member: member, create: false) else { return }
+        var info = stat()
+        guard fstatat(parent, parts.last!, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        throw ArchiveError(.io(errno: EEXIST), "already exists; not replaced (--keep-old-files)", path: rootPath, member: member)
+    }
+
     /// Whether `parts` names something in the destination, without following links.
     private func targetExists(_ parts: [String]) -> Bool {
         guard let parent = try? parent(of: parts, member: "", create: false) else { return false }
@@ -257,6 +293,7 @@ final class Extractor {
         } catch {
             throw ArchiveError(error.code, error.message, path: rootPath, member: current.header.path)
         }
+        options.onProgress?(bytes)
     }
 
     /// Finishes the current file: owner, permissions, times, then renames it into place (which
@@ -275,6 +312,7 @@ final class Extractor {
             warnings.append(ExtractWarning(member: header.path, kind: .setIDBitsDropped,
                                            message: "set-user-ID/set-group-ID bits dropped, since ownership is not restored"))
         }
+        restoreExtendedAttributes(header, fd: file.fd)
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
@@ -330,12 +368,23 @@ final class Extractor {
             if options.restoreOwnership && isRoot {
                 _ = fchown(fd, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid))
             }
+            restoreExtendedAttributes(header, fd: fd)
             let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
             _ = fchmod(fd, mode_t(mode))
             var times = Self.times(header)
             _ = futimens(fd, &times)
         }
         directories.removeAll()
+    }
+
+    /// Sets the member's extended attributes on `fd` when asked to; refusals become a warning.
+    private func restoreExtendedAttributes(_ header: TarHeader, fd: Int32) {
+        guard options.restoreExtendedAttributes, !header.extendedAttributes.isEmpty else { return }
+        let failed = ExtendedAttributes.write(header.extendedAttributes, to: fd)
+        if !failed.isEmpty {
+            warnings.append(ExtractWarning(member: header.path, kind: .extendedAttributesNotRestored,
+                                           message: "extended attributes not restored: \(failed.joined(separator: ", "))"))
+        }
     }
 
     private static func times(_ header: TarHeader) -> [timespec] {

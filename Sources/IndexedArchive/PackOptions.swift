@@ -32,10 +32,16 @@ public struct PackOptions: Sendable {
     /// or cut to the size in the header, with a warning.
     public var changedWhileReading: Tolerance = .fail
 
+    /// Entries left out (`tar --exclude`, `--one-file-system`); nothing by default.
+    public var exclusion = PackExclusion()
+    /// Store extended attributes as pax `SCHILY.xattr.*` records (`tar --xattrs`). Off by
+    /// default, as in GNU tar: reading them costs a system call per file.
+    public var storeExtendedAttributes = false
+
     /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick.
     public var onEvent: (@Sendable (PackEvent) -> Void)? = nil
     /// Advanced by the content bytes of each member stored. Set its `totalUnitCount` to the
-    /// expected byte count (``ArchivePacker/contentSize(of:)`` measures it) to get a fraction.
+    /// expected byte count (``ArchivePacker/contentSize(of:exclusion:)`` measures it) to get a fraction.
     public var progress: Progress? = nil
 
     /// Receives the heartbeats of every stage. Set it to watch the pack with a ``Watchdog`` of

@@ -38,6 +38,8 @@ struct TarConsumer {
     /// Compute each regular member's CRC64 into the collected entries (for streams, whose index
     /// arrives only at the end).
     var checksumCollected = false
+    /// Called with the decompressed bytes consumed so far, after each piece (a progress bar).
+    var onProgress: (@Sendable (UInt64) -> Void)?
 
     init(expected: [ArchiveEntry]? = nil, collect: Bool = false, extractor: Extractor? = nil, filter: Set<String>? = nil) {
         self.expected = expected
@@ -52,6 +54,7 @@ struct TarConsumer {
         try parser.consume(bytes) { event in try handle(event) }
         let start = streamPosition
         streamPosition += UInt64(bytes.count)
+        onProgress?(streamPosition)
         if let limit = trailingLimit, let end = endOffset {
             let trailingStart = end + UInt64(TarEncoder.endOfArchive.count)
             if streamPosition > trailingStart {

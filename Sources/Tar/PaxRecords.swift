@@ -3,6 +3,25 @@
 enum PaxRecords {
     /// Appends one record, finding the self-referential length by iterating until the digit
     /// count is stable (it can grow at most twice, e.g. 9 -> 10 -> 11).
+    /// The keyword prefix of an extended attribute (`SCHILY.xattr.user.comment`), as GNU tar
+    /// and bsdtar write them.
+    static let xattrPrefix = "SCHILY.xattr."
+
+    /// A record whose value is bytes (an extended attribute's value need not be text).
+    static func append(key: String, bytes value: [UInt8], to buffer: inout [UInt8]) {
+        let body = 1 + key.utf8.count + 1 + value.count + 1
+        var length = body + 1
+        while body + decimalDigits(length) != length {
+            length = body + decimalDigits(length)
+        }
+        buffer.append(contentsOf: String(length).utf8)
+        buffer.append(UInt8(ascii: " "))
+        buffer.append(contentsOf: key.utf8)
+        buffer.append(UInt8(ascii: "="))
+        buffer.append(contentsOf: value)
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
     static func append(key: String, value: String, to buffer: inout [UInt8]) {
         let body = 1 + key.utf8.count + 1 + value.utf8.count + 1
         var length = body + 1

@@ -67,6 +67,9 @@ public enum TarEncoder {
         if needsPax(groupName, limit: 31) {
             PaxRecords.append(key: "gname", value: groupName, to: &records)
         }
+        for name in header.extendedAttributes.keys.sorted() {
+            PaxRecords.append(key: PaxRecords.xattrPrefix + name, bytes: header.extendedAttributes[name]!, to: &records)
+        }
 
         let ustarMtime = UInt64(clamping: max(0, min(header.mtime.seconds, Int64(UstarBlock.maxOctal11))))
         var block = UstarBlock.emptyBlock()
@@ -151,6 +154,10 @@ public enum TarEncoder {
         for (name, value) in [("path", header.path), ("link target", header.linkTarget),
                               ("user name", header.userName), ("group name", header.groupName)] {
             if let value, value.utf8.contains(0) { throw fail("\(name) contains a NUL byte") }
+        }
+        for name in header.extendedAttributes.keys
+        where name.isEmpty || name.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
+            throw fail("extended attribute name \"\(UstarBlock.escaped(name))\" is empty or contains '=', a newline or NUL")
         }
         switch header.kind {
         case .regular:

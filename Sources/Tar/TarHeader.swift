@@ -41,6 +41,10 @@ public struct TarHeader: Sendable, Equatable {
     /// fields, pax `path`/`linkpath` records and GNU long names; ``TarEncoder`` refuses a header
     /// that has it, since it could only write the repaired name.
     public var nameIsLossy: Bool
+    /// Extended attributes (name to value), stored as pax `SCHILY.xattr.<name>` records as GNU tar
+    /// and bsdtar write them; values are bytes. Names must not contain `=`, a newline or NUL.
+    /// Empty unless set.
+    public var extendedAttributes: [String: [UInt8]] = [:]
 
     /// Creates a header.
     public init(
@@ -108,6 +112,8 @@ extension TarHeader {
         var pathIsLossy = false
         /// `linkPath` was repaired from invalid UTF-8 (meaningful only when `linkPath` is set).
         var linkPathIsLossy = false
+        /// `SCHILY.xattr.*` records of the member's own `x` header.
+        var extendedAttributes: [String: [UInt8]] = [:]
         var size: UInt64?
         var mtime: TarTimestamp?
         var uid: UInt64?
@@ -158,5 +164,6 @@ extension TarHeader {
             deviceMinor: fields.deviceMinor,
             nameIsLossy: pathIsLossy || linkTargetIsLossy
         )
+        self.extendedAttributes = overrides.extendedAttributes
     }
 }

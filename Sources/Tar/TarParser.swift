@@ -330,7 +330,9 @@ public struct TarParser: Sendable {
         case UInt8(ascii: "S"):
             throw TarError(code: .unsupported, message: "unsupported: sparse member \"\(UstarBlock.escaped(fields.path))\" (GNU typeflag 'S')", offset: blockOffset)
         default:
-            let header = TarHeader(fields: fields, overrides: pending.overrides.merged(over: globals, except: pending.cleared))
+            var merged = pending.overrides.merged(over: globals, except: pending.cleared)
+            merged.extendedAttributes = pending.overrides.extendedAttributes
+            let header = TarHeader(fields: fields, overrides: merged)
             let headerOffset = pending.firstOffset ?? blockOffset
             let hasPax = pending.hasPax
             pending = Pending()
@@ -456,6 +458,8 @@ public struct TarParser: Sendable {
                 guard let time = PaxRecords.parseTime(value) else { throw bad("not a decimal time") }
                 overrides.mtime = time
             }
+        case _ where !global && key.hasPrefix(PaxRecords.xattrPrefix) && key.utf8.count > PaxRecords.xattrPrefix.utf8.count:
+            overrides.extendedAttributes[String(key.dropFirst(PaxRecords.xattrPrefix.count))] = Array(bytes)
         default:
             if key.hasPrefix("GNU.sparse.") {
                 throw TarError(code: .unsupported, message: "unsupported: sparse member (pax keyword \"\(UstarBlock.escaped(key))\")", offset: headerOffset)

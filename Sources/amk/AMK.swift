@@ -29,7 +29,20 @@ struct AMK: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "amk",
         abstract: "Pack, inspect and extract indexed .tar.xz archives, and run app migrations.",
-        discussion: "Exit status: 0 on success, 1 on failure or interruption, 2 for a usage error.",
+        discussion: """
+            Exit status: 0 on success, 1 on failure or interruption, 2 for a usage error. \
+            An archive argument of - is standard input (standard output for pack -o -).
+
+            Examples:
+              amk pack ~/src/app -o app.tar.xz
+              amk list app.tar.xz
+              amk extract app.tar.xz -C ~/restore
+              amk pack app -o - | amk list -
+
+            See 'amk help <subcommand>' for each command's options and examples, and \
+            'amk --generate-completion-script bash|zsh|fish' for shell completion.
+            """,
+        version: ArchivePacker.writerVersion,
         subcommands: commands
     )
 

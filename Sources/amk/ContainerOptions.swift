@@ -14,8 +14,9 @@ struct ContainerOptions: ParsableArguments {
                                valueName: "name"))
     var extensionName: String = "files"
 
-    @Option(help: ArgumentHelp("The app's bundle identifier.", valueName: "id"))
-    var bundleIdentifier: String = "com.example.app"
+    @Option(help: ArgumentHelp("The app's bundle identifier (default: the container folder's name, as in export and import).",
+                               valueName: "id"))
+    var bundleIdentifier: String?
 
     func validate() throws {
         guard ContainerFilesMigration.names.contains(extensionName) else {
@@ -25,8 +26,9 @@ struct ContainerOptions: ParsableArguments {
 
     /// The container, with its standard folders created.
     func dataContainer() throws -> MigrationDataContainer {
-        let container = MigrationDataContainer(bundleIdentifier: bundleIdentifier,
-                                               containerRootDirectory: URL(filePath: container, directoryHint: .isDirectory))
+        let root = URL(filePath: container, directoryHint: .isDirectory)
+        let container = MigrationDataContainer(bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
+                                               containerRootDirectory: root)
         try container.createStandardDirectories()
         return container
     }

@@ -16,6 +16,10 @@ struct DemoCommand: AsyncParsableCommand {
             Builds a sample container in a temporary folder, exports it through the `sample` \
             extension, imports it into a fresh container and compares the two trees. Build in \
             release mode for representative speeds: `swift run -c release amk demo`.
+
+            Examples:
+              amk demo
+              swift run -c release amk demo
             """
     )
 

@@ -15,6 +15,10 @@ struct ExportCommand: AsyncParsableCommand {
             cancelled, and one that ignores the cancellation is abandoned. The archive records the \
             extension's version, its size estimate and the source app; nothing is left at the \
             output path if the export fails. Extensions: \(SampleExtension.helpText).
+
+            Examples:
+              amk export --container phone/com.example.notes -o notes.tar.xz
+              amk export --container phone/com.example.notes --extension sample-stored -o notes.tar.xz
             """
     )
 

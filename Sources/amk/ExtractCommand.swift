@@ -8,14 +8,24 @@ import IndexedArchive
 /// it was writing when extraction fails or is interrupted; files finished before that stay.
 /// The `-C` folder is created with its parents once the archive has opened, and removed again
 /// if the extraction fails before anything is written into it (``DestinationDirectory``).
+/// `-` reads the archive from standard input, in one pass (``ArchiveInput``).
 struct ExtractCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "extract",
         abstract: "Extract an archive, or some of its members.",
-        discussion: "A directory given as MEMBER selects everything under it."
+        discussion: """
+            A directory given as MEMBER selects everything under it. Existing files are replaced \
+            (--overwrite, the default, as in tar); --keep-old-files stops at the first one instead.
+
+            Examples:
+              amk extract app.tar.xz -C ~/restore
+              amk extract app.tar.xz app/Documents -C ~/restore
+              amk extract app.tar.xz --strip-components 1 -C ~/app
+              tar -cJf - app | amk extract - -C copy
+            """
     )
 
-    @Argument(help: ArgumentHelp("The archive to extract.", valueName: "archive"), completion: .file())
+    @Argument(help: ArgumentHelp("The archive to extract; - reads standard input.", valueName: "archive"), completion: .file())
     var archive: String
 
     @Argument(help: ArgumentHelp("Members to extract, as `amk list` prints them, escapes such as \\n and \\\\ included (default: all).",
@@ -28,42 +38,139 @@ struct ExtractCommand: AsyncParsableCommand {
             completion: .directory)
     var directory: String = "."
 
+    @Option(help: ArgumentHelp("Remove this many leading components from each member's name (members left with no name are skipped).",
+                               valueName: "n"))
+    var stripComponents: Int = 0
+
+    @Flag(help: "Stop with an error rather than replace a file that is already there.")
+    var keepOldFiles = false
+
+    @Flag(help: "Replace files that are already there (the default).")
+    var overwrite = false
+
+    @Flag(help: "Restore extended attributes stored in the archive (SCHILY.xattr.*), where the file system allows; a refusal is a warning.")
+    var xattrs = false
+
+    @Flag(name: [.short, .long], help: "List each member as it is written.")
+    var verbose = false
+
+    @Flag(name: [.short, .long], help: "Print no summary (warnings and errors still go to standard error).")
+    var quiet = false
+
+    @Flag(help: "Print the summary as a JSON object (see README, \"JSON output\").")
+    var json = false
+
+    @Flag(inversion: .prefixedNo,
+          help: "Show a progress bar on standard error (default: only when it is a terminal and -v is not given).")
+    var progress: Bool?
+
+    func validate() throws {
+        if keepOldFiles && overwrite {
+            throw ValidationError("--keep-old-files and --overwrite cannot be used together.")
+        }
+        if stripComponents < 0 {
+            throw ValidationError("--strip-components must be 0 or more, not \(stripComponents).")
+        }
+        if quiet && (json || verbose) {
+            throw ValidationError("--quiet cannot be used with --json or --verbose.")
+        }
+    }
+
     func run() async throws {
         // `amk list` escapes names (a newline prints as \n, a backslash as \\): undo that, so
         // that every member can be named by copying its line.
-        let path = archive, members = members.map(TerminalSafe.parseName), directory = directory
-        let summary = try await SignalCancellation.run {
-            let reader = try await ArchiveReader.open(path: path)
-            var options = ExtractOptions()
-            if !members.isEmpty {
-                // With an index, a misspelt member is caught before anything is written; without
-                // one that would cost a full pass, so it is caught after (nothing extracted).
-                if reader.mode == .indexed {
-                    for member in members where try await reader.entry(named: member) == nil {
-                        throw ArchiveError(.memberNotFound, "no such member", path: path, member: member)
+        let members = members.map(TerminalSafe.parseName), directory = directory, argument = archive
+        var options = ExtractOptions()
+        options.stripComponents = stripComponents
+        options.existingFiles = keepOldFiles ? .keep : .replace
+        options.restoreExtendedAttributes = xattrs
+        if verbose {
+            options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: STDOUT_FILENO) }
+        }
+        if !members.isEmpty { options.members = Set(members) }
+        let showProgress = progress ?? (StandardError.isTerminal && !verbose)
+        let summary = try await SignalCancellation.run { [options] in
+            switch try await ArchiveInput.resolve(argument) {
+            case .file(let path):
+                return try await Self.extractFile(path, members: members, directory: directory, options: options,
+                                                  showProgress: showProgress)
+            case .stream(let fd, let name):
+                let destination = try DestinationDirectory(creating: directory)
+                // A stream's size is unknown until its end: the bar shows bytes and rate.
+                var options = options
+                let bar = showProgress ? ProgressBar(label: "extracting", total: 0) : nil
+                if let bar { options.onProgress = { bar.update(completed: $0) } }
+                defer { bar?.finish() }
+                do {
+                    let result = try await ArchiveStreamReader.extract(from: fd, to: directory, options: options)
+                    if !members.isEmpty && result.extracted == 0 && options.stripComponents == 0 {
+                        throw Self.noMatch(members, path: name)
                     }
+                    return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds)
+                } catch {
+                    destination.removeIfEmpty()
+                    throw error
                 }
-                options.members = Set(members)
-            }
-            // Only now that the archive has opened (and the members were found, with an index).
-            let destination = try DestinationDirectory(creating: directory)
-            do {
-                let summary = try await reader.extract(to: directory, options: options)
-                if !members.isEmpty && summary.entries == 0 {
-                    throw ArchiveError(.memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
-                                       path: path)
-                }
-                return summary
-            } catch {
-                destination.removeIfEmpty()
-                throw error
             }
         }
         for warning in summary.warnings {
             // The engine's warnings quote member names raw.
             StandardError.line("amk: warning: \(warning)")
         }
-        print("extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
-              + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
+        if json {
+            try JSONOutput.print(ExtractReport(summary, archive: argument, directory: directory))
+        } else if !quiet {
+            print("extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
+                  + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
+        }
+    }
+
+    static func extractFile(_ path: String, members: [String], directory: String, options: ExtractOptions,
+                            showProgress: Bool) async throws -> ExtractSummary {
+        let reader = try await ArchiveReader.open(path: path)
+        var options = options
+        var bar: ProgressBar?
+        if showProgress {
+            // The index gives the total for free; without one it would cost a pass.
+            let total = reader.mode == .indexed ? Self.contentBytes(try await reader.entries(), selectedBy: members) : 0
+            let shown = ProgressBar(label: "extracting", total: total)
+            options.onProgress = { shown.update(completed: $0) }
+            bar = shown
+        }
+        defer { bar?.finish() }
+        // With an index, a misspelt member is caught before anything is written; without one
+        // that would cost a full pass, so it is caught after (nothing extracted).
+        if !members.isEmpty, reader.mode == .indexed {
+            for member in members where try await reader.entry(named: member) == nil {
+                throw ArchiveError(.memberNotFound, "no such member", path: path, member: member)
+            }
+        }
+        // Only now that the archive has opened (and the members were found, with an index).
+        let destination = try DestinationDirectory(creating: directory)
+        do {
+            let summary = try await reader.extract(to: directory, options: options)
+            if !members.isEmpty && summary.entries == 0 && options.stripComponents == 0 {
+                throw noMatch(members, path: path)
+            }
+            return summary
+        } catch {
+            destination.removeIfEmpty()
+            throw error
+        }
+    }
+
+    /// The content bytes of the regular members `members` selects (all when empty).
+    static func contentBytes(_ entries: [ArchiveEntry], selectedBy members: [String]) -> UInt64 {
+        let prefixes = members.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        return entries.reduce(0) { total, entry in
+            guard entry.kind == .regular else { return total }
+            let selected = prefixes.isEmpty || prefixes.contains { entry.name == $0 || entry.name.hasPrefix($0 + "/") }
+            return selected ? total + entry.size : total
+        }
+    }
+
+    static func noMatch(_ members: [String], path: String) -> ArchiveError {
+        ArchiveError(.memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
+                     path: path)
     }
 }

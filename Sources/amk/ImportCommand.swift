@@ -16,6 +16,9 @@ struct ImportCommand: AsyncParsableCommand {
             folders, which live outside it, are not) and the failure is recorded where the app \
             reads it (MigrationStatus.importStatus). The container is created if it does not \
             exist. Extensions: \(SampleExtension.helpText).
+
+            Examples:
+              amk import notes.tar.xz --container tablet/com.example.notes
             """
     )
 

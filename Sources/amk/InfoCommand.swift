@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import IndexedArchive
 
@@ -9,18 +14,40 @@ import IndexedArchive
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Show an archive's structure: streams, blocks, sizes, ratio, index and metadata."
+        abstract: "Show an archive's structure: streams, blocks, sizes, ratio, index and metadata.",
+        discussion: """
+            Reads only the end of a file. From a pipe (`-`), the archive is first copied to a \
+            temporary file, since its structure is described at its end.
+
+            Examples:
+              amk info app.tar.xz
+              amk info --json app.tar.xz | jq .metadata
+            """
     )
 
-    @Argument(help: ArgumentHelp("The archive to describe.", valueName: "archive"), completion: .file())
+    @Argument(help: ArgumentHelp("The archive to describe; - reads standard input.", valueName: "archive"), completion: .file())
     var archive: String
 
+    @Flag(help: "Print a JSON object (see README, \"JSON output\").")
+    var json = false
+
     func run() async throws {
-        let path = archive
+        let argument = archive
         let info = try await SignalCancellation.run {
-            try await ArchiveReader.open(path: path).info()
+            switch try await ArchiveInput.resolve(argument) {
+            case .file(let path):
+                return try await ArchiveReader.open(path: path).info()
+            case .stream(let fd, _):
+                let copy = try await ArchiveInput.spool(fd)
+                defer { close(copy.fd) }
+                return try await ArchiveReader.open(path: copy.path).info()
+            }
         }
-        for line in Self.table(Self.rows(archive: path, info: info)) { print(line) }
+        if json {
+            try JSONOutput.print(InfoReport(info, archive: argument))
+        } else {
+            for line in Self.table(Self.rows(archive: argument, info: info)) { print(line) }
+        }
     }
 
     static func rows(archive: String, info: ArchiveInfo) -> [(String, String)] {

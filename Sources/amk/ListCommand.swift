@@ -11,35 +11,51 @@ import IndexedArchive
 struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the members of an archive."
+        abstract: "List the members of an archive.",
+        discussion: """
+            An archive with an amk index is listed from the index alone, without decompressing; \
+            any other .tar.xz, and one read from a pipe (`-`), is read through once.
+
+            Examples:
+              amk list app.tar.xz
+              amk list -l app.tar.xz
+              amk list --json app.tar.xz | jq -r '.[] | select(.type == "file") | .path'
+              curl -s https://example.com/app.tar.xz | amk list -
+            """
     )
 
-    @Argument(help: ArgumentHelp("The archive to list.", valueName: "archive"), completion: .file())
+    @Argument(help: ArgumentHelp("The archive to list; - reads standard input.", valueName: "archive"), completion: .file())
     var archive: String
 
     @Flag(name: [.short, .long], help: "Show mode, size and modification time, like tar -tv.")
     var long = false
 
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "The same as --long (tar's -tv).")
+    var verbose = false
+
     @Flag(help: "Print a JSON array of objects (path, type, size, mode, uid, gid, mtime, linkTarget).")
     var json = false
 
     func validate() throws {
-        if long && json {
+        if (long || verbose) && json {
             throw ValidationError("--long and --json cannot be used together.")
         }
     }
 
     func run() async throws {
-        let path = archive
+        let argument = archive
         let entries = try await SignalCancellation.run {
-            try await ArchiveReader.open(path: path).entries()
+            switch try await ArchiveInput.resolve(argument) {
+            case .file(let path): try await ArchiveReader.open(path: path).entries()
+            case .stream(let fd, _): try await ArchiveStreamReader.scan(from: fd).entries
+            }
         }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
             let data = try encoder.encode(entries.map(ListedEntry.init))
             print(Self.terminalSafeJSON(String(decoding: data, as: UTF8.self)))
-        } else if long {
+        } else if long || verbose {
             let listing = LongListing(entries: entries)
             for entry in entries { print(listing.line(for: entry)) }
         } else {

@@ -14,6 +14,14 @@ struct PackCommand: AsyncParsableCommand {
         discussion: """
             Each DIR is stored under its last path component: `amk pack ~/src/app -o app.tar.xz` \
             stores `app/...`. The archive is a standard .tar.xz that tar, xz and pixz read too.
+            With `-o -` the archive goes to standard output and everything else (summary, -v, \
+            --json) to standard error.
+
+            Examples:
+              amk pack ~/src/app -o app.tar.xz
+              amk pack app --exclude '*.o' --exclude .git -o app.tar.xz
+              amk pack app -o - | ssh host 'amk extract - -C /srv'
+              amk pack app -o app.tar.xz --json | jq .ratio
             """
     )
 
@@ -22,14 +30,14 @@ struct PackCommand: AsyncParsableCommand {
               completion: .directory)
     var directories: [String]
 
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The archive to write (replaced if it exists).",
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The archive to write (replaced if it exists); - writes it to standard output.",
                                                                  valueName: "archive"))
     var output: String
 
     @Option(help: "LZMA preset, 0 (fastest) to 9 (smallest).")
     var preset: Int = 6
 
-    @Option(help: ArgumentHelp("Uncompressed bytes per xz block, the unit of parallelism and random access: 1M to 1G (16M, 16MiB and 16777216 are the same).",
+    @Option(help: ArgumentHelp(ByteSize.chunkSizeHelp,
                                valueName: "size"))
     var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
 
@@ -44,6 +52,34 @@ struct PackCommand: AsyncParsableCommand {
                                valueName: "seconds"))
     var stallTimeout: Double = 60
 
+    @Option(name: .customLong("exclude"),
+            help: ArgumentHelp("Leave out entries matching this wildcard (fnmatch): without a '/', matched against each name ('*.o', '.git'); with one, against the path in the archive ('app/build/*'). Repeatable.",
+                               valueName: "pattern"))
+    var excludes: [String] = []
+
+    @Option(help: ArgumentHelp("Read more --exclude patterns from this file, one a line (blank lines ignored).",
+                               valueName: "file"),
+            completion: .file())
+    var excludeFrom: String?
+
+    @Flag(help: "Do not descend into folders on other file systems (mount points are stored, empty).")
+    var oneFileSystem = false
+
+    @Flag(help: "Store extended attributes (as SCHILY.xattr.* pax records, as GNU tar --xattrs and bsdtar write them).")
+    var xattrs = false
+
+    @Flag(name: [.short, .long], help: "List each member as it is stored (on standard error when the archive goes to standard output).")
+    var verbose = false
+
+    @Flag(name: [.short, .long], help: "Print no summary (warnings and errors still go to standard error).")
+    var quiet = false
+
+    @Flag(help: "Print the summary as a JSON object (see README, \"JSON output\").")
+    var json = false
+
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     func validate() throws {
         guard !directories.isEmpty else {
             throw ValidationError("Nothing to pack: give at least one directory.")
@@ -56,6 +92,12 @@ struct PackCommand: AsyncParsableCommand {
         }
         guard chunkSize.bytes >= 1 << 20, chunkSize.bytes <= 1 << 30 else {
             throw ValidationError("--chunk-size must be 1 MiB to 1 GiB, not \(chunkSize.bytes) bytes.")
+        }
+        if quiet && (json || verbose) {
+            throw ValidationError("--quiet cannot be used with --json or --verbose.")
+        }
+        if output == "-" && isatty(STDOUT_FILENO) != 0 {
+            throw ValidationError("Refusing to write an archive to a terminal (-o -); redirect standard output.")
         }
         if let jobs, !(1...256).contains(jobs) {
             throw ValidationError("--jobs must be 1 to 256, not \(jobs).")
@@ -78,18 +120,33 @@ struct PackCommand: AsyncParsableCommand {
 
     func run() async throws {
         let sources = directories.map { PackSource(path: $0) }
-        let options = packOptions()
-        let destination = ArchiveDestination.file(output)
-        let showProgress = StandardError.isTerminal
+        var options = packOptions()
+        options.exclusion = PackExclusion(patterns: try exclusionPatterns(), oneFileSystem: oneFileSystem)
+        options.storeExtendedAttributes = xattrs
+        let toStandardOutput = output == "-"
+        let destination: ArchiveDestination = toStandardOutput ? .fileDescriptor(STDOUT_FILENO) : .file(output)
+        let showProgress = progress ?? StandardError.isTerminal
+        if verbose {
+            // Names on standard output, unless the archive is there: then beside the progress.
+            let fd = toStandardOutput ? STDERR_FILENO : STDOUT_FILENO
+            options.onEvent = { event in
+                if case .entryStored(let path, _) = event { StandardError.write(TerminalSafe.name(path) + "\n", to: fd) }
+            }
+        }
 
+        let prepared = options
         let summary = try await SignalCancellation.run {
-            var options = options
+            var options = prepared
             var progress: PackProgress?
             if showProgress {
                 // Measuring walks the trees once more; only worth it when someone watches.
-                let total = try await ArchivePacker.contentSize(of: sources)
+                let total = try await ArchivePacker.contentSize(of: sources, exclusion: options.exclusion)
                 let tracker = PackProgress(bar: ProgressBar(label: "packing", total: total), chunkSize: options.chunkSize)
-                options.onEvent = { tracker.handle($0) }
+                let listing = options.onEvent
+                options.onEvent = { event in
+                    listing?(event)
+                    tracker.handle(event)
+                }
                 progress = tracker
             }
             defer { progress?.finish() }
@@ -99,7 +156,27 @@ struct PackCommand: AsyncParsableCommand {
             // The path is a file name from the packed tree, which anyone with write access chose.
             StandardError.line("amk: warning: \(warning)")
         }
-        print(Self.describe(summary))
+        if json {
+            try JSONOutput.print(PackReport(summary, archive: output), toStandardError: toStandardOutput)
+        } else if !quiet {
+            // Never on standard output when the archive is there.
+            if toStandardOutput { StandardError.line(Self.describe(summary)) } else { print(Self.describe(summary)) }
+        }
+    }
+
+    /// `--exclude` patterns, then those of `--exclude-from`.
+    func exclusionPatterns() throws -> [String] {
+        guard let excludeFrom else { return excludes }
+        let text: String
+        do {
+            text = try String(contentsOfFile: excludeFrom, encoding: .utf8)
+        } catch {
+            throw ValidationError("Cannot read --exclude-from '\(TerminalSafe.name(excludeFrom))': \(error.localizedDescription)")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
+            .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
+            .filter { !$0.isEmpty }
+        return excludes + lines
     }
 
     func packOptions() -> PackOptions {

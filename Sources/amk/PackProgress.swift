@@ -4,7 +4,7 @@ import Synchronization
 /// Turns ``PackEvent``s into progress-bar updates.
 ///
 /// Progress is counted in content bytes stored (`entryStored`), against the total from
-/// ``ArchivePacker/contentSize(of:)``. But a member counts as stored as soon as it is serialised,
+/// ``ArchivePacker/contentSize(of:exclusion:)``. But a member counts as stored as soon as it is serialised,
 /// and the pipeline holds up to two chunks per compressor (128 MiB with the defaults) ahead of the
 /// writer, so a small pack would sit at 100% while it compresses. The count is therefore capped by
 /// the tar bytes of the blocks already written (`blockWritten`: sequence + 1 chunks), which is what

@@ -19,6 +19,10 @@ struct ReceiveCommand: AsyncParsableCommand {
             off leaves the container as it was and records a failed import. A sender that sends no \
             hello within 30 s, or less than 64 KiB of the archive in an --idle-timeout, is cut off \
             the same way. Exits 0 on success, 1 on failure.
+
+            Examples:
+              amk receive --listen 0.0.0.0:7070 --container tablet
+              amk receive --listen 127.0.0.1:0 --container tablet --accept-timeout 60
             """
     )
 

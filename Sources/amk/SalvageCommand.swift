@@ -16,6 +16,10 @@ struct SalvageCommand: AsyncParsableCommand {
             Writes every member that lies wholly in blocks whose checks verify, and reports the \
             damage and the members lost. Exits 0 when the archive was whole, 1 when damage was \
             found or any member was lost (or the salvage could not run).
+
+            Examples:
+              amk salvage damaged.tar.xz -C recovered
+              amk salvage --json damaged.tar.xz -C recovered | jq .lost
             """
     )
 
@@ -31,14 +35,29 @@ struct SalvageCommand: AsyncParsableCommand {
             completion: .directory)
     var directory: String
 
+    @Flag(help: "Print the report as a JSON object (see README, \"JSON output\").")
+    var json = false
+
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     func run() async throws {
         let path = archive, directory = directory
-        let report = try await SignalCancellation.run {
-            try await ArchiveSalvager.salvage(path: path, to: directory)
+        // What a damaged archive holds is unknown before it is read: bytes and rate, no total.
+        let bar = progress ?? StandardError.isTerminal ? ProgressBar(label: "salvaging", total: 0) : nil
+        var options = ExtractOptions()
+        if let bar { options.onProgress = { bar.update(completed: $0) } }
+        let report = try await SignalCancellation.run { [options] in
+            defer { bar?.finish() }
+            return try await ArchiveSalvager.salvage(path: path, to: directory, options: options)
         }
         // Without the index the salvager knows only the member the damage cut; the report must
         // not pretend that is all.
-        for line in Self.lines(for: report, lostListIsComplete: report.lostIsComplete) { print(line) }
+        if json {
+            try JSONOutput.print(SalvageJSON(report, archive: path, directory: directory, whole: Self.isWhole(report)))
+        } else {
+            for line in Self.lines(for: report, lostListIsComplete: report.lostIsComplete) { print(line) }
+        }
         if !Self.isWhole(report) { throw ExitCode(1) }
     }
 

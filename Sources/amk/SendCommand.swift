@@ -14,6 +14,10 @@ struct SendCommand: AsyncParsableCommand {
             for the receiver is unbounded: its hello must come within 30 s, it must take at least \
             64 KiB of the archive in every --idle-timeout, and its report must come within \
             --status-timeout of the archive's end.
+
+            Examples:
+              amk send --container phone --to 192.168.1.20:7070
+              amk send --container phone --to 127.0.0.1:7070 --preset 0 --idle-timeout 10
             """
     )
 
@@ -25,7 +29,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "LZMA preset, 0 (fastest) to 9 (smallest).")
     var preset: Int = 6
 
-    @Option(help: ArgumentHelp("Uncompressed bytes per xz block, 1MiB to 1GiB. Smaller blocks reach the receiver sooner.",
+    @Option(help: ArgumentHelp(ByteSize.chunkSizeHelp + " Smaller blocks reach the receiver sooner.",
                                valueName: "size"))
     var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
 

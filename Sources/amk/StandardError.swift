@@ -15,14 +15,20 @@ enum StandardError {
 
     /// Writes `text` as is.
     static func write(_ text: String) {
+        write(text, to: STDERR_FILENO)
+    }
+
+    /// Writes `text` to `fd` with `write(2)`, whole (`amk extract -v` lists members on standard
+    /// output from the extracting thread).
+    static func write(_ text: String, to fd: Int32) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { raw in
                 #if canImport(Glibc)
-                Glibc.write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 #else
-                Darwin.write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                Darwin.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 #endif
             }
             if written < 0 {

@@ -20,7 +20,7 @@ extension AMKTests {
             #expect(received.status == 0, "\(received.stderr)")
             #expect(sent.stdout.wholeMatch(of: /sent \d+ bytes, \d+ compressed to 127\.0\.0\.1:\d+ \(version 1\)\nreceiver: imported into .*\/dst \(source version 1\)\n/) != nil,
                     "\(sent.stdout)")
-            #expect(received.stdout.hasSuffix("from com.example.app (linux, version 1)\n"), "\(received.stdout)")
+            #expect(received.stdout.hasSuffix("from src (linux, version 1)\n"), "\(received.stdout)")
             let original = TransferProcess.files(under: tree.path("src"))
             #expect(original.count == 3)
             #expect(TransferProcess.files(under: tree.path("dst")) == original)

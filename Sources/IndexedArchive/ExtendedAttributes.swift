@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CPlatform
+
+/// Reads and writes extended attributes (`user.comment`, `com.apple.quarantine`...), which the
+/// archive carries as pax `SCHILY.xattr.<name>` records, as GNU tar (`--xattrs`) and bsdtar do.
+///
+/// Links are never followed. A file system without extended attributes reads as having none.
+enum ExtendedAttributes {
+    /// The attributes of `path` (not following a link). Names that are not valid UTF-8 are left
+    /// out (the pax keyword is text).
+    static func read(path: String) throws(ArchiveError) -> [String: [UInt8]] {
+        var size = listNames(path, nil, 0)
+        if size < 0 {
+            if errno == ENOTSUP || errno == EPERM { return [:] }
+            throw SystemCall.error("list extended attributes", path: path)
+        }
+        guard size > 0 else { return [:] }
+        var names = [CChar](repeating: 0, count: size)
+        size = names.withUnsafeMutableBufferPointer { listNames(path, $0.baseAddress, $0.count) }
+        guard size >= 0 else { throw SystemCall.error("list extended attributes", path: path) }
+        var attributes: [String: [UInt8]] = [:]
+        for raw in names.prefix(size).split(separator: 0) {
+            let bytes = raw.map { UInt8(bitPattern: $0) }
+            guard let name = String(validating: bytes, as: UTF8.self) else { continue }
+            let length = getValue(path, name, nil, 0)
+            // Removed since it was listed: nothing to store.
+            if length < 0 && isMissing(errno) { continue }
+            guard length >= 0 else { throw SystemCall.error("read extended attribute '\(name)'", path: path) }
+            var value = [UInt8](repeating: 0, count: length)
+            let read = value.withUnsafeMutableBytes { getValue(path, name, $0.baseAddress, $0.count) }
+            guard read >= 0 else { throw SystemCall.error("read extended attribute '\(name)'", path: path) }
+            attributes[name] = Array(value.prefix(read))
+        }
+        return attributes
+    }
+
+    /// Sets `attributes` on the open file `fd`; returns the names that could not be set (the file
+    /// system refuses them, or the name space needs privileges), with why.
+    static func write(_ attributes: [String: [UInt8]], to fd: Int32) -> [String] {
+        var failed: [String] = []
+        for name in attributes.keys.sorted() {
+            let value = attributes[name]!
+            let result = value.withUnsafeBytes { setValue(fd, name, $0.baseAddress, $0.count) }
+            if result != 0 { failed.append("\(name) (\(String(cString: strerror(errno))))") }
+        }
+        return failed
+    }
+
+    private static func isMissing(_ code: Int32) -> Bool {
+        #if canImport(Darwin)
+        code == ENOATTR
+        #else
+        code == ENODATA
+        #endif
+    }
+
+    private static func listNames(_ path: String, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int {
+        amk_llistxattr(path, buffer, size)
+    }
+
+    private static func getValue(_ path: String, _ name: String, _ buffer: UnsafeMutableRawPointer?, _ size: Int) -> Int {
+        amk_lgetxattr(path, name, buffer, size)
+    }
+
+    private static func setValue(_ fd: Int32, _ name: String, _ value: UnsafeRawPointer?, _ size: Int) -> Int32 {
+        amk_fsetxattr(fd, name, value, size)
+    }
+}

@@ -1,0 +1,124 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+import Foundation
+import Synchronization
+import IndexedArchive
+
+/// Where `list`, `extract`, `verify` and `info` read an archive from.
+///
+/// `-` is standard input, as for tar. A regular file (`amk list - < a.tar.xz`, or a path) is read
+/// with random access; anything that cannot seek (a pipe, `/dev/stdin` on a pipe, a FIFO, `<(…)`)
+/// is read as a stream, in one pass.
+enum ArchiveInput {
+    /// A regular file, opened by path.
+    case file(String)
+    /// A descriptor read once to its end; `name` is what messages call it.
+    case stream(fd: Int32, name: String)
+
+    /// What the command line named; `-` is standard input. Call it inside
+    /// ``SignalCancellation/run(_:)``: opening a FIFO waits for its writer, for as long as it takes
+    /// (as tar does), and only cancellation ends that wait.
+    static func resolve(_ argument: String) async throws -> ArchiveInput {
+        if argument == "-" {
+            // As GNU tar: an archive typed at a terminal is never what was meant.
+            if isatty(STDIN_FILENO) != 0 {
+                StandardError.line("amk: refusing to read an archive from a terminal (-); redirect standard input")
+                throw ExitCode(AMK.usageStatus)
+            }
+            var info = stat()
+            if fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                // Reopened by path, the file is read from its start with random access.
+                return .file("/dev/stdin")
+            }
+            return .stream(fd: STDIN_FILENO, name: "-")
+        }
+        var info = stat()
+        if stat(argument, &info) == 0 {
+            let type = info.st_mode & S_IFMT
+            if type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK {
+                return .stream(fd: try await openWaiting(argument), name: argument)
+            }
+        }
+        return .file(argument)
+    }
+
+    /// Opens `path` for reading on a thread of its own. `open(2)` of a FIFO blocks until a writer
+    /// opens it, in a call that no signal interrupts (the handlers restart it): when the task is
+    /// cancelled, the wait is abandoned, and the thread closes what it opens later.
+    private static func openWaiting(_ path: String) async throws -> Int32 {
+        let pending = Mutex<CheckedContinuation<Int32, any Error>?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+                pending.withLock { $0 = continuation }
+                if Task.isCancelled, let waiting = pending.withLock({ $0.take() }) {
+                    waiting.resume(throwing: CancellationError())
+                    return
+                }
+                Thread.detachNewThread {
+                    let fd = open(path, O_RDONLY | O_CLOEXEC)
+                    let code = errno
+                    guard let waiting = pending.withLock({ $0.take() }) else {
+                        // Abandoned: nobody will read it.
+                        if fd >= 0 { close(fd) }
+                        return
+                    }
+                    if fd >= 0 {
+                        waiting.resume(returning: fd)
+                    } else {
+                        waiting.resume(throwing: ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path))
+                    }
+                }
+            }
+        } onCancel: {
+            pending.withLock { $0.take() }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Copies a stream to a temporary file, for `info`, which needs the end of the archive (its
+    /// xz Index) before the start. The file is unlinked as soon as it is created, so that nothing
+    /// is left behind however the process ends (an interrupted copy of an endless pipe included);
+    /// it is read back through its descriptor (`/dev/fd/N`), which the caller closes. The copy
+    /// runs on a thread of its own, not the cooperative pool.
+    static func spool(_ fd: Int32) async throws -> (fd: Int32, path: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try copyToTemporary(fd) })
+            }
+        }
+    }
+
+    private static func copyToTemporary(_ fd: Int32) throws -> (fd: Int32, path: String) {
+        var template = Array((NSTemporaryDirectory() + "/amk-stdin-XXXXXX").utf8CString)
+        let out = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard out >= 0 else { throw ArchiveError(.io(errno: errno), "cannot create a temporary file for standard input") }
+        unlink(String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        do {
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw ArchiveError(.io(errno: errno), "read failed: \(String(cString: strerror(errno)))", path: "-")
+                }
+                if count == 0 { break }
+                var offset = 0
+                while offset < count {
+                    let written = buffer.withUnsafeBytes { write(out, $0.baseAddress! + offset, count - offset) }
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw ArchiveError(.io(errno: errno), "cannot write the temporary copy of standard input: \(String(cString: strerror(errno)))")
+                    }
+                    offset += written
+                }
+            }
+        } catch {
+            close(out)
+            throw error
+        }
+        return (out, "/dev/fd/\(out)")
+    }
+}

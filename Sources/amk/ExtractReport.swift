@@ -1,0 +1,30 @@
+import IndexedArchive
+
+/// `amk extract --json`.
+struct ExtractReport: Encodable {
+    var archive: String
+    var directory: String
+    /// Members written.
+    var entries: Int
+    /// Content bytes written.
+    var bytes: UInt64
+    var seconds: Double
+    var warnings: [Warning]
+
+    struct Warning: Encodable {
+        var member: String
+        /// `unsupportedType`, `setIDBitsDropped`, `undecodableName`, `missingLinkTarget` or
+        /// `extendedAttributesNotRestored`.
+        var kind: String
+        var message: String
+    }
+
+    init(_ summary: ExtractSummary, archive: String, directory: String) {
+        self.archive = archive
+        self.directory = directory
+        entries = summary.entries
+        bytes = summary.bytes
+        seconds = summary.seconds
+        warnings = summary.warnings.map { Warning(member: $0.member, kind: $0.kind.rawValue, message: $0.message) }
+    }
+}

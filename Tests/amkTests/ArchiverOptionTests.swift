@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// The tar-like options of issue 16: --version, excludes, one file system, strip-components,
+    /// the overwrite policy, -v and -q, and --json for every command that reports.
+    @Suite @MainActor struct ArchiverOptions {
+        let tree: TestTree
+
+        init() throws {
+            tree = try TestTree()
+            try tree.write("d/a.txt", "alpha\n")
+            try tree.write("d/main.o", "object\n")
+            try tree.write("d/sub/b.txt", "beta\n")
+            try tree.write("d/sub/c.o", "object\n")
+            try tree.write("d/.git/HEAD", "ref\n")
+            try tree.write("d/build/out.bin", "out\n")
+        }
+
+        func amk(_ arguments: String...) throws -> AMKProcess.Result {
+            try AMKProcess.run(arguments, in: tree.root, scratch: tree.root)
+        }
+
+        func listed(_ archive: String) throws -> Set<String> {
+            let result = try amk("list", archive)
+            #expect(result.status == 0, "\(result.stderr)")
+            return Set(result.stdout.split(separator: "\n").map(String.init))
+        }
+
+        func json(_ result: AMKProcess.Result) throws -> [String: Any] {
+            #expect(result.status == 0, "\(result.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        }
+
+        @Test func version() throws {
+            let result = try amk("--version")
+            #expect(result.status == 0)
+            #expect(result.stdout == "AppMigration 0.1.0\n")
+        }
+
+        @Test func excludePatternsAndExcludeFrom() throws {
+            let result = try amk("pack", "d", "-o", "a.tar.xz", "--exclude", "*.o", "--exclude", ".git", "--exclude", "d/build/*")
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try listed("a.tar.xz") == ["d/", "d/a.txt", "d/sub/", "d/sub/b.txt", "d/build/"])
+
+            try tree.write("patterns", "*.txt\n\nbuild\n")
+            #expect(try amk("pack", "d", "-o", "b.tar.xz", "--exclude-from", "patterns", "--exclude", ".git").status == 0)
+            #expect(try listed("b.tar.xz") == ["d/", "d/main.o", "d/sub/", "d/sub/c.o"])
+
+            let missing = try amk("pack", "d", "-o", "c.tar.xz", "--exclude-from", "nonexistent")
+            #expect(missing.status == 2, "\(missing.stderr)")
+        }
+
+        @Test(.enabled(if: OneFileSystem.canMount, "needs to mount a tmpfs (root)"))
+        func oneFileSystemStoresTheMountPointOnly() throws {
+            try tree.mkdir("d/mnt")
+            let mount = try OneFileSystem.mountTmpfs(at: tree.path("d/mnt"))
+            defer { OneFileSystem.unmount(mount) }
+            try tree.write("d/mnt/inside.txt", "elsewhere\n")
+            #expect(try amk("pack", "d", "-o", "all.tar.xz").status == 0)
+            #expect(try listed("all.tar.xz").contains("d/mnt/inside.txt"))
+            #expect(try amk("pack", "d", "-o", "one.tar.xz", "--one-file-system").status == 0)
+            let one = try listed("one.tar.xz")
+            #expect(one.contains("d/mnt/"))
+            #expect(!one.contains("d/mnt/inside.txt"))
+            #expect(one.contains("d/sub/b.txt"))
+        }
+
+        @Test func stripComponents() throws {
+            #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
+            let result = try amk("extract", "a.tar.xz", "--strip-components", "1", "-C", "x")
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try String(contentsOfFile: tree.path("x/a.txt"), encoding: .utf8) == "alpha\n")
+            #expect(try String(contentsOfFile: tree.path("x/sub/b.txt"), encoding: .utf8) == "beta\n")
+            #expect(!tree.exists("x/d"))
+            let two = try amk("extract", "a.tar.xz", "--strip-components", "2", "-C", "y")
+            #expect(two.status == 0, "\(two.stderr)")
+            #expect(tree.exists("y/b.txt") && tree.exists("y/HEAD") && !tree.exists("y/a.txt"))
+            #expect(try amk("extract", "a.tar.xz", "--strip-components", "-1", "-C", "z").status == 2)
+        }
+
+        @Test func keepOldFilesRefusesAndOverwriteReplaces() throws {
+            #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
+            try tree.write("x/d/a.txt", "mine\n")
+            let kept = try amk("extract", "a.tar.xz", "-C", "x", "--keep-old-files")
+            #expect(kept.status == 1)
+            #expect(kept.stderr.contains("d/a.txt") && kept.stderr.contains("already exists"), "\(kept.stderr)")
+            #expect(try String(contentsOfFile: tree.path("x/d/a.txt"), encoding: .utf8) == "mine\n")
+
+            let replaced = try amk("extract", "a.tar.xz", "-C", "x", "--overwrite")
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            #expect(try String(contentsOfFile: tree.path("x/d/a.txt"), encoding: .utf8) == "alpha\n")
+            // The default is tar's: replace.
+            try tree.write("x/d/a.txt", "mine again\n")
+            #expect(try amk("extract", "a.tar.xz", "-C", "x").status == 0)
+            #expect(try String(contentsOfFile: tree.path("x/d/a.txt"), encoding: .utf8) == "alpha\n")
+            #expect(try amk("extract", "a.tar.xz", "-C", "x", "--overwrite", "--keep-old-files").status == 2)
+        }
+
+        @Test func verboseAndQuiet() throws {
+            let packed = try amk("pack", "d", "-o", "a.tar.xz", "-v")
+            #expect(packed.status == 0, "\(packed.stderr)")
+            let lines = packed.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.contains("d/sub/c.o"))
+            #expect(lines.last?.hasPrefix("packed 10 entries") == true, "\(lines)")
+
+            let quiet = try amk("pack", "d", "-o", "b.tar.xz", "-q")
+            #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty)
+
+            let extracted = try amk("extract", "a.tar.xz", "-C", "x", "-v")
+            #expect(extracted.status == 0, "\(extracted.stderr)")
+            let names = extracted.stdout.split(separator: "\n").map(String.init)
+            #expect(names.contains("d/a.txt") && names.contains("d/build/out.bin"), "\(names)")
+            #expect(names.last?.hasPrefix("extracted 10 entries") == true)
+
+            let silent = try amk("extract", "a.tar.xz", "-C", "y", "-q")
+            #expect(silent.status == 0 && silent.stdout.isEmpty)
+            let verified = try amk("verify", "-q", "a.tar.xz")
+            #expect(verified.status == 0 && verified.stdout.isEmpty)
+            let long = try amk("list", "-v", "a.tar.xz")
+            #expect(long.stdout.contains("-rw-r--r--"), "\(long.stdout)")
+        }
+
+        @Test func jsonForPackExtractVerifyInfoAndSalvage() throws {
+            let pack = try json(try amk("pack", "d", "-o", "a.tar.xz", "--json"))
+            #expect((pack["entries"] as? NSNumber)?.intValue == 10)
+            #expect(pack["archive"] as? String == "a.tar.xz")
+            for key in ["fileBytes", "tarBytes", "archiveBytes", "ratio", "blocks", "storedBlocks", "seconds"] {
+                #expect(pack[key] is NSNumber, "\(key)")
+            }
+            #expect((pack["warnings"] as? [Any])?.isEmpty == true)
+
+            let extract = try json(try amk("extract", "a.tar.xz", "-C", "x", "--json"))
+            #expect((extract["entries"] as? NSNumber)?.intValue == 10)
+            #expect((extract["bytes"] as? NSNumber)?.intValue == 33)
+            #expect(extract["directory"] as? String == "x")
+
+            let verify = try json(try amk("verify", "--json", "a.tar.xz"))
+            #expect(verify["ok"] as? Bool == true && verify["error"] is NSNull)
+            #expect((verify["members"] as? NSNumber)?.intValue == 10)
+
+            let info = try json(try amk("info", "--json", "a.tar.xz"))
+            #expect(info["indexed"] as? Bool == true)
+            #expect((info["metadata"] as? [String: String])?["writer"] == "AppMigration 0.1.0")
+            #expect((info["fileSize"] as? NSNumber)?.intValue == (try FileManager.default.attributesOfItem(atPath: tree.path("a.tar.xz"))[.size] as? Int))
+
+            let salvage = try json(try amk("salvage", "--json", "a.tar.xz", "-C", "s"))
+            #expect(salvage["whole"] as? Bool == true)
+            #expect((salvage["recovered"] as? [String])?.count == 10)
+            #expect(salvage["damageOffset"] is NSNull)
+        }
+
+        @Test func verifyJSONReportsAFailure() throws {
+            #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
+            var bytes = try Data(contentsOf: tree.url("a.tar.xz"))
+            bytes = bytes.prefix(bytes.count / 2)
+            try bytes.write(to: tree.url("cut.tar.xz"))
+            let result = try amk("verify", "--json", "cut.tar.xz")
+            #expect(result.status == 1)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            #expect(object["ok"] as? Bool == false)
+            #expect(object["error"] is String)
+            #expect(object["members"] is NSNull)
+        }
+
+        @Test func helpListsEveryOptionAndExamples() throws {
+            let help = try amk("help", "pack")
+            #expect(help.status == 0)
+            for option in ["--exclude", "--exclude-from", "--one-file-system", "--verbose", "--quiet", "--json", "--progress", "Examples:"] {
+                #expect(help.stdout.contains(option), "\(option)")
+            }
+            let extract = try amk("help", "extract")
+            for option in ["--strip-components", "--keep-old-files", "--overwrite", "--verbose", "--json", "Examples:"] {
+                #expect(extract.stdout.contains(option), "\(option)")
+            }
+            for command in ["list", "verify", "info", "salvage", "export", "import", "send", "receive", "demo"] {
+                let text = try amk("help", command)
+                #expect(text.status == 0 && text.stdout.contains("Examples:"), "amk help \(command)")
+            }
+            let completion = try amk("--generate-completion-script", "bash")
+            #expect(completion.status == 0 && completion.stdout.contains("--strip-components"))
+        }
+    }
+}
+
+/// Mounting a tmpfs inside a test tree, for `--one-file-system` (possible as root only).
+enum OneFileSystem {
+    static let canMount: Bool = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("amk-mount-probe-\(UUID().uuidString)")
+        guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil else { return false }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        guard let mounted = try? mountTmpfs(at: directory.path) else { return false }
+        unmount(mounted)
+        return true
+    }()
+
+    static func mountTmpfs(at path: String) throws -> String {
+        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", path]) == 0 else {
+            throw CocoaError(.fileWriteNoPermission)
+        }
+        return path
+    }
+
+    static func unmount(_ path: String) { _ = run("/bin/umount", [path]) }
+
+    private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+extension AMKTests.ArchiverOptions {
+    @Test func progressForcedOnAPipe() throws {
+        try tree.write("d/big.bin", TestTree.noise(count: 3 << 20, seed: 5))
+        #expect(try amk("pack", "d", "-o", "a.tar.xz", "--chunk-size", "1M", "--progress").status == 0)
+        let extracted = try amk("extract", "a.tar.xz", "-C", "x", "--progress")
+        #expect(extracted.status == 0, "\(extracted.stderr)")
+        #expect(extracted.stderr.contains("extracting") && extracted.stderr.contains("\r"), "\(extracted.stderr.debugDescription)")
+        let quiet = try amk("extract", "a.tar.xz", "-C", "y", "--no-progress")
+        #expect(quiet.stderr.isEmpty)
+        let verified = try amk("verify", "a.tar.xz", "--progress")
+        #expect(verified.status == 0 && verified.stderr.contains("verifying"),
+                "\(verified.stderr.debugDescription)")
+        #expect(verified.stdout == "OK: 11 members verified\n")
+        let salvaged = try amk("salvage", "a.tar.xz", "-C", "s", "--progress")
+        #expect(salvaged.status == 0 && salvaged.stderr.contains("salvaging"), "\(salvaged.stderr.debugDescription)")
+    }
+}

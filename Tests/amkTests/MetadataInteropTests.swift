@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// Owner names beside the ids, and extended attributes (`--xattrs`) as GNU tar and bsdtar
+    /// see and write them. Attributes are set and read with Python's os.setxattr/os.getxattr in
+    /// the `user.` name space.
+    @Suite(.enabled(if: UserAttributes.canSet, "needs python3 and a file system with user.* extended attributes"))
+    @MainActor struct MetadataInterop {
+        let tree: TestTree
+
+        init() throws {
+            tree = try TestTree()
+            try tree.write("d/f.txt", "hi\n")
+            try tree.mkdir("d/dir")
+            try UserAttributes.python("import os; os.setxattr('d/f.txt', 'user.comment', b'hello \\xff'); os.setxattr('d/dir', 'user.kind', b'folder')",
+                            in: tree.root)
+        }
+
+        func amk(_ arguments: String...) throws -> AMKProcess.Result {
+            try AMKProcess.run(arguments, in: tree.root, scratch: tree.root)
+        }
+
+        func attribute(_ path: String, _ name: String) throws -> String {
+            try UserAttributes.python("import os, sys\ntry: sys.stdout.write(os.getxattr('\(path)', '\(name)').hex())\nexcept OSError: sys.stdout.write('none')",
+                            in: tree.root)
+        }
+
+        @Test func packedAttributesAreRestoredByAmkGNUTarAndBsdtar() throws {
+            #expect(try amk("pack", "d", "-o", "a.tar.xz", "--xattrs").status == 0)
+            let restored = try amk("extract", "a.tar.xz", "-C", "x", "--xattrs")
+            #expect(restored.status == 0, "\(restored.stderr)")
+            #expect(try attribute("x/d/f.txt", "user.comment") == "68656c6c6f20ff")
+            #expect(try attribute("x/d/dir", "user.kind") == Array("folder".utf8).map { String(format: "%02x", $0) }.joined())
+            // Without --xattrs nothing is restored, as with GNU tar.
+            #expect(try amk("extract", "a.tar.xz", "-C", "y").status == 0)
+            #expect(try attribute("y/d/f.txt", "user.comment") == "none")
+
+            if ShellPipeline.has("tar") {
+                let listing = try ShellPipeline.run("tar --xattrs -tvvJf a.tar.xz", in: tree.root, scratch: tree.root)
+                #expect(listing.stdout.contains("user.comment"), "\(listing.stdout)")
+                let gnu = try ShellPipeline.run("mkdir g && tar --xattrs --xattrs-include='*' -xJf a.tar.xz -C g", in: tree.root, scratch: tree.root)
+                #expect(gnu.status == 0, "\(gnu.stderr)")
+                #expect(try attribute("g/d/f.txt", "user.comment") == "68656c6c6f20ff")
+            }
+            if ShellPipeline.has("bsdtar") {
+                let bsd = try ShellPipeline.run("mkdir b && bsdtar -xf a.tar.xz -C b", in: tree.root, scratch: tree.root)
+                #expect(bsd.status == 0, "\(bsd.stderr)")
+                #expect(try attribute("b/d/f.txt", "user.comment") == "68656c6c6f20ff")
+            }
+        }
+
+        @Test(.enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("xz"), "needs GNU tar and xz"))
+        func gnuTarAttributesAreRestoredByAmk() throws {
+            let made = try ShellPipeline.run("tar --xattrs -cJf g.tar.xz d", in: tree.root, scratch: tree.root)
+            #expect(made.status == 0, "\(made.stderr)")
+            let result = try amk("extract", "g.tar.xz", "-C", "x", "--xattrs")
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try attribute("x/d/f.txt", "user.comment") == "68656c6c6f20ff")
+        }
+
+        @Test(.enabled(if: ShellPipeline.has("tar"), "needs GNU tar"))
+        func ownerNamesAreStoredBesideTheIds() throws {
+            #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
+            let user = try ShellPipeline.run("id -un; id -gn", in: tree.root, scratch: tree.root).stdout.split(separator: "\n")
+            try #require(user.count == 2)
+            let listing = try ShellPipeline.run("tar -tvJf a.tar.xz", in: tree.root, scratch: tree.root)
+            #expect(listing.stdout.contains(" \(user[0])/\(user[1]) "), "\(listing.stdout)")
+            let numeric = try ShellPipeline.run("tar --numeric-owner -tvJf a.tar.xz", in: tree.root, scratch: tree.root)
+            #expect(numeric.stdout.contains(" \(getuid())/\(getgid()) "), "\(numeric.stdout)")
+        }
+    }
+}
+
+/// Python's os.setxattr/os.getxattr, for the metadata tests.
+enum UserAttributes {
+    /// Runs a Python snippet in `directory` and returns its standard output.
+    @discardableResult
+    static func python(_ code: String, in directory: URL) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", code]
+        process.currentDirectoryURL = directory
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "python3 failed: \(code)"])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    static let canSet: Bool = {
+        guard let tree = try? TestTree(), (try? tree.write("probe", "x")) != nil else { return false }
+        return (try? python("import os; os.setxattr('probe', 'user.probe', b'1')", in: tree.root)) != nil
+    }()
+}
