@@ -36,7 +36,7 @@ public actor ArchiveBuilder {
         self.fileSystem = options.fileSystem
         self.channel = channel
         self.status = status
-        var serializer = TarSerializer(chunkSize: options.chunkSize)
+        var serializer = TarSerializer(chunkSize: options.chunkSize, workers: options.compressible ? options.workers : 1)
         var ready: [Chunk] = []
         try serializer.appendGlobalHeader(metadata, into: &ready)
         precondition(ready.isEmpty, "a global header never fills a chunk")

@@ -10,16 +10,22 @@ struct TarSerializer {
     }
 
     let chunkSize: Int
+    /// Compressing threads: the last stretch of the stream is cut into pieces for all of them.
+    let workers: Int
     private(set) var position: UInt64 = 0
     private(set) var entries: [ArchiveEntry] = []
     private(set) var fileBytes: UInt64 = 0
     private var current: [UInt8]
+    /// The last full chunk, held back until the next one fills or the stream ends, so that the
+    /// final stretch (this chunk and the short one after it) can be cut for every worker.
+    private var held: Chunk?
     private var nextSequence = 0
     private var hardLinks: [FileIdentity: String] = [:]
     private var archivePaths: Set<String> = []
 
-    init(chunkSize: Int) {
+    init(chunkSize: Int, workers: Int = 1) {
         self.chunkSize = chunkSize
+        self.workers = max(1, workers)
         self.current = []
         current.reserveCapacity(chunkSize)
     }
@@ -50,8 +56,58 @@ struct TarSerializer {
         var full: [UInt8] = []
         full.reserveCapacity(chunkSize)
         swap(&full, &current)
-        ready.append(Chunk(sequence: nextSequence, bytes: full))
+        if let previous = held { ready.append(previous) }
+        held = Chunk(sequence: nextSequence, bytes: full)
         nextSequence += 1
+    }
+
+    /// The smallest piece the final stretch is cut into: below this, block overhead and the lost
+    /// LZMA context cost more than an idle core does.
+    static let minimumTailPiece = 1 << 20
+
+    /// Hands out the final stretch: the held full chunk and the short one after it.
+    ///
+    /// With one worker they go out as they are. With several, a pack used to end with one core
+    /// compressing the last full chunk while the others had nothing left (issue #12: 2 workers
+    /// were 0.83 as efficient as one). The stretch is cut into `2 * workers` equal pieces (at
+    /// least ``minimumTailPiece`` each), so every worker has work until near the end and the
+    /// last to finish is at most a small piece behind. An archive smaller than one chunk is not
+    /// cut (it has no tail to balance), nor a stretch too short for more pieces than chunks.
+    /// Blocks of unequal size are ordinary xz; readers take block boundaries from the xz Index.
+    private mutating func flushTail(into ready: inout [Chunk]) {
+        guard let previous = held else {
+            if !current.isEmpty { cut(into: &ready); flushHeld(into: &ready) }
+            return
+        }
+        held = nil
+        nextSequence = previous.sequence
+        let whole = previous.bytes.count + current.count
+        let pieces = min(2 * workers, whole / Self.minimumTailPiece)
+        guard pieces > (whole + chunkSize - 1) / chunkSize else {
+            ready.append(previous)
+            nextSequence += 1
+            if !current.isEmpty {
+                ready.append(Chunk(sequence: nextSequence, bytes: current))
+                nextSequence += 1
+                current = []
+            }
+            return
+        }
+        var stretch = previous.bytes
+        stretch.append(contentsOf: current)
+        current = []
+        let base = stretch.count / pieces, extra = stretch.count % pieces
+        var start = 0
+        for piece in 0..<pieces {
+            let length = base + (piece < extra ? 1 : 0)
+            ready.append(Chunk(sequence: nextSequence, bytes: Array(stretch[start..<start + length])))
+            nextSequence += 1
+            start += length
+        }
+    }
+
+    private mutating func flushHeld(into ready: inout [Chunk]) {
+        if let previous = held { ready.append(previous); held = nil }
     }
 
     /// A pax global header at the very start, so a streaming reader knows the metadata before the
@@ -76,7 +132,7 @@ struct TarSerializer {
     mutating func beginMember(_ header: TarHeader, into ready: inout [Chunk]) throws {
         var header = header
         if header.kind == .directory && !header.path.hasSuffix("/") { header.path += "/" }
-        let encoded = try TarEncoder.encode(header)
+        let encoded = try TarEncoder.encode(Self.tarHeader(for: header))
         let headerOffset = position
         append(encoded, into: &ready)
         archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
@@ -89,6 +145,33 @@ struct TarSerializer {
         fileBytes += header.size
     }
 
+    /// What of a member's metadata goes into its tar header; the rest lives only in the rich index.
+    ///
+    /// This is the one place that decides when a member gets a pax `x` header. A pax header costs
+    /// 1 KiB of tar stream per member (issue #12: the small-files archive was 1.11x xz's size
+    /// because every member carried one for its nanosecond mtime). So the tar header gets the
+    /// mtime in whole seconds, which ustar holds, and the nanoseconds stay in the index, from which
+    /// amk restores them (``TarConsumer`` and ``MemberCursor`` hand the index's mtime to the
+    /// extractor). Stock tools extract the same content, modes, links and second-precision times.
+    /// Everything else is left to ``TarEncoder/encode(_:)``, which writes a pax record only for a
+    /// value ustar cannot hold: a long or non-ASCII path or link target, a size of 8 GiB or more,
+    /// a large uid or gid, a long or non-ASCII user or group name, a time outside ustar's range
+    /// (kept whole, nanoseconds included, since the ustar field cannot carry it anyway). Whoever
+    /// adds fields (xattrs, names) should add them here and keep that rule.
+    static func tarHeader(for header: TarHeader) -> TarHeader {
+        var tar = header
+        if header.mtime.seconds >= 0, header.mtime.seconds <= 0o77777777777 {
+            tar.mtime = TarTimestamp(seconds: header.mtime.seconds)
+        }
+        return tar
+    }
+
+    /// Whether the tar header's mtime is the one `tarHeader(for:)` writes for `indexed`: the same
+    /// value, or its whole seconds.
+    static func tarTime(_ tar: TarTimestamp, matches indexed: TarTimestamp) -> Bool {
+        tar == indexed || tar == TarTimestamp(seconds: indexed.seconds)
+    }
+
     /// Pads the content to a 512-byte boundary and records its checksum.
     mutating func endMember(checksum: UInt64, into ready: inout [Chunk]) {
         guard let last = entries.indices.last else { return }
@@ -99,7 +182,7 @@ struct TarSerializer {
     /// The end-of-archive marker and the last, short chunk.
     mutating func finish(into ready: inout [Chunk]) {
         append(TarEncoder.endOfArchive, into: &ready)
-        if !current.isEmpty { cut(into: &ready) }
+        flushTail(into: &ready)
     }
 
     /// Chunks handed out so far.
