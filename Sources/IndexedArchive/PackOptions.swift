@@ -49,6 +49,13 @@ public struct PackOptions: Sendable {
     /// The stall timeouts ``ArchivePacker/pack(_:to:options:)`` watches with when no ``watchdog``
     /// is given; `nil` turns the watchdog off.
     public var stallPolicy: WatchdogPolicy? = WatchdogPolicy()
+    /// Gathers files that ``FileClass`` finds already compressed apart from the rest, into stored
+    /// blocks later in the tar stream (issue #12). Off: GNU tar sets a folder's time when it
+    /// meets a member outside the folder, so a file written into the folder afterwards leaves
+    /// the folder with the extraction's time (bsdtar and amk are unaffected), and a folder
+    /// without write permission would refuse it for a user who is not root. Turn it on only
+    /// once folder headers follow their gathered files.
+    package var gathersIncompressibleApart = false
     /// The file system read from; tests substitute one that injects faults.
     package var fileSystem: FileSystem = .system
     /// Called on the compressing thread before chunk `sequence` is compressed; tests use it to make

@@ -20,6 +20,12 @@ struct TarSerializer {
     /// final stretch (this chunk and the short one after it) can be cut for every worker.
     private var held: Chunk?
     private var nextSequence = 0
+    /// Members that will not compress (``FileClass``), gathered apart from the rest and written as
+    /// stored blocks of their own once ``apartLimit`` bytes are waiting; offsets relative to `apart`.
+    private var apart: [UInt8] = []
+    private var apartEntries: [ArchiveEntry] = []
+    /// Whether the member being written goes to `apart`.
+    private var writingApart = false
     private var hardLinks: [FileIdentity: String] = [:]
     private var archivePaths: Set<String> = []
 
@@ -32,6 +38,10 @@ struct TarSerializer {
 
     /// Appends raw bytes, moving every chunk that fills up to `ready`.
     mutating func append(_ bytes: UnsafeRawBufferPointer, into ready: inout [Chunk]) {
+        if writingApart {
+            apart.append(contentsOf: bytes)
+            return
+        }
         var rest = bytes
         while !rest.isEmpty {
             let room = chunkSize - current.count
@@ -56,9 +66,51 @@ struct TarSerializer {
         var full: [UInt8] = []
         full.reserveCapacity(chunkSize)
         swap(&full, &current)
+        emit(full, stored: false, into: &ready)
+    }
+
+    /// Every chunk goes out through here, one behind: the newest is held for ``flushTail(into:)``.
+    private mutating func emit(_ bytes: [UInt8], stored: Bool, into ready: inout [Chunk]) {
         if let previous = held { ready.append(previous) }
-        held = Chunk(sequence: nextSequence, bytes: full)
+        held = Chunk(sequence: nextSequence, bytes: bytes, stored: stored)
         nextSequence += 1
+    }
+
+    /// Incompressible members wait apart until this many bytes have gathered (or the stream
+    /// ends): each flush cuts the compressible chunk being filled short, so not too often; and
+    /// what waits is memory, so not too much.
+    var apartLimit: Int { chunkSize / 2 }
+
+    /// Members whose size is at most this may be gathered apart: a larger one would hold too much
+    /// memory while it waits.
+    var apartMaxMember: UInt64 { UInt64(chunkSize / 2) }
+
+    /// Writes the members gathered apart into the tar stream here, between two members: the
+    /// compressible chunk being filled ends (short), and the gathered bytes follow as stored
+    /// chunks. Their index entries take their place in stream order.
+    private mutating func flushApart(into ready: inout [Chunk]) {
+        guard !apart.isEmpty, !writingApart else { return }
+        if !current.isEmpty {
+            var partial: [UInt8] = []
+            partial.reserveCapacity(chunkSize)
+            swap(&partial, &current)
+            emit(partial, stored: false, into: &ready)
+        }
+        let base = position
+        for var entry in apartEntries {
+            entry.headerOffset += base
+            entry.dataOffset += base
+            entries.append(entry)
+        }
+        position += UInt64(apart.count)
+        var start = 0
+        while start < apart.count {
+            let end = min(apart.count, start + chunkSize)
+            emit(Array(apart[start..<end]), stored: true, into: &ready)
+            start = end
+        }
+        apart = []
+        apartEntries = []
     }
 
     /// The smallest piece the final stretch is cut into: below this, block overhead and the lost
@@ -75,8 +127,9 @@ struct TarSerializer {
     /// cut (it has no tail to balance), nor a stretch too short for more pieces than chunks.
     /// Blocks of unequal size are ordinary xz; readers take block boundaries from the xz Index.
     private mutating func flushTail(into ready: inout [Chunk]) {
-        guard let previous = held else {
-            if !current.isEmpty { cut(into: &ready); flushHeld(into: &ready) }
+        guard let previous = held, !previous.stored else {
+            if !current.isEmpty { cut(into: &ready) }
+            flushHeld(into: &ready)
             return
         }
         held = nil
@@ -87,7 +140,7 @@ struct TarSerializer {
             ready.append(previous)
             nextSequence += 1
             if !current.isEmpty {
-                ready.append(Chunk(sequence: nextSequence, bytes: current))
+                ready.append(Chunk(sequence: nextSequence, bytes: current, stored: false))
                 nextSequence += 1
                 current = []
             }
@@ -100,7 +153,7 @@ struct TarSerializer {
         var start = 0
         for piece in 0..<pieces {
             let length = base + (piece < extra ? 1 : 0)
-            ready.append(Chunk(sequence: nextSequence, bytes: Array(stretch[start..<start + length])))
+            ready.append(Chunk(sequence: nextSequence, bytes: Array(stretch[start..<start + length]), stored: false))
             nextSequence += 1
             start += length
         }
@@ -129,19 +182,27 @@ struct TarSerializer {
 
     /// Encodes a member's headers and records it in the index. The content follows through
     /// `append`, then `endMember`.
-    mutating func beginMember(_ header: TarHeader, into ready: inout [Chunk]) throws {
+    ///
+    /// `incompressible` (a regular file the caller classified with ``FileClass``, no larger than
+    /// ``apartMaxMember`` and not a hard link's target) sends the member apart: it joins the
+    /// stream later, with others like it, in stored blocks. Stock tools do not mind the order:
+    /// its folder is already in the stream, and no link points at it.
+    mutating func beginMember(_ header: TarHeader, incompressible: Bool = false, into ready: inout [Chunk]) throws {
         var header = header
         if header.kind == .directory && !header.path.hasSuffix("/") { header.path += "/" }
         let encoded = try TarEncoder.encode(Self.tarHeader(for: header))
-        let headerOffset = position
-        append(encoded, into: &ready)
-        archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
-        entries.append(ArchiveEntry(
+        let goesApart = incompressible && header.kind == .regular && header.size <= apartMaxMember
+        let entry = ArchiveEntry(
             path: header.path, kind: header.kind, size: header.size, mode: header.mode,
             uid: header.uid, gid: header.gid, mtime: header.mtime, linkTarget: header.linkTarget,
-            headerOffset: headerOffset, dataOffset: position,
+            headerOffset: goesApart ? UInt64(apart.count) : position,
+            dataOffset: goesApart ? UInt64(apart.count + encoded.count) : position + UInt64(encoded.count),
             checksum: header.kind == .regular ? 0 : nil,
-            hasPaxHeader: encoded.count > TarEncoder.blockSize))
+            hasPaxHeader: encoded.count > TarEncoder.blockSize)
+        writingApart = goesApart
+        append(encoded, into: &ready)
+        archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
+        if goesApart { apartEntries.append(entry) } else { entries.append(entry) }
         fileBytes += header.size
     }
 
@@ -174,13 +235,25 @@ struct TarSerializer {
 
     /// Pads the content to a 512-byte boundary and records its checksum.
     mutating func endMember(checksum: UInt64, into ready: inout [Chunk]) {
+        if writingApart {
+            guard let last = apartEntries.indices.last else { return }
+            apartEntries[last].checksum = checksum
+            appendZeros(TarEncoder.padding(forContentSize: apartEntries[last].size), into: &ready)
+            writingApart = false
+            if apart.count >= apartLimit { flushApart(into: &ready) }
+            return
+        }
         guard let last = entries.indices.last else { return }
         if entries[last].kind == .regular { entries[last].checksum = checksum }
         appendZeros(TarEncoder.padding(forContentSize: entries[last].size), into: &ready)
     }
 
+    /// Members stored so far, those still waiting apart included.
+    var memberCount: Int { entries.count + apartEntries.count }
+
     /// The end-of-archive marker and the last, short chunk.
     mutating func finish(into ready: inout [Chunk]) {
+        flushApart(into: &ready)
         append(TarEncoder.endOfArchive, into: &ready)
         flushTail(into: &ready)
     }
