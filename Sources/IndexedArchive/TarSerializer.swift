@@ -121,8 +121,8 @@ struct TarSerializer {
     ///
     /// With one worker they go out as they are. With several, a pack used to end with one core
     /// compressing the last full chunk while the others had nothing left (issue #12: 2 workers
-    /// were 0.83 as efficient as one). The stretch is cut into `2 * workers` equal pieces (at
-    /// least ``minimumTailPiece`` each), so every worker has work until near the end and the
+    /// were 0.83 as efficient as one). The stretch is cut into `2 * workers` pieces of about equal
+    /// size (about ``minimumTailPiece`` at least), so every worker has work until near the end and the
     /// last to finish is at most a small piece behind. An archive smaller than one chunk is not
     /// cut (it has no tail to balance), nor a stretch too short for more pieces than chunks.
     /// Blocks of unequal size are ordinary xz; readers take block boundaries from the xz Index.
@@ -146,14 +146,22 @@ struct TarSerializer {
             }
             return
         }
-        var stretch = previous.bytes
-        stretch.append(contentsOf: current)
+        // Pieces never straddle the two chunks, and each chunk is let go once cut: the stretch is
+        // never copied whole, so the end of a pack does not hold it twice over.
+        let firstPieces = current.isEmpty ? pieces : min(pieces - 1, max(1, pieces * previous.bytes.count / whole))
+        let rest = current
         current = []
-        let base = stretch.count / pieces, extra = stretch.count % pieces
+        split(previous.bytes, into: firstPieces, ready: &ready)
+        split(rest, into: pieces - firstPieces, ready: &ready)
+    }
+
+    private mutating func split(_ bytes: [UInt8], into pieces: Int, ready: inout [Chunk]) {
+        guard pieces > 0, !bytes.isEmpty else { return }
+        let base = bytes.count / pieces, extra = bytes.count % pieces
         var start = 0
         for piece in 0..<pieces {
             let length = base + (piece < extra ? 1 : 0)
-            ready.append(Chunk(sequence: nextSequence, bytes: Array(stretch[start..<start + length]), stored: false))
+            ready.append(Chunk(sequence: nextSequence, bytes: Array(bytes[start..<start + length]), stored: false))
             nextSequence += 1
             start += length
         }
