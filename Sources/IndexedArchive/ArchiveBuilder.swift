@@ -36,7 +36,7 @@ public actor ArchiveBuilder {
         self.fileSystem = options.fileSystem
         self.channel = channel
         self.status = status
-        var serializer = TarSerializer(chunkSize: options.chunkSize)
+        var serializer = TarSerializer(chunkSize: options.chunkSize, workers: options.compressible ? options.workers : 1)
         var ready: [Chunk] = []
         try serializer.appendGlobalHeader(metadata, into: &ready)
         precondition(ready.isEmpty, "a global header never fills a chunk")
@@ -69,7 +69,7 @@ public actor ArchiveBuilder {
     }
 
     /// The members stored so far.
-    public var entryCount: Int { serializer.entries.count }
+    public var entryCount: Int { serializer.memberCount }
 
     private func appendLocked(_ source: PackSource) async throws {
         var enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
@@ -148,13 +148,13 @@ public actor ArchiveBuilder {
         return header
     }
 
-    private func begin(_ header: TarHeader, source: String) async throws {
+    private func begin(_ header: TarHeader, source: String, incompressible: Bool = false) async throws {
         let name = header.path
         if serializer.contains(archivePath: name) {
             throw ArchiveError(.invalidArchivePath, "'\(name)' is already in the archive", path: source, member: name)
         }
         var ready: [Chunk] = []
-        try serializer.beginMember(header, into: &ready)
+        try serializer.beginMember(header, incompressible: incompressible, into: &ready)
         try await send(ready)
     }
 
@@ -224,9 +224,17 @@ public actor ArchiveBuilder {
             try tolerateChange("grew while it was read; only the first \(size) bytes are stored", path: entry.sourcePath)
         }
         rememberIfLinked(entry)
-        try await begin(header(for: entry, kind: .regular, size: size, status: file.status), source: entry.sourcePath)
+        try await begin(header(for: entry, kind: .regular, size: size, status: file.status), source: entry.sourcePath,
+                        incompressible: goesApart(entry, size: size, prefix: bytes.prefix(8)))
         try await append(bytes)
         try await end(checksum: checksum, path: entry.archivePath, bytes: size)
+    }
+
+    /// Whether a regular file goes apart, into stored blocks (``FileClass``). Never a file with
+    /// several links: a hard link to it could then come before it in the stream.
+    private func goesApart(_ entry: EnumeratedEntry, size: UInt64, prefix: ArraySlice<UInt8>?) -> Bool {
+        options.gathersIncompressibleApart && options.compressible && entry.linkCount <= 1
+            && FileClass.isIncompressible(path: entry.sourcePath, size: size, prefix: prefix)
     }
 
     private func rememberIfLinked(_ entry: EnumeratedEntry) {
@@ -276,7 +284,8 @@ public actor ArchiveBuilder {
         let descriptor = SharedDescriptor(rawDescriptor, close: fileSystem.close)
         defer { descriptor.close() }
         rememberIfLinked(entry)
-        try await begin(header(for: entry, kind: .regular, size: status.size, status: status), source: path)
+        try await begin(header(for: entry, kind: .regular, size: status.size, status: status), source: path,
+                        incompressible: goesApart(entry, size: status.size, prefix: nil))
         var remaining = status.size
         var checksum: UInt64 = 0
         let slice = Self.sliceSize

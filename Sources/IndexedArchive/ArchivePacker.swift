@@ -139,7 +139,7 @@ public enum ArchivePacker {
                     }
                     try Task.checkCancellation()
                     group.addTask {
-                        let block = try await compressor.compress(chunk.bytes, sequence: chunk.sequence,
+                        let block = try await compressor.compress(chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
                                                                   watchdog: watchdog, hook: hook)
                         onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
                         return try await writer.accept(sequence: chunk.sequence, block: block)

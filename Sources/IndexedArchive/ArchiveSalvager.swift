@@ -58,6 +58,11 @@ public enum ArchiveSalvager {
             lost = []
         }
         if walk.damage == nil { lost = [] }
+        // The tar headers have whole seconds; the index, when readable, has the nanoseconds.
+        if let indexEntries {
+            let times = indexEntries.filter { recoveredSet.contains($0.path) }
+            try await io.run { _ in box.state.withLock { $0.consumer.extractor?.restoreTimes(from: times) } }
+        }
         return SalvageReport(recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,
                              goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
                              damageOffset: walk.damageOffset, damage: walk.damage)

@@ -68,6 +68,7 @@ public enum ArchiveStreamReader {
         consumer.trailingLimit = maxIndexBytes ?? trailingAllowance(received: 0)
         // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
         // passes it: the decoder is held to what `xz -9` needs, with room to spare.
+        let filter = options.members
         let box = ConsumerBox(consumer, decoder: StreamDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory)))
         let io = WorkerThreadPool(threads: 2, name: "amk-stream")
         defer { io.shutdown() }
@@ -94,7 +95,12 @@ public enum ArchiveStreamReader {
                         throw ArchiveError(.corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
                     }
                     try state.consumer.finish()
-                    let verified = try verifyAgainstIndex(state.consumer, archiveSize: state.decoder!.totalIn)
+                    let index = try verifiedIndex(state.consumer, archiveSize: state.decoder!.totalIn)
+                    let verified = index != nil
+                    // The tar headers have whole seconds; the index that followed them has the rest.
+                    if let index, let extractor = state.consumer.extractor {
+                        extractor.restoreTimes(from: index.entries.filter { TarConsumer.selected($0.path, by: filter) })
+                    }
                     return Result(entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
                                   metadata: state.consumer.metadata, indexVerified: verified,
                                   seconds: (ContinuousClock.now - start).secondsValue,
@@ -154,10 +160,11 @@ public enum ArchiveStreamReader {
         return allowance.multipliedReportingOverflow(by: 2).overflow ? .max : allowance * 2
     }
 
-    /// Checks the members seen against the rich index that followed them, if it did. The index is
-    /// held to the limits of an archive file of `archiveSize` bytes (the compressed stream's).
-    static func verifyAgainstIndex(_ consumer: TarConsumer, archiveSize: UInt64) throws -> Bool {
-        guard ArchiveIndex.hasMagic(consumer.trailing) else { return false }
+    /// Checks the members seen against the rich index that followed them, if it did, and returns
+    /// it (nil if there was none). The index is held to the limits of an archive file of
+    /// `archiveSize` bytes (the compressed stream's).
+    static func verifiedIndex(_ consumer: TarConsumer, archiveSize: UInt64) throws -> ArchiveIndex? {
+        guard ArchiveIndex.hasMagic(consumer.trailing) else { return nil }
         let index = try ArchiveIndex.decode(consumer.trailing, archiveSize: archiveSize)
         let seen = consumer.collected ?? []
         guard index.entries.count == seen.count else {
@@ -176,6 +183,6 @@ public enum ArchiveStreamReader {
                 throw ArchiveError(.checksumMismatch, "content checksum mismatch", member: got.path, offset: got.dataOffset)
             }
         }
-        return true
+        return index
     }
 }

@@ -3,4 +3,6 @@
 struct Chunk: Sendable {
     var sequence: Int
     var bytes: [UInt8]
+    /// Members classified as incompressible, gathered apart: stored without trying LZMA.
+    var stored = false
 }

@@ -39,7 +39,8 @@ package final class CompressorPool: Sendable {
     ///
     /// The job shares nothing with the caller, so a cancelled caller does not wait for it: the job
     /// stops at its next 32 KiB slice, or is left behind if a hook made it hang.
-    func compress(_ bytes: [UInt8], sequence: Int = 0, watchdog: Watchdog? = nil,
+    /// `stored` (members classified incompressible) skips the sample and LZMA altogether.
+    func compress(_ bytes: [UInt8], sequence: Int = 0, stored: Bool = false, watchdog: Watchdog? = nil,
                   hook: (@Sendable (Int) throws -> Void)? = nil) async throws -> EncodedBlock {
         let preset = self.preset, extreme = self.extreme, chunkSize = self.chunkSize, compressible = self.compressible
         return try await threads.run(abandonOnCancel: true) { flag in
@@ -49,7 +50,7 @@ package final class CompressorPool: Sendable {
             try hook?(sequence)
             let encoder = try CompressorPool.threadEncoder(key: "amk.encoder", preset: preset, extreme: extreme, maxChunkSize: chunkSize)
             return try bytes.withUnsafeBytes { raw in
-                if !compressible { return try encoder.encodeStored(raw) }
+                if !compressible || stored { return try encoder.encodeStored(raw) }
                 let sampler = try CompressorPool.threadEncoder(key: "amk.sampler", preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
                 if try CompressorPool.looksIncompressible(raw, sampler: sampler) {
                     return try encoder.encodeStored(raw)

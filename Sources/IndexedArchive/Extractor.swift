@@ -387,6 +387,21 @@ final class Extractor {
         }
     }
 
+    /// Sets the mtimes the rich index records (with nanoseconds) on members already written, for
+    /// readers that met the index only after the tar stream: a stream, a salvage. The tar headers
+    /// carry whole seconds (``TarSerializer/tarHeader(for:)``). Each path is reached the way
+    /// members are written, through folders never followed through a link, and the member itself
+    /// is not followed either; a member that is not there is skipped. Only times change.
+    func restoreTimes(from entries: [ArchiveEntry]) {
+        for entry in entries where entry.mtime.nanoseconds != 0 && entry.kind != .symbolicLink {
+            guard let parts = try? components(of: entry.path), !parts.isEmpty,
+                  let parent = try? parent(of: parts, member: entry.path, create: false) else { continue }
+            let time = timespec(tv_sec: Int(entry.mtime.seconds), tv_nsec: Int(entry.mtime.nanoseconds))
+            var times = [time, time]
+            _ = utimensat(parent, parts.last!, &times, AT_SYMLINK_NOFOLLOW)
+        }
+    }
+
     private static func times(_ header: TarHeader) -> [timespec] {
         let time = timespec(tv_sec: Int(header.mtime.seconds), tv_nsec: Int(header.mtime.nanoseconds))
         return [time, time]

@@ -19,8 +19,12 @@ public struct PackOptions: Sendable {
     public var chunkSize: Int = 16 << 20
     /// Compressing threads; by default one per active core.
     public var workers: Int = PackOptions.activeCores
-    /// Upper bound for the memory that chunks in flight may hold; `nil` allows about `2 * workers`
-    /// chunks. The bound is never below what one chunk per worker needs.
+    /// Upper bound for the memory that chunks in flight may hold; `nil` allows `workers + 1`
+    /// chunks (one per worker and one done early, waiting for an earlier block). The bound is
+    /// never below what one chunk per worker needs. Each worker's encoder holds its match-finder
+    /// state besides (about 95 MiB at preset 6), so by default a pack holds the encoders plus
+    /// `workers + 4` chunks: those in flight, one being handed over, the held-back last full
+    /// chunk (cut for the tail) and the one being filled.
     public var memoryBudget: Int? = nil
     /// `false` stores every block uncompressed (data known not to compress, or speed above all).
     public var compressible: Bool = true
@@ -51,6 +55,13 @@ public struct PackOptions: Sendable {
     /// The stall timeouts ``ArchivePacker/pack(_:to:options:)`` watches with when no ``watchdog``
     /// is given; `nil` turns the watchdog off.
     public var stallPolicy: WatchdogPolicy? = WatchdogPolicy()
+    /// Gathers files that ``FileClass`` finds already compressed apart from the rest, into stored
+    /// blocks later in the tar stream (issue #12). Off: GNU tar sets a folder's time when it
+    /// meets a member outside the folder, so a file written into the folder afterwards leaves
+    /// the folder with the extraction's time (bsdtar and amk are unaffected), and a folder
+    /// without write permission would refuse it for a user who is not root. Turn it on only
+    /// once folder headers follow their gathered files.
+    package var gathersIncompressibleApart = false
     /// The file system read from; tests substitute one that injects faults.
     package var fileSystem: FileSystem = .system
     /// Called on the compressing thread before chunk `sequence` is compressed; tests use it to make
@@ -64,7 +75,9 @@ public struct PackOptions: Sendable {
 
     /// Chunks allowed in flight between the serializer and the writer.
     var chunksInFlight: Int {
-        let defaultCount = 2 * workers
+        // Issue #12: 2 * workers kept one chunk more than the compressors need queued; every
+        // chunk is 16 MiB of RSS against pixz's.
+        let defaultCount = workers + 1
         guard let memoryBudget else { return defaultCount }
         return max(workers, min(defaultCount, memoryBudget / max(chunkSize, 1)))
     }

@@ -116,7 +116,7 @@ struct TarConsumer {
                 // Names byte for byte: String equality is canonical equivalence.
                 guard entry.path.utf8.elementsEqual(header.path.utf8), entry.kind == header.kind, entry.size == header.size,
                       entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
-                      entry.mode == header.mode, entry.mtime == header.mtime,
+                      entry.mode == header.mode, TarSerializer.tarTime(header.mtime, matches: entry.mtime),
                       entry.linkTarget == header.linkTarget,
                       (entry.linkTarget ?? "").utf8.elementsEqual((header.linkTarget ?? "").utf8) else {
                     throw ArchiveError(.corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
@@ -133,7 +133,12 @@ struct TarConsumer {
                 captured = []
             }
             currentSelected = extractor != nil && Self.selected(member.header.path, by: filter)
-            if currentSelected { try extractor!.begin(member.header) }
+            if currentSelected {
+                var header = member.header
+                // The tar header has whole seconds; the index (checked above) has the nanoseconds.
+                if let expected { header.mtime = expected[nextExpected].mtime }
+                try extractor!.begin(header)
+            }
         case .data(let bytes, _):
             if expected != nil || checksumCollected { checksum = CRC.crc64(bytes, previous: checksum) }
             if capturing {

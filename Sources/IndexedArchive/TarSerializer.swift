@@ -10,22 +10,38 @@ struct TarSerializer {
     }
 
     let chunkSize: Int
+    /// Compressing threads: the last stretch of the stream is cut into pieces for all of them.
+    let workers: Int
     private(set) var position: UInt64 = 0
     private(set) var entries: [ArchiveEntry] = []
     private(set) var fileBytes: UInt64 = 0
     private var current: [UInt8]
+    /// The last full chunk, held back until the next one fills or the stream ends, so that the
+    /// final stretch (this chunk and the short one after it) can be cut for every worker.
+    private var held: Chunk?
     private var nextSequence = 0
+    /// Members that will not compress (``FileClass``), gathered apart from the rest and written as
+    /// stored blocks of their own once ``apartLimit`` bytes are waiting; offsets relative to `apart`.
+    private var apart: [UInt8] = []
+    private var apartEntries: [ArchiveEntry] = []
+    /// Whether the member being written goes to `apart`.
+    private var writingApart = false
     private var hardLinks: [FileIdentity: String] = [:]
     private var archivePaths: Set<String> = []
 
-    init(chunkSize: Int) {
+    init(chunkSize: Int, workers: Int = 1) {
         self.chunkSize = chunkSize
+        self.workers = max(1, workers)
         self.current = []
         current.reserveCapacity(chunkSize)
     }
 
     /// Appends raw bytes, moving every chunk that fills up to `ready`.
     mutating func append(_ bytes: UnsafeRawBufferPointer, into ready: inout [Chunk]) {
+        if writingApart {
+            apart.append(contentsOf: bytes)
+            return
+        }
         var rest = bytes
         while !rest.isEmpty {
             let room = chunkSize - current.count
@@ -50,8 +66,109 @@ struct TarSerializer {
         var full: [UInt8] = []
         full.reserveCapacity(chunkSize)
         swap(&full, &current)
-        ready.append(Chunk(sequence: nextSequence, bytes: full))
+        emit(full, stored: false, into: &ready)
+    }
+
+    /// Every chunk goes out through here, one behind: the newest is held for ``flushTail(into:)``.
+    private mutating func emit(_ bytes: [UInt8], stored: Bool, into ready: inout [Chunk]) {
+        if let previous = held { ready.append(previous) }
+        held = Chunk(sequence: nextSequence, bytes: bytes, stored: stored)
         nextSequence += 1
+    }
+
+    /// Incompressible members wait apart until this many bytes have gathered (or the stream
+    /// ends): each flush cuts the compressible chunk being filled short, so not too often; and
+    /// what waits is memory, so not too much.
+    var apartLimit: Int { chunkSize / 2 }
+
+    /// Members whose size is at most this may be gathered apart: a larger one would hold too much
+    /// memory while it waits.
+    var apartMaxMember: UInt64 { UInt64(chunkSize / 2) }
+
+    /// Writes the members gathered apart into the tar stream here, between two members: the
+    /// compressible chunk being filled ends (short), and the gathered bytes follow as stored
+    /// chunks. Their index entries take their place in stream order.
+    private mutating func flushApart(into ready: inout [Chunk]) {
+        guard !apart.isEmpty, !writingApart else { return }
+        if !current.isEmpty {
+            var partial: [UInt8] = []
+            partial.reserveCapacity(chunkSize)
+            swap(&partial, &current)
+            emit(partial, stored: false, into: &ready)
+        }
+        let base = position
+        for var entry in apartEntries {
+            entry.headerOffset += base
+            entry.dataOffset += base
+            entries.append(entry)
+        }
+        position += UInt64(apart.count)
+        var start = 0
+        while start < apart.count {
+            let end = min(apart.count, start + chunkSize)
+            emit(Array(apart[start..<end]), stored: true, into: &ready)
+            start = end
+        }
+        apart = []
+        apartEntries = []
+    }
+
+    /// The smallest piece the final stretch is cut into: below this, block overhead and the lost
+    /// LZMA context cost more than an idle core does.
+    static let minimumTailPiece = 1 << 20
+
+    /// Hands out the final stretch: the held full chunk and the short one after it.
+    ///
+    /// With one worker they go out as they are. With several, a pack used to end with one core
+    /// compressing the last full chunk while the others had nothing left (issue #12: 2 workers
+    /// were 0.83 as efficient as one). The stretch is cut into `2 * workers` pieces of about equal
+    /// size (about ``minimumTailPiece`` at least), so every worker has work until near the end and the
+    /// last to finish is at most a small piece behind. An archive smaller than one chunk is not
+    /// cut (it has no tail to balance), nor a stretch too short for more pieces than chunks.
+    /// Blocks of unequal size are ordinary xz; readers take block boundaries from the xz Index.
+    private mutating func flushTail(into ready: inout [Chunk]) {
+        guard let previous = held, !previous.stored else {
+            if !current.isEmpty { cut(into: &ready) }
+            flushHeld(into: &ready)
+            return
+        }
+        held = nil
+        nextSequence = previous.sequence
+        let whole = previous.bytes.count + current.count
+        let pieces = min(2 * workers, whole / Self.minimumTailPiece)
+        guard pieces > (whole + chunkSize - 1) / chunkSize else {
+            ready.append(previous)
+            nextSequence += 1
+            if !current.isEmpty {
+                ready.append(Chunk(sequence: nextSequence, bytes: current, stored: false))
+                nextSequence += 1
+                current = []
+            }
+            return
+        }
+        // Pieces never straddle the two chunks, and each chunk is let go once cut: the stretch is
+        // never copied whole, so the end of a pack does not hold it twice over.
+        let firstPieces = current.isEmpty ? pieces : min(pieces - 1, max(1, pieces * previous.bytes.count / whole))
+        let rest = current
+        current = []
+        split(previous.bytes, into: firstPieces, ready: &ready)
+        split(rest, into: pieces - firstPieces, ready: &ready)
+    }
+
+    private mutating func split(_ bytes: [UInt8], into pieces: Int, ready: inout [Chunk]) {
+        guard pieces > 0, !bytes.isEmpty else { return }
+        let base = bytes.count / pieces, extra = bytes.count % pieces
+        var start = 0
+        for piece in 0..<pieces {
+            let length = base + (piece < extra ? 1 : 0)
+            ready.append(Chunk(sequence: nextSequence, bytes: Array(bytes[start..<start + length]), stored: false))
+            nextSequence += 1
+            start += length
+        }
+    }
+
+    private mutating func flushHeld(into ready: inout [Chunk]) {
+        if let previous = held { ready.append(previous); held = nil }
     }
 
     /// A pax global header at the very start, so a streaming reader knows the metadata before the
@@ -73,33 +190,80 @@ struct TarSerializer {
 
     /// Encodes a member's headers and records it in the index. The content follows through
     /// `append`, then `endMember`.
-    mutating func beginMember(_ header: TarHeader, into ready: inout [Chunk]) throws {
+    ///
+    /// `incompressible` (a regular file the caller classified with ``FileClass``, no larger than
+    /// ``apartMaxMember`` and not a hard link's target) sends the member apart: it joins the
+    /// stream later, with others like it, in stored blocks. Stock tools do not mind the order:
+    /// its folder is already in the stream, and no link points at it.
+    mutating func beginMember(_ header: TarHeader, incompressible: Bool = false, into ready: inout [Chunk]) throws {
         var header = header
         if header.kind == .directory && !header.path.hasSuffix("/") { header.path += "/" }
-        let encoded = try TarEncoder.encode(header)
-        let headerOffset = position
-        append(encoded, into: &ready)
-        archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
-        entries.append(ArchiveEntry(
+        let encoded = try TarEncoder.encode(Self.tarHeader(for: header))
+        let goesApart = incompressible && header.kind == .regular && header.size <= apartMaxMember
+        let entry = ArchiveEntry(
             path: header.path, kind: header.kind, size: header.size, mode: header.mode,
             uid: header.uid, gid: header.gid, mtime: header.mtime, linkTarget: header.linkTarget,
-            headerOffset: headerOffset, dataOffset: position,
+            headerOffset: goesApart ? UInt64(apart.count) : position,
+            dataOffset: goesApart ? UInt64(apart.count + encoded.count) : position + UInt64(encoded.count),
             checksum: header.kind == .regular ? 0 : nil,
-            hasPaxHeader: encoded.count > TarEncoder.blockSize))
+            hasPaxHeader: encoded.count > TarEncoder.blockSize)
+        writingApart = goesApart
+        append(encoded, into: &ready)
+        archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
+        if goesApart { apartEntries.append(entry) } else { entries.append(entry) }
         fileBytes += header.size
+    }
+
+    /// What of a member's metadata goes into its tar header; the rest lives only in the rich index.
+    ///
+    /// This is the one place that decides when a member gets a pax `x` header. A pax header costs
+    /// 1 KiB of tar stream per member (issue #12: the small-files archive was 1.11x xz's size
+    /// because every member carried one for its nanosecond mtime). So the tar header gets the
+    /// mtime in whole seconds, which ustar holds, and the nanoseconds stay in the index, from which
+    /// amk restores them (``TarConsumer`` and ``MemberCursor`` hand the index's mtime to the
+    /// extractor). Stock tools extract the same content, modes, links and second-precision times.
+    /// Everything else is left to ``TarEncoder/encode(_:)``, which writes a pax record only for a
+    /// value ustar cannot hold: a long or non-ASCII path or link target, a size of 8 GiB or more,
+    /// a large uid or gid, a long or non-ASCII user or group name, a time outside ustar's range
+    /// (kept whole, nanoseconds included, since the ustar field cannot carry it anyway). Whoever
+    /// adds fields (xattrs, names) should add them here and keep that rule.
+    static func tarHeader(for header: TarHeader) -> TarHeader {
+        var tar = header
+        if header.mtime.seconds >= 0, header.mtime.seconds <= 0o77777777777 {
+            tar.mtime = TarTimestamp(seconds: header.mtime.seconds)
+        }
+        return tar
+    }
+
+    /// Whether the tar header's mtime is the one `tarHeader(for:)` writes for `indexed`: the same
+    /// value, or its whole seconds.
+    static func tarTime(_ tar: TarTimestamp, matches indexed: TarTimestamp) -> Bool {
+        tar == indexed || tar == TarTimestamp(seconds: indexed.seconds)
     }
 
     /// Pads the content to a 512-byte boundary and records its checksum.
     mutating func endMember(checksum: UInt64, into ready: inout [Chunk]) {
+        if writingApart {
+            guard let last = apartEntries.indices.last else { return }
+            apartEntries[last].checksum = checksum
+            appendZeros(TarEncoder.padding(forContentSize: apartEntries[last].size), into: &ready)
+            writingApart = false
+            if apart.count >= apartLimit { flushApart(into: &ready) }
+            return
+        }
         guard let last = entries.indices.last else { return }
         if entries[last].kind == .regular { entries[last].checksum = checksum }
         appendZeros(TarEncoder.padding(forContentSize: entries[last].size), into: &ready)
     }
 
+    /// Members stored so far, those still waiting apart included.
+    var memberCount: Int { entries.count + apartEntries.count }
+
     /// The end-of-archive marker and the last, short chunk.
     mutating func finish(into ready: inout [Chunk]) {
+        flushApart(into: &ready)
         append(TarEncoder.endOfArchive, into: &ready)
-        if !current.isEmpty { cut(into: &ready) }
+        flushTail(into: &ready)
     }
 
     /// Chunks handed out so far.

@@ -176,7 +176,10 @@ extension EngineSuites {
             #expect(report.lost.isEmpty)
             #expect(report.goodBlocks == c.packed.summary.blocks)
             #expect(report.damageOffset.map { $0 >= rich.compressedOffset } == true)
-            expectSameTree(try await TreeSnapshot.of(c.packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "index damaged")
+            // Every byte, mode and link; the times to the second only, since the nanoseconds are
+            // kept in the damaged index, not in the tar headers (issue #12).
+            expectSameTree(try await TreeSnapshot.of(c.packed.root).droppingSetIDBits().truncatingNanoseconds(),
+                           try await TreeSnapshot.of(out + "/src"), "index damaged")
         }
 
         @Test(.enabled(if: toolExists("xz")))

@@ -1,0 +1,103 @@
+import Foundation
+@testable import IndexedArchive
+import Tar
+import Testing
+
+extension EngineSuites {
+    @Suite struct TarSerializerTests {
+        static let mib = 1 << 20
+
+        /// Serialises `count` bytes of content as one raw run and ends the stream.
+        static func chunks(count: Int, chunkSize: Int, workers: Int) -> (chunks: [Chunk], stream: [UInt8]) {
+            var serializer = TarSerializer(chunkSize: chunkSize, workers: workers)
+            let bytes = sampleBytes(count: count, seed: 9, text: true)
+            var ready: [Chunk] = []
+            serializer.append(bytes, into: &ready)
+            serializer.finish(into: &ready)
+            return (ready, bytes + TarEncoder.endOfArchive)
+        }
+
+        static func expectContiguous(_ chunks: [Chunk], _ stream: [UInt8]) {
+            #expect(chunks.map(\.sequence) == Array(0..<chunks.count), "numbered in stream order")
+            #expect(chunks.flatMap(\.bytes) == stream, "the chunks are the stream, cut")
+        }
+
+        /// Issue #12, the tail: the last full chunk and the short one after it are cut into
+        /// pieces for every worker, so no core idles while another compresses the last 16 MiB.
+        @Test func theFinalStretchIsCutForEveryWorker() {
+            let (chunks, stream) = Self.chunks(count: 6 * Self.mib + 1000, chunkSize: 4 * Self.mib, workers: 2)
+            Self.expectContiguous(chunks, stream)
+            #expect(chunks.count == 4, "2 * workers pieces: \(chunks.map(\.bytes.count))")
+            let sizes = chunks.map(\.bytes.count)
+            #expect(sizes.max()! <= 2 * sizes.min()!, "pieces of about equal size: \(sizes)")
+            #expect(sizes.allSatisfy { $0 >= TarSerializer.minimumTailPiece && $0 <= 4 * Self.mib }, "\(sizes)")
+        }
+
+        @Test func earlierChunksKeepTheChunkSize() {
+            let (chunks, stream) = Self.chunks(count: 13 * Self.mib, chunkSize: 4 * Self.mib, workers: 2)
+            Self.expectContiguous(chunks, stream)
+            #expect(chunks.prefix(2).allSatisfy { $0.bytes.count == 4 * Self.mib }, "\(chunks.map(\.bytes.count))")
+            #expect(chunks.count == 2 + 4)
+        }
+
+        @Test func oneWorkerOrAShortStretchIsNotCut() {
+            let (single, stream) = Self.chunks(count: 6 * Self.mib, chunkSize: 4 * Self.mib, workers: 1)
+            Self.expectContiguous(single, stream)
+            #expect(single.map(\.bytes.count) == [4 * Self.mib, 2 * Self.mib + 1024])
+
+            // 1 MiB chunks: the stretch (under 2 MiB) has no room for more 1 MiB pieces than chunks.
+            let (short, shortStream) = Self.chunks(count: Self.mib + 5000, chunkSize: Self.mib, workers: 2)
+            Self.expectContiguous(short, shortStream)
+            #expect(short.map(\.bytes.count) == [Self.mib, 5000 + 1024])
+
+            // An archive smaller than one chunk has no tail to balance.
+            let (small, smallStream) = Self.chunks(count: 3 * Self.mib, chunkSize: 4 * Self.mib, workers: 2)
+            Self.expectContiguous(small, smallStream)
+            #expect(small.count == 1)
+        }
+
+        /// Issue #12, tar overhead: an ordinary member is one 512-byte ustar header, its
+        /// nanoseconds kept for the index only; a time ustar cannot hold still goes to pax whole.
+        @Test func nanosecondsStayInTheIndexNotInAPaxHeader() throws {
+            var serializer = TarSerializer(chunkSize: Self.mib)
+            var ready: [Chunk] = []
+            let time = TarTimestamp(seconds: 1_600_000_123, nanoseconds: 456_789)
+            try serializer.beginMember(TarHeader(path: "a.txt", kind: .regular, size: 3, mode: 0o644, uid: 1, gid: 1, mtime: time),
+                                       into: &ready)
+            serializer.append(Array("abc".utf8), into: &ready)
+            serializer.endMember(checksum: 7, into: &ready)
+            #expect(serializer.entries[0].mtime == time, "the index keeps the nanoseconds")
+            #expect(serializer.entries[0].hasPaxHeader == false)
+            #expect(serializer.entries[0].dataOffset == 512, "no pax header before the ustar block")
+
+            let early = TarTimestamp(seconds: -5, nanoseconds: 7)
+            try serializer.beginMember(TarHeader(path: "old.txt", kind: .regular, size: 0, mode: 0o644, uid: 1, gid: 1, mtime: early),
+                                       into: &ready)
+            serializer.endMember(checksum: 0, into: &ready)
+            #expect(serializer.entries[1].hasPaxHeader, "a time before 1970 does not fit ustar")
+            #expect(TarSerializer.tarHeader(for: TarHeader(path: "x", kind: .regular, size: 0, mode: 0, uid: 0, gid: 0, mtime: early)).mtime == early)
+
+            #expect(TarSerializer.tarTime(TarTimestamp(seconds: 1_600_000_123), matches: time))
+            #expect(TarSerializer.tarTime(time, matches: time), "archives written before keep the pax mtime")
+            #expect(!TarSerializer.tarTime(TarTimestamp(seconds: 1_600_000_124), matches: time))
+        }
+
+        /// A packed tree: only the members with a field ustar cannot hold carry a pax header, and
+        /// amk's own extraction still restores every nanosecond (from the index).
+        @Test func aPackedTreeHasPaxHeadersOnlyWhereUstarFallsShort() async throws {
+            let packed = try await PackedTree.make()
+            let entries = try await ArchiveReader(path: packed.archive).entries()
+            func fits(_ text: String?) -> Bool { (text ?? "").utf8.count <= 100 && (text ?? "").utf8.allSatisfy { $0 < 0x80 } }
+            let plain = entries.filter { fits($0.path) && fits($0.linkTarget) && $0.uid <= 0o7777777 && $0.gid <= 0o7777777 }
+            #expect(plain.count >= 10, "the tree has ordinary members")
+            #expect(plain.filter(\.hasPaxHeader).map(\.path) == [], "ordinary members need no pax header")
+            #expect(entries.contains { $0.hasPaxHeader }, "long and non-ASCII names still get one")
+            #expect(plain.contains { $0.mtime.nanoseconds != 0 }, "the index has the nanoseconds")
+
+            let out = packed.dir.path + "/out"
+            try await ArchiveReader(path: packed.archive).extract(to: out)
+            expectSameTree(try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"),
+                           "nanosecond times restored from the index")
+        }
+    }
+}
