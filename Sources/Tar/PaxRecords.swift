@@ -1,13 +1,13 @@
 /// pax extended-header records: `"<length> <keyword>=<value>\n"`, where the decimal length
 /// counts the whole record including its own digits.
 enum PaxRecords {
-    /// Appends one record, finding the self-referential length by iterating until the digit
-    /// count is stable (it can grow at most twice, e.g. 9 -> 10 -> 11).
     /// The keyword prefix of an extended attribute (`SCHILY.xattr.user.comment`), as GNU tar
     /// and bsdtar write them.
     static let xattrPrefix = "SCHILY.xattr."
 
-    /// A record whose value is bytes (an extended attribute's value need not be text).
+    /// Appends one record whose value is bytes (an extended attribute's value need not be text),
+    /// finding the self-referential length by iterating until the digit count is stable (it can
+    /// grow at most twice, e.g. 9 -> 10 -> 11).
     static func append(key: String, bytes value: [UInt8], to buffer: inout [UInt8]) {
         let body = 1 + key.utf8.count + 1 + value.count + 1
         var length = body + 1
@@ -22,18 +22,9 @@ enum PaxRecords {
         buffer.append(UInt8(ascii: "\n"))
     }
 
+    /// Appends one record whose value is text, as its UTF-8 bytes.
     static func append(key: String, value: String, to buffer: inout [UInt8]) {
-        let body = 1 + key.utf8.count + 1 + value.utf8.count + 1
-        var length = body + 1
-        while body + decimalDigits(length) != length {
-            length = body + decimalDigits(length)
-        }
-        buffer.append(contentsOf: String(length).utf8)
-        buffer.append(UInt8(ascii: " "))
-        buffer.append(contentsOf: key.utf8)
-        buffer.append(UInt8(ascii: "="))
-        buffer.append(contentsOf: value.utf8)
-        buffer.append(UInt8(ascii: "\n"))
+        append(key: key, bytes: Array(value.utf8), to: &buffer)
     }
 
     private static func decimalDigits(_ value: Int) -> Int {
