@@ -23,9 +23,6 @@ public struct PackExclusion: Sendable, Hashable {
         self.oneFileSystem = oneFileSystem
     }
 
-    /// Nothing is excluded.
-    var isEmpty: Bool { patterns.isEmpty && !oneFileSystem }
-
     /// Whether the entry stored as `archivePath` is left out.
     public func excludes(archivePath: String) -> Bool {
         guard !patterns.isEmpty else { return false }

@@ -127,32 +127,25 @@ struct TarSerializer {
     /// cut (it has no tail to balance), nor a stretch too short for more pieces than chunks.
     /// Blocks of unequal size are ordinary xz; readers take block boundaries from the xz Index.
     private mutating func flushTail(into ready: inout [Chunk]) {
-        guard let previous = held, !previous.stored else {
-            if !current.isEmpty { cut(into: &ready) }
-            flushHeld(into: &ready)
-            return
-        }
-        held = nil
-        nextSequence = previous.sequence
-        let whole = previous.bytes.count + current.count
-        let pieces = min(2 * workers, whole / Self.minimumTailPiece)
-        guard pieces > (whole + chunkSize - 1) / chunkSize else {
-            ready.append(previous)
-            nextSequence += 1
-            if !current.isEmpty {
-                ready.append(Chunk(sequence: nextSequence, bytes: current, stored: false))
-                nextSequence += 1
+        if let previous = held, !previous.stored {
+            let whole = previous.bytes.count + current.count
+            let pieces = min(2 * workers, whole / Self.minimumTailPiece)
+            if pieces > (whole + chunkSize - 1) / chunkSize {
+                held = nil
+                nextSequence = previous.sequence
+                // Pieces never straddle the two chunks, and each chunk is let go once cut: the
+                // stretch is never copied whole, so the end of a pack does not hold it twice over.
+                let firstPieces = current.isEmpty ? pieces : min(pieces - 1, max(1, pieces * previous.bytes.count / whole))
+                let rest = current
                 current = []
+                split(previous.bytes, into: firstPieces, ready: &ready)
+                split(rest, into: pieces - firstPieces, ready: &ready)
+                return
             }
-            return
         }
-        // Pieces never straddle the two chunks, and each chunk is let go once cut: the stretch is
-        // never copied whole, so the end of a pack does not hold it twice over.
-        let firstPieces = current.isEmpty ? pieces : min(pieces - 1, max(1, pieces * previous.bytes.count / whole))
-        let rest = current
-        current = []
-        split(previous.bytes, into: firstPieces, ready: &ready)
-        split(rest, into: pieces - firstPieces, ready: &ready)
+        // Nothing worth cutting: the held chunk and the short one go out as they are.
+        if !current.isEmpty { cut(into: &ready) }
+        flushHeld(into: &ready)
     }
 
     private mutating func split(_ bytes: [UInt8], into pieces: Int, ready: inout [Chunk]) {

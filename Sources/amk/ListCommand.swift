@@ -51,10 +51,7 @@ struct ListCommand: AsyncParsableCommand {
             }
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            let data = try encoder.encode(entries.map(ListedEntry.init))
-            print(Self.terminalSafeJSON(String(decoding: data, as: UTF8.self)))
+            try JSONOutput.print(entries.map(ListedEntry.init))
         } else if long || verbose {
             let listing = LongListing(entries: entries)
             for entry in entries { print(listing.line(for: entry)) }
