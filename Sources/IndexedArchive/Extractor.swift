@@ -236,24 +236,28 @@ final class Extractor {
     /// `header` with ``ExtractOptions/stripComponents`` leading components removed from its path
     /// (and a hard link's target), or nil when nothing of the path remains.
     private func strippedHeader(_ header: TarHeader) throws(ArchiveError) -> TarHeader? {
-        let count = options.stripComponents
-        guard count > 0 else { return header }
-        func strip(_ path: String) -> String? {
-            let parts = Self.byteComponents(path.utf8)
-            guard parts.count > count else { return nil }
-            return parts.dropFirst(count).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
-        }
-        guard let path = strip(header.path) else { return nil }
+        guard options.stripComponents > 0 else { return header }
+        guard let path = strippedPath(header.path) else { return nil }
         var header = header
         header.path = path
         if header.kind == .hardLink {
-            guard let target = strip(header.linkTarget ?? "") else {
-                throw ArchiveError(.unsafePath, "hard link target '\(header.linkTarget ?? "")' has no name left after stripping \(count) components",
+            guard let target = strippedPath(header.linkTarget ?? "") else {
+                throw ArchiveError(.unsafePath, "hard link target '\(header.linkTarget ?? "")' has no name left after stripping \(options.stripComponents) components",
                                    member: header.path)
             }
             header.linkTarget = target
         }
         return header
+    }
+
+    /// `path` as members are written: without its first ``ExtractOptions/stripComponents``
+    /// components, or nil when nothing of it remains.
+    private func strippedPath(_ path: String) -> String? {
+        let count = options.stripComponents
+        guard count > 0 else { return path }
+        let parts = Self.byteComponents(path.utf8)
+        guard parts.count > count else { return nil }
+        return parts.dropFirst(count).map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
     }
 
     /// Throws when something other than a folder is at `parts` (``ExistingFilePolicy/keep``).
@@ -391,11 +395,12 @@ final class Extractor {
     /// readers that met the index only after the tar stream: a stream, a salvage. The tar headers
     /// carry whole seconds (``TarSerializer/tarHeader(for:)``). Each path is reached the way
     /// members are written, through folders never followed through a link, and the member itself
-    /// is not followed either; a member that is not there is skipped. Only times change.
+    /// is not followed either, and under the name it was written as (``ExtractOptions/stripComponents``);
+    /// a member that is not there is skipped. Only times change.
     func restoreTimes(from entries: [ArchiveEntry]) {
         for entry in entries where entry.mtime.nanoseconds != 0 && entry.kind != .symbolicLink {
-            guard let parts = try? components(of: entry.path), !parts.isEmpty,
-                  let parent = try? parent(of: parts, member: entry.path, create: false) else { continue }
+            guard let path = strippedPath(entry.path), let parts = try? components(of: path), !parts.isEmpty,
+                  let parent = try? parent(of: parts, member: path, create: false) else { continue }
             let time = timespec(tv_sec: Int(entry.mtime.seconds), tv_nsec: Int(entry.mtime.nanoseconds))
             var times = [time, time]
             _ = utimensat(parent, parts.last!, &times, AT_SYMLINK_NOFOLLOW)

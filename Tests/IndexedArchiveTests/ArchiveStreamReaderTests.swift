@@ -36,7 +36,8 @@ import Testing
     }
 
     /// Feeds `bytes` through a pipe from a thread of its own, then closes it.
-    static func extract(_ bytes: [UInt8], to out: String) async throws -> ArchiveStreamReader.Result {
+    static func extract(_ bytes: [UInt8], to out: String,
+                        options: ExtractOptions = ExtractOptions()) async throws -> ArchiveStreamReader.Result {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw CocoaError(.fileWriteUnknown) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
@@ -57,7 +58,38 @@ import Testing
             close(writeEnd)
         }
         writer.start()
-        return try await ArchiveStreamReader.extract(from: readEnd, to: out)
+        return try await ArchiveStreamReader.extract(from: readEnd, to: out, options: options)
+    }
+
+    /// The nanoseconds a stream restores from the index at its end go to the names members were
+    /// written under: with `stripComponents`, the folder written as `x` is the archive's `x/x`,
+    /// and gets its time, not the time of the archive's `x` (which was not written at all).
+    @Test func aStrippedStreamRestoresNanosecondsUnderTheStrippedNames() async throws {
+        let dir = try TemporaryDirectory()
+        let root = dir.path + "/x"
+        try FileManager.default.createDirectory(atPath: root + "/x", withIntermediateDirectories: true)
+        try Data("f".utf8).write(to: URL(fileURLWithPath: root + "/x/f"))
+        func setTime(_ path: String, _ seconds: Int, _ nanoseconds: Int) {
+            var times = [timespec(tv_sec: seconds, tv_nsec: nanoseconds), timespec(tv_sec: seconds, tv_nsec: nanoseconds)]
+            _ = utimensat(AT_FDCWD, path, &times, 0)
+        }
+        setTime(root + "/x/f", 1_600_000_000, 111)
+        setTime(root + "/x", 1_600_000_100, 222)
+        setTime(root, 1_600_000_200, 333)
+        let archive = dir.path + "/a.tar.xz"
+        try await ArchivePacker.pack([PackSource(path: root, archivePath: "x")], to: .file(archive),
+                                     options: ArchivePackerTests.options())
+        var options = ExtractOptions()
+        options.stripComponents = 1
+        let out = dir.path + "/out"
+        _ = try await Self.extract(Array(try Data(contentsOf: URL(fileURLWithPath: archive))), to: out, options: options)
+        func mtime(_ path: String) -> [Int] {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return [] }
+            return [info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
+        }
+        #expect(mtime(out + "/x/f") == [1_600_000_000, 111])
+        #expect(mtime(out + "/x") == [1_600_000_100, 222], "the archive's x/x, written as x")
     }
 
     @Test func aStreamCutShortFailsAndLeavesNoHalfFile() async throws {
