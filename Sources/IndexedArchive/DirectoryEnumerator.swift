@@ -211,11 +211,7 @@ final class DirectoryWalker: Sendable {
         case S_IFDIR: kind = .directory
         case S_IFLNK:
             kind = .symbolicLink
-            let bytes = try fileSystem.readlink(sourcePath)
-            guard let target = String(validating: bytes, as: UTF8.self) else {
-                throw ArchiveError(.invalidArchivePath, "symlink target is not valid UTF-8", path: sourcePath)
-            }
-            linkTarget = target
+            linkTarget = RawName.decode(try fileSystem.readlink(sourcePath))
         case S_IFSOCK:
             warnings.append(PackWarning(path: sourcePath, message: "skipped: sockets cannot be archived"))
             return nil

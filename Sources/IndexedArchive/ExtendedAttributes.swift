@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Tar
 import CPlatform
 
 /// Reads and writes extended attributes (`user.comment`, `com.apple.quarantine`...), which the
@@ -10,8 +11,7 @@ import CPlatform
 ///
 /// Links are never followed. A file system without extended attributes reads as having none.
 enum ExtendedAttributes {
-    /// The attributes of `path` (not following a link). Names that are not valid UTF-8 are left
-    /// out (the pax keyword is text).
+    /// The attributes of `path` (not following a link). Names keep their bytes (``RawName``).
     static func read(path: String) throws(ArchiveError) -> [String: [UInt8]] {
         var size = listNames(path, nil, 0)
         if size < 0 {
@@ -25,7 +25,7 @@ enum ExtendedAttributes {
         var attributes: [String: [UInt8]] = [:]
         for raw in names.prefix(size).split(separator: 0) {
             let bytes = raw.map { UInt8(bitPattern: $0) }
-            guard let name = String(validating: bytes, as: UTF8.self) else { continue }
+            let name = RawName.decode(bytes)
             let length = getValue(path, name, nil, 0)
             // Removed since it was listed: nothing to store.
             if length < 0 && isMissing(errno) { continue }
@@ -59,14 +59,14 @@ enum ExtendedAttributes {
     }
 
     private static func listNames(_ path: String, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int {
-        amk_llistxattr(path, buffer, size)
+        RawName.withCString(path) { amk_llistxattr($0, buffer, size) }
     }
 
     private static func getValue(_ path: String, _ name: String, _ buffer: UnsafeMutableRawPointer?, _ size: Int) -> Int {
-        amk_lgetxattr(path, name, buffer, size)
+        RawName.withCString(path) { path in RawName.withCString(name) { amk_lgetxattr(path, $0, buffer, size) } }
     }
 
     private static func setValue(_ fd: Int32, _ name: String, _ value: UnsafeRawPointer?, _ size: Int) -> Int32 {
-        amk_fsetxattr(fd, name, value, size)
+        RawName.withCString(name) { amk_fsetxattr(fd, $0, value, size) }
     }
 }

@@ -1,5 +1,5 @@
 /// A member that extraction skipped or wrote differently from the archive, instead of failing:
-/// a device or FIFO (not recreated), set-id bits dropped, a name that cannot be written as stored.
+/// a device or FIFO (not recreated), set-id bits dropped, extended attributes the file system refused.
 public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
     /// What kind of deviation, stable for programs.
     public enum Kind: String, Sendable, Hashable {
@@ -7,8 +7,6 @@ public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
         case unsupportedType
         /// Set-user-ID or set-group-ID bits were dropped because ownership is not restored.
         case setIDBitsDropped
-        /// The member's name is not valid UTF-8, so it cannot be written byte for byte.
-        case undecodableName
         /// A hard link whose target a salvage could not recover.
         case missingLinkTarget
         /// Extended attributes the file system or the process's privileges refused.

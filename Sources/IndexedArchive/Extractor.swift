@@ -54,7 +54,7 @@ final class Extractor {
         var prefix = destination.utf8.first == slash ? "/" : ""
         for part in byteComponents(destination.utf8) {
             prefix += (prefix.isEmpty || prefix.utf8.last == slash ? "" : "/") + String(decoding: part, as: UTF8.self)
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+            if RawName.withCString(prefix, { mkdir($0, 0o755) }) != 0 && errno != EEXIST {
                 throw SystemCall.error("create the destination folder", path: prefix)
             }
         }
@@ -163,14 +163,6 @@ final class Extractor {
            Self.byteComponents(header.path.utf8).allSatisfy({ $0.elementsEqual(Self.dot) }) {
             return
         }
-        // A name that was not valid UTF-8 was decoded with U+FFFD: the string names other bytes
-        // than the archive holds, and two such names may collide and silently replace each other.
-        if header.nameIsLossy {
-            entries -= 1
-            warnings.append(ExtractWarning(member: header.path, kind: .undecodableName,
-                                           message: "skipped: its name or link target is not valid UTF-8, so it cannot be written as stored"))
-            return
-        }
         let parts = try components(of: header.path)
         let name = parts.last!
         options.onMember?(stored.path)
@@ -180,10 +172,10 @@ final class Extractor {
         switch header.kind {
         case .directory:
             let parent = try parent(of: parts, member: header.path, create: true)
-            if mkdirat(parent, name, 0o700) != 0 {
+            if RawName.withCString(name, { mkdirat(parent, $0, 0o700) }) != 0 {
                 guard errno == EEXIST else { throw failure("mkdir", member: header.path) }
                 var info = stat()
-                guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                guard RawName.withCString(name, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0, info.st_mode & S_IFMT == S_IFDIR else {
                     throw ArchiveError(.unsafePath, "a non-directory is in the way", member: header.path)
                 }
             }
@@ -201,12 +193,12 @@ final class Extractor {
                 throw ArchiveError(.unsafePath, "symbolic link to '\(target)' leads outside the destination; refused", member: header.path)
             }
             let parent = try parent(of: parts, member: header.path, create: true)
-            _ = unlinkat(parent, name, 0)
-            guard symlinkat(target, parent, name) == 0 else { throw failure("symlink", member: header.path) }
+            _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
+            guard RawName.withCString(target, { target in RawName.withCString(name) { symlinkat(target, parent, $0) } }) == 0 else { throw failure("symlink", member: header.path) }
             var times = Self.times(header)
-            _ = utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW)
+            _ = RawName.withCString(name) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
             if options.restoreOwnership && isRoot {
-                _ = fchownat(parent, name, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid), AT_SYMLINK_NOFOLLOW)
+                _ = RawName.withCString(name) { fchownat(parent, $0, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid), AT_SYMLINK_NOFOLLOW) }
             }
         case .hardLink:
             let targetParts = try components(of: header.linkTarget ?? "")
@@ -222,8 +214,8 @@ final class Extractor {
             guard targetParent >= 0 else { throw failure("dup", member: header.path) }
             defer { SystemCall.close(targetParent) }
             let parent = try parent(of: parts, member: header.path, create: true)
-            _ = unlinkat(parent, name, 0)
-            guard linkat(targetParent, targetParts.last!, parent, name, 0) == 0 else {
+            _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
+            guard RawName.withCString(targetParts.last!, { source in RawName.withCString(name) { linkat(targetParent, source, parent, $0, 0) } }) == 0 else {
                 throw failure("hard link to '\(header.linkTarget ?? "")'", member: header.path)
             }
         default:
@@ -264,7 +256,7 @@ final class Extractor {
     private func refuseExisting(_ parts: [String], member: String) throws(ArchiveError) {
         guard let parent = try? parent(of: parts, member: member, create: false) else { return }
         var info = stat()
-        guard fstatat(parent, parts.last!, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        guard RawName.withCString(parts.last!, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return }
         throw ArchiveError(.io(errno: EEXIST), "already exists; not replaced (--keep-old-files)", path: rootPath, member: member)
     }
 
@@ -272,14 +264,14 @@ final class Extractor {
     private func targetExists(_ parts: [String]) -> Bool {
         guard let parent = try? parent(of: parts, member: "", create: false) else { return false }
         var info = stat()
-        return fstatat(parent, parts.last!, &info, AT_SYMLINK_NOFOLLOW) == 0
+        return RawName.withCString(parts.last!) { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
     }
 
     /// A new file with a unique temporary name in `parent`, private until renamed.
     private func createTemporary(in parent: Int32, member: String) throws(ArchiveError) -> (Int32, String) {
         for _ in 0..<16 {
             let name = ".amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-            let fd = Glibc.openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            let fd = RawName.withCString(name) { Glibc.openat(parent, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
             if fd >= 0 { return (fd, name) }
             guard errno == EEXIST else { throw failure("create", member: member) }
         }
@@ -320,7 +312,7 @@ final class Extractor {
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
-        guard renameat(file.parent, file.temporary, file.parent, file.name) == 0 else {
+        guard RawName.withCString(file.temporary, { temporary in RawName.withCString(file.name) { renameat(file.parent, temporary, file.parent, $0) } }) == 0 else {
             if errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
                 throw ArchiveError(.unsafePath, "a directory is in the way", member: header.path)
             }
@@ -352,7 +344,7 @@ final class Extractor {
         guard let file = current else { return }
         current = nil
         SystemCall.close(file.fd)
-        _ = unlinkat(file.parent, file.temporary, 0)
+        _ = RawName.withCString(file.temporary) { unlinkat(file.parent, $0, 0) }
     }
 
     /// Applies directory modes and times, deepest first, so that adding their contents did not
@@ -366,7 +358,7 @@ final class Extractor {
         for header in directories.reversed() {
             guard let parts = try? components(of: header.path),
                   let parent = try? parent(of: parts, member: header.path, create: false) else { continue }
-            let fd = Glibc.openat(parent, parts.last!, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let fd = RawName.withCString(parts.last!) { Glibc.openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             guard fd >= 0 else { continue }
             defer { SystemCall.close(fd) }
             if options.restoreOwnership && isRoot {
@@ -403,7 +395,7 @@ final class Extractor {
                   let parent = try? parent(of: parts, member: path, create: false) else { continue }
             let time = timespec(tv_sec: Int(entry.mtime.seconds), tv_nsec: Int(entry.mtime.nanoseconds))
             var times = [time, time]
-            _ = utimensat(parent, parts.last!, &times, AT_SYMLINK_NOFOLLOW)
+            _ = RawName.withCString(parts.last!) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
         }
     }
 
@@ -473,12 +465,12 @@ struct DirectoryPath {
     }
 
     private func open(_ part: String, in dir: Int32, create: Bool) throws(Failure) -> Int32 {
-        var next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        var next = RawName.withCString(part) { Glibc.openat(dir, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         if next < 0 && errno == ENOENT && create {
-            if mkdirat(dir, part, 0o755) != 0 && errno != EEXIST {
+            if RawName.withCString(part, { mkdirat(dir, $0, 0o755) }) != 0 && errno != EEXIST {
                 throw .system(operation: "mkdir", name: part, errno: errno)
             }
-            next = Glibc.openat(dir, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            next = RawName.withCString(part) { Glibc.openat(dir, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         }
         guard next >= 0 else {
             let code = errno

@@ -3,6 +3,7 @@ package import Glibc
 #elseif canImport(Darwin)
 package import Darwin
 #endif
+import Tar
 
 /// The file-system calls the packer reads through.
 ///
@@ -65,23 +66,17 @@ package struct FileSystem: Sendable {
                 if errno != 0 { throw SystemCall.error("readdir", path: path) }
                 break
             }
-            var invalid = false
+            // Names keep their bytes, UTF-8 or not (RawName), so the file is found again and
+            // archived under the name it has.
             let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 let bytes = raw.prefix { $0 != 0 }
                 if bytes.elementsEqual(".".utf8) || bytes.elementsEqual("..".utf8) { return nil }
-                guard let name = String(validating: bytes, as: UTF8.self) else {
-                    invalid = true
-                    return nil
-                }
-                return name
-            }
-            if invalid {
-                throw ArchiveError(.invalidArchivePath, "a name in this directory is not valid UTF-8", path: path)
+                return RawName.decode(bytes)
             }
             guard let name else { continue }
             names.append(name)
         }
-        names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        names.sort { RawName.encode($0).lexicographicallyPrecedes(RawName.encode($1)) }
         return names
     }
 }

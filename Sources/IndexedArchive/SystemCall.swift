@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Tar
 
 /// Thin wrappers over the system calls the engine uses: they retry `EINTR` and turn failures into
 /// an ``ArchiveError`` that names the call, the path and the errno's text.
@@ -21,13 +22,13 @@ enum SystemCall {
     }
 
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(ArchiveError) -> Int32 {
-        let fd = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+        let fd = RawName.withCString(path) { path in retrying { Glibc.open(path, flags | O_CLOEXEC, mode) } }
         guard fd >= 0 else { throw error("open", path: path) }
         return fd
     }
 
     static func openat(_ dirfd: Int32, _ name: String, _ flags: Int32, mode: mode_t = 0, path: String) throws(ArchiveError) -> Int32 {
-        let fd = retrying { Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode) }
+        let fd = RawName.withCString(name) { name in retrying { Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode) } }
         guard fd >= 0 else { throw error("open", path: path) }
         return fd
     }
@@ -77,7 +78,7 @@ enum SystemCall {
 
     static func lstat(_ path: String) throws(ArchiveError) -> stat {
         var info = stat()
-        guard Glibc.lstat(path, &info) == 0 else { throw error("stat", path: path) }
+        guard RawName.withCString(path, { Glibc.lstat($0, &info) }) == 0 else { throw error("stat", path: path) }
         return info
     }
 
@@ -85,7 +86,9 @@ enum SystemCall {
         var size = 256
         while true {
             var buffer = [UInt8](repeating: 0, count: size)
-            let n = buffer.withUnsafeMutableBufferPointer { Glibc.readlink(path, $0.baseAddress!, size) }
+            let n = buffer.withUnsafeMutableBufferPointer { buffer in
+                RawName.withCString(path) { Glibc.readlink($0, buffer.baseAddress!, size) }
+            }
             if n < 0 { throw error("readlink", path: path) }
             if n < size { return Array(buffer[..<n]) }
             size *= 4
@@ -98,10 +101,10 @@ enum SystemCall {
     }
 
     static func rename(_ from: String, _ to: String) throws(ArchiveError) {
-        guard Glibc.rename(from, to) == 0 else { throw error("rename to '\(to)'", path: from) }
+        guard RawName.withCString(from, { from in RawName.withCString(to) { Glibc.rename(from, $0) } }) == 0 else { throw error("rename to '\(to)'", path: from) }
     }
 
     static func unlink(_ path: String) {
-        _ = Glibc.unlink(path)
+        _ = RawName.withCString(path) { Glibc.unlink($0) }
     }
 }

@@ -1,3 +1,5 @@
+import Tar
+
 /// Makes text from an archive or a peer safe to print on a terminal.
 ///
 /// Member names, link targets, metadata and a peer's messages are chosen by whoever made the
@@ -16,7 +18,8 @@
 ///
 /// The forms are those of Python and of bash's `$'...'`, so an escaped name can be pasted there to
 /// get the real one back; ``parseName(_:)`` undoes ``name(_:)`` for `amk`'s own arguments. Other
-/// characters, U+FFFD (which stands for bytes that were not UTF-8) included, are printed as they are.
+/// characters are printed as they are. A byte of a name that is not UTF-8 (``RawName``) prints as
+/// `\xe9`, as bash's `$'...'` spells it.
 public enum TerminalSafe {
     /// A name (member path, link target, file path, metadata key or value) for printing.
     ///
@@ -37,7 +40,7 @@ public enum TerminalSafe {
     }
 
     /// The name that ``name(_:)`` printed as `text`: `\\`, `\n`, `\t`, `\r`, `\xHH` and `\uHHHH`
-    /// are decoded; any other backslash is kept as it is.
+    /// are decoded (`\xHH` from `\x80` up as a raw byte); any other backslash is kept as it is.
     ///
     /// So `amk extract A NAME` accepts a member exactly as `amk list` prints it, including one
     /// whose name holds a newline.
@@ -61,7 +64,9 @@ public enum TerminalSafe {
             case let form where form == "x" || form == "u":
                 let digits = form == "x" ? 2 : 4
                 if let decoded = hexScalar(scalars, from: index + 2, count: digits) {
-                    out.append(decoded); index += 2 + digits
+                    // `\xHH` from 0x80 up is a byte of a name that is not UTF-8, as in bash.
+                    out.append(form == "x" && decoded.value >= 0x80 ? RawName.escape(UInt8(decoded.value)) : decoded)
+                    index += 2 + digits
                 } else {
                     out.append(scalar); index += 1
                 }
@@ -69,7 +74,10 @@ public enum TerminalSafe {
                 out.append(scalar); index += 1
             }
         }
-        return String(out)
+        // Escaped bytes that together spell UTF-8 ("\xc3\xa9") are that text ("é"), as in
+        // bash, so the name matches the member as stored.
+        let parsed = String(out)
+        return RawName.holdsEscapes(parsed) ? RawName.decode(RawName.encode(parsed)) : parsed
     }
 
     /// The scalar spelt by `count` hex digits at `scalars[start...]`, if they are all there.
@@ -95,7 +103,9 @@ public enum TerminalSafe {
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if needsEscape(scalar) {
+                if let byte = RawName.escapedByte(scalar) {
+                    out += "\\x" + String(byte, radix: 16)
+                } else if needsEscape(scalar) {
                     let digits = String(scalar.value, radix: 16)
                     out += scalar.isASCII
                         ? "\\x" + String(repeating: "0", count: 2 - digits.count) + digits

@@ -9,22 +9,24 @@ enum PaxRecords {
     /// finding the self-referential length by iterating until the digit count is stable (it can
     /// grow at most twice, e.g. 9 -> 10 -> 11).
     static func append(key: String, bytes value: [UInt8], to buffer: inout [UInt8]) {
-        let body = 1 + key.utf8.count + 1 + value.count + 1
+        let keyBytes = RawName.encode(key)
+        let body = 1 + keyBytes.count + 1 + value.count + 1
         var length = body + 1
         while body + decimalDigits(length) != length {
             length = body + decimalDigits(length)
         }
         buffer.append(contentsOf: String(length).utf8)
         buffer.append(UInt8(ascii: " "))
-        buffer.append(contentsOf: key.utf8)
+        buffer.append(contentsOf: keyBytes)
         buffer.append(UInt8(ascii: "="))
         buffer.append(contentsOf: value)
         buffer.append(UInt8(ascii: "\n"))
     }
 
-    /// Appends one record whose value is text, as its UTF-8 bytes.
+    /// Appends one record whose value is text, as the bytes it names (``RawName``: its UTF-8,
+    /// unless it names bytes that are not UTF-8).
     static func append(key: String, value: String, to buffer: inout [UInt8]) {
-        append(key: key, bytes: Array(value.utf8), to: &buffer)
+        append(key: key, bytes: RawName.encode(value), to: &buffer)
     }
 
     private static func decimalDigits(_ value: Int) -> Int {
@@ -84,7 +86,7 @@ enum PaxRecords {
             while equals < end - 1, data[equals] != UInt8(ascii: "=") { equals += 1 }
             guard equals < end - 1, equals > keyStart else { throw fail("missing keyword or '='", at: position) }
             let keyBytes = UnsafeRawBufferPointer(rebasing: data[keyStart..<equals])
-            let key = String(decoding: keyBytes, as: UTF8.self)
+            let key = RawName.decode(keyBytes)
             if let nul = keyBytes.firstIndex(of: 0) {
                 // A keyword is text; with a NUL it would name one keyword here and another to
                 // a C reader.

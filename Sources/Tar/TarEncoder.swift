@@ -30,8 +30,9 @@ public enum TarEncoder {
     /// - Throws: ``TarError`` with code `.invalidValue` when the header cannot be stored
     ///   faithfully: an empty path, a NUL byte in a string, a non-directory path ending in
     ///   "/", content on a member that cannot have any, a missing or stray link target, a
-    ///   device number above 2097151, an `.other` typeflag that would be misread, or a header
-    ///   whose ``TarHeader/nameIsLossy`` is set (its name's real bytes are unknown).
+    ///   device number above 2097151, or an `.other` typeflag that would be misread. A name
+    ///   that is not UTF-8 (``RawName``) is written as its bytes, in the pax record as GNU tar
+    ///   writes it (without `hdrcharset`, a keyword GNU tar 1.34 warns about).
     ///   `mode` is masked with `0o7777` rather than rejected.
     public static func encode(_ header: TarHeader) throws -> [UInt8] {
         let path = try validatedPath(header)
@@ -39,6 +40,14 @@ public enum TarEncoder {
 
         var records: [UInt8] = []
         let pathNeedsPax = needsPax(path, limit: 100)
+        // A name that is not UTF-8 and too long for its ustar field goes into a pax record as its
+        // raw bytes, declared so (`hdrcharset=BINARY`) as bsdtar writes it: bsdtar would otherwise
+        // try to convert it from UTF-8 and fail. (Short ones stay in the ustar field, which no
+        // reader converts.)
+        let names = [path, header.linkTarget ?? "", header.userName ?? "", header.groupName ?? ""]
+        if zip(names, [100, 100, 31, 31]).contains(where: { RawName.holdsEscapes($0) && needsPax($0, limit: $1) }) {
+            PaxRecords.append(key: "hdrcharset", value: "BINARY", to: &records)
+        }
         if pathNeedsPax {
             PaxRecords.append(key: "path", value: path, to: &records)
         }
@@ -73,7 +82,7 @@ public enum TarEncoder {
 
         let ustarMtime = UInt64(clamping: max(0, min(header.mtime.seconds, Int64(UstarBlock.maxOctal11))))
         var block = UstarBlock.emptyBlock()
-        UstarBlock.writeBytes(placeholder(path), into: &block, UstarBlock.name)
+        UstarBlock.writeBytes(pathNeedsPax ? placeholder(path) : RawName.encode(path), into: &block, UstarBlock.name)
         UstarBlock.writeOctal(UInt64(header.mode & 0o7777), into: &block, UstarBlock.mode)
         UstarBlock.writeOctal(min(header.uid, UstarBlock.maxOctal7), into: &block, UstarBlock.uid)
         UstarBlock.writeOctal(min(header.gid, UstarBlock.maxOctal7), into: &block, UstarBlock.gid)
@@ -83,13 +92,14 @@ public enum TarEncoder {
         UstarBlock.writeOctal(ustarMtime, into: &block, UstarBlock.mtime)
         block[UstarBlock.typeflag] = header.kind.typeflag
         if !linkTarget.isEmpty {
-            UstarBlock.writeBytes(placeholder(linkTarget), into: &block, UstarBlock.linkname)
+            let inPax = needsPax(linkTarget, limit: 100)
+            UstarBlock.writeBytes(inPax ? placeholder(linkTarget) : RawName.encode(linkTarget), into: &block, UstarBlock.linkname)
         }
         if !needsPax(userName, limit: 31) {
-            UstarBlock.writeBytes(userName.utf8, into: &block, UstarBlock.uname)
+            UstarBlock.writeBytes(RawName.encode(userName), into: &block, UstarBlock.uname)
         }
         if !needsPax(groupName, limit: 31) {
-            UstarBlock.writeBytes(groupName.utf8, into: &block, UstarBlock.gname)
+            UstarBlock.writeBytes(RawName.encode(groupName), into: &block, UstarBlock.gname)
         }
         UstarBlock.writeOctal(UInt64(header.deviceMajor), into: &block, UstarBlock.devmajor)
         UstarBlock.writeOctal(UInt64(header.deviceMinor), into: &block, UstarBlock.devminor)
@@ -148,9 +158,6 @@ public enum TarEncoder {
         func fail(_ message: String) -> TarError {
             TarError(code: .invalidValue, message: "\(message) (path \"\(header.path)\")")
         }
-        if header.nameIsLossy {
-            throw fail("the name was decoded from invalid UTF-8, so its bytes are unknown (nameIsLossy)")
-        }
         for (name, value) in [("path", header.path), ("link target", header.linkTarget),
                               ("user name", header.userName), ("group name", header.groupName)] {
             if let value, value.utf8.contains(0) { throw fail("\(name) contains a NUL byte") }
@@ -184,20 +191,25 @@ public enum TarEncoder {
         }
     }
 
+    /// Whether a name needs a pax record: it is too long for its ustar field, or it is UTF-8
+    /// that is not ASCII (the pax record says it is UTF-8, the ustar field would not). A name
+    /// that is not UTF-8 at all fits its ustar field as raw bytes, as GNU tar writes it.
     private static func needsPax(_ text: String, limit: Int) -> Bool {
-        text.utf8.count > limit || text.utf8.contains(where: { $0 >= 0x80 })
+        let bytes = RawName.encode(text)
+        if bytes.count > limit { return true }
+        return bytes.contains(where: { $0 >= 0x80 }) && !RawName.holdsEscapes(text)
     }
 
     /// The ustar-field stand-in for a value carried in a pax record: ASCII (each non-ASCII
     /// byte becomes "_"), at most 100 bytes, never empty.
     private static func placeholder(_ text: String) -> [UInt8] {
-        text.utf8.prefix(100).map { $0 >= 0x80 ? UInt8(ascii: "_") : $0 }
+        RawName.encode(text).prefix(100).map { $0 >= 0x80 ? UInt8(ascii: "_") : $0 }
     }
 
     /// `PaxHeaders/<basename>`: readers ignore this name, but keeping it recognisable and
     /// ASCII makes a listing by a pax-unaware tool readable.
     private static func paxHeaderName(for path: String) -> [UInt8] {
-        var trimmed = path.utf8[...]
+        var trimmed = RawName.encode(path)[...]
         while trimmed.count > 1, trimmed.last == UInt8(ascii: "/") { trimmed = trimmed.dropLast() }
         let base = trimmed.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).last ?? trimmed
         let prefix = Array("PaxHeaders/".utf8)

@@ -30,17 +30,6 @@ public struct TarHeader: Sendable, Equatable {
     public var deviceMajor: UInt32
     /// The device minor number, for character and block devices.
     public var deviceMinor: UInt32
-    /// Whether `path` or `linkTarget` came from bytes that were not valid UTF-8 and were
-    /// decoded with U+FFFD in place of the invalid sequences, so the string does not name the
-    /// bytes the archive holds.
-    ///
-    /// Such names cannot be trusted as identities: two different invalid names can decode to
-    /// the same string (so one extracted file would silently replace the other), and writing the
-    /// string back creates a name the archive never had. An extractor should refuse or skip
-    /// these members rather than act on the repaired name. ``TarParser`` sets it for ustar
-    /// fields, pax `path`/`linkpath` records and GNU long names; ``TarEncoder`` refuses a header
-    /// that has it, since it could only write the repaired name.
-    public var nameIsLossy: Bool
     /// Extended attributes (name to value), stored as pax `SCHILY.xattr.<name>` records as GNU tar
     /// and bsdtar write them; values are bytes. Names must not contain `=`, a newline or NUL.
     /// Empty unless set.
@@ -59,8 +48,7 @@ public struct TarHeader: Sendable, Equatable {
         userName: String? = nil,
         groupName: String? = nil,
         deviceMajor: UInt32 = 0,
-        deviceMinor: UInt32 = 0,
-        nameIsLossy: Bool = false
+        deviceMinor: UInt32 = 0
     ) {
         self.path = path
         self.kind = kind
@@ -74,7 +62,6 @@ public struct TarHeader: Sendable, Equatable {
         self.groupName = groupName
         self.deviceMajor = deviceMajor
         self.deviceMinor = deviceMinor
-        self.nameIsLossy = nameIsLossy
     }
 
     /// Decodes a single 512-byte ustar (or GNU, or v7) header block on its own, without any
@@ -108,10 +95,6 @@ extension TarHeader {
     struct Overrides {
         var path: String?
         var linkPath: String?
-        /// `path` was repaired from invalid UTF-8 (meaningful only when `path` is set).
-        var pathIsLossy = false
-        /// `linkPath` was repaired from invalid UTF-8 (meaningful only when `linkPath` is set).
-        var linkPathIsLossy = false
         /// `SCHILY.xattr.*` records of the member's own `x` header.
         var extendedAttributes: [String: [UInt8]] = [:]
         var size: UInt64?
@@ -142,11 +125,6 @@ extension TarHeader {
         case .hardLink, .symbolicLink: overrides.linkPath ?? fields.linkName
         default: nil
         }
-        let pathIsLossy = overrides.path != nil ? overrides.pathIsLossy : fields.pathIsLossy
-        let linkTargetIsLossy: Bool = switch kind {
-        case .hardLink, .symbolicLink: overrides.linkPath != nil ? overrides.linkPathIsLossy : fields.linkNameIsLossy
-        default: false
-        }
         let userName = overrides.userName ?? fields.userName
         let groupName = overrides.groupName ?? fields.groupName
         self.init(
@@ -161,8 +139,7 @@ extension TarHeader {
             userName: userName?.isEmpty == true ? nil : userName,
             groupName: groupName?.isEmpty == true ? nil : groupName,
             deviceMajor: fields.deviceMajor,
-            deviceMinor: fields.deviceMinor,
-            nameIsLossy: pathIsLossy || linkTargetIsLossy
+            deviceMinor: fields.deviceMinor
         )
         self.extendedAttributes = overrides.extendedAttributes
     }

@@ -22,7 +22,7 @@
 /// Names are bytes, and the kernel reads them up to the first NUL, so no name handed out holds
 /// one: ustar fields and GNU long names end at their first NUL, and a pax `path`, `linkpath`,
 /// `uname` or `gname` value (or any keyword) holding a NUL is refused. Names that are not valid
-/// UTF-8 are repaired with U+FFFD and flagged with ``TarHeader/nameIsLossy``.
+/// UTF-8 keep their bytes (``RawName``), so they are written back as they were stored.
 ///
 /// After the end marker (two zero blocks) it reports ``Event/end(offset:)`` once and ignores
 /// everything that follows, since an index may follow the tar data. A single zero block
@@ -369,13 +369,11 @@ public struct TarParser: Sendable {
             // The name ends at its first NUL, as the kernel reads it: whatever follows the NUL
             // never reaches the name.
             let end = data.firstIndex(of: 0) ?? data.count
-            let (name, lossy) = data.withUnsafeBytes { UstarBlock.decode(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
+            let name = RawName.decode(data[..<end])
             if kind == .longName {
                 pending.overrides.path = name
-                pending.overrides.pathIsLossy = lossy
             } else {
                 pending.overrides.linkPath = name
-                pending.overrides.linkPathIsLossy = lossy
             }
         case .pax:
             var overrides = pending.overrides
@@ -410,12 +408,13 @@ public struct TarParser: Sendable {
     ///
     /// A name (`path`, `linkpath`, `uname`, `gname`) holding a NUL byte is refused, in `x` and
     /// `g` headers alike: the kernel and every C reader stop at the NUL, so the name checked
-    /// here ("..\0/x") would not be the name acted on (".."). Values that are not valid UTF-8
-    /// are repaired with U+FFFD and, for a path or link target, marked lossy.
+    /// here ("..\0/x") would not be the name acted on (".."). Values are decoded byte for byte
+    /// (``RawName``): GNU tar and bsdtar write a name that is not UTF-8 as its raw bytes, with or
+    /// without `hdrcharset=BINARY`, so a path, a link target or an owner name keeps its bytes.
     private func apply(
         key: String, value bytes: UnsafeRawBufferPointer, to overrides: inout TarHeader.Overrides, global: Bool, headerOffset: UInt64
     ) throws(TarError) -> String {
-        let (value, lossy) = UstarBlock.decode(bytes)
+        let value = RawName.decode(bytes)
         func bad(_ what: String) -> TarError {
             TarError(code: .badPaxRecord, message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")", offset: headerOffset)
         }
@@ -442,10 +441,8 @@ public struct TarParser: Sendable {
         switch key {
         case "path" where !global:
             overrides.path = try checkedPath()
-            overrides.pathIsLossy = overrides.path != nil && lossy
         case "linkpath" where !global:
             overrides.linkPath = try checkedPath()
-            overrides.linkPathIsLossy = overrides.linkPath != nil && lossy
         case "size" where !global: overrides.size = try number()
         case "uid": overrides.uid = try number()
         case "gid": overrides.gid = try number()
@@ -502,8 +499,6 @@ extension TarHeader.Overrides {
             return TarHeader.Overrides(
                 path: path ?? defaults.path,
                 linkPath: linkPath ?? defaults.linkPath,
-                pathIsLossy: path != nil ? pathIsLossy : defaults.pathIsLossy,
-                linkPathIsLossy: linkPath != nil ? linkPathIsLossy : defaults.linkPathIsLossy,
                 size: size ?? defaults.size,
                 mtime: mtime ?? defaults.mtime,
                 uid: uid ?? defaults.uid,
@@ -518,8 +513,6 @@ extension TarHeader.Overrides {
         return TarHeader.Overrides(
             path: path ?? fallback("path", defaults.path),
             linkPath: linkPath ?? fallback("linkpath", defaults.linkPath),
-            pathIsLossy: path != nil ? pathIsLossy : fallback("path", defaults.pathIsLossy) ?? false,
-            linkPathIsLossy: linkPath != nil ? linkPathIsLossy : fallback("linkpath", defaults.linkPathIsLossy) ?? false,
             size: size ?? fallback("size", defaults.size),
             mtime: mtime ?? fallback("mtime", defaults.mtime),
             uid: uid ?? fallback("uid", defaults.uid),

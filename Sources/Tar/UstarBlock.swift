@@ -45,10 +45,6 @@ enum UstarBlock {
         var typeflag: UInt8
         var path: String
         var linkName: String
-        /// The name or prefix field was not valid UTF-8 and `path` holds U+FFFD in its place.
-        var pathIsLossy: Bool
-        /// The linkname field was not valid UTF-8 and `linkName` holds U+FFFD in its place.
-        var linkNameIsLossy: Bool
         var mode: UInt32
         var uid: UInt64
         var gid: UInt64
@@ -102,7 +98,7 @@ enum UstarBlock {
             throw TarError(code: .badField, message: "mtime field is not a valid number (\(quoted(block, mtime)))", offset: offset)
         }
 
-        var (path, pathIsLossy) = text(block, name)
+        var path = string(block, name)
         var userName: String?
         var groupName: String?
         var deviceMajor: UInt32 = 0
@@ -121,21 +117,18 @@ enum UstarBlock {
             deviceMinor = minor32
         }
         if format == .ustar {
-            let (prefixString, prefixIsLossy) = text(block, prefix)
+            let prefixString = string(block, prefix)
             if !prefixString.isEmpty {
                 path = prefixString + "/" + path
-                pathIsLossy = pathIsLossy || prefixIsLossy
             }
         }
-        let (linkName, linkNameIsLossy) = text(block, linkname)
+        let linkName = string(block, linkname)
 
         return Fields(
             format: format,
             typeflag: block[typeflag],
             path: path,
             linkName: linkName,
-            pathIsLossy: pathIsLossy,
-            linkNameIsLossy: linkNameIsLossy,
             // Old GNU writers include the file-type bits; only permission bits belong here.
             mode: UInt32(truncatingIfNeeded: mode & 0o7777),
             uid: uid,
@@ -234,26 +227,14 @@ enum UstarBlock {
         return false
     }
 
-    /// A NUL-terminated (or field-filling) string. Invalid UTF-8 is repaired with U+FFFD rather
-    /// than rejected: pre-pax archives carry names in arbitrary encodings.
+    /// A NUL-terminated (or field-filling) name, byte for byte (``RawName``): pre-pax archives
+    /// carry names in arbitrary encodings, and they are written back as the same bytes. The field
+    /// ends at its first NUL, as the kernel would read it, so nothing after the NUL can reach the
+    /// text.
     static func string(_ block: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
-        text(block, range).text
-    }
-
-    /// Like ``string(_:_:)``, also saying whether the bytes had to be repaired, i.e. whether the
-    /// text no longer spells the bytes the archive holds. The field ends at its first NUL, as
-    /// the kernel would read it, so nothing after the NUL can reach the text.
-    static func text(_ block: UnsafeRawBufferPointer, _ range: Range<Int>) -> (text: String, lossy: Bool) {
         var end = range.lowerBound
         while end < range.upperBound, block[end] != 0 { end += 1 }
-        return decode(UnsafeRawBufferPointer(rebasing: block[range.lowerBound..<end]))
-    }
-
-    /// Bytes as UTF-8 text, repairing invalid sequences with U+FFFD; `lossy` tells whether any
-    /// were repaired (two different invalid names can repair to the same text).
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> (text: String, lossy: Bool) {
-        if let valid = String(validating: bytes, as: UTF8.self) { return (valid, false) }
-        return (String(decoding: bytes, as: UTF8.self), true)
+        return RawName.decode(UnsafeRawBufferPointer(rebasing: block[range.lowerBound..<end]))
     }
 
     /// Text for an error message: control and format characters (NUL, escape sequences,

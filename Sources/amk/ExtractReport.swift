@@ -13,7 +13,7 @@ struct ExtractReport: Encodable {
 
     struct Warning: Encodable {
         var member: String
-        /// `unsupportedType`, `setIDBitsDropped`, `undecodableName`, `missingLinkTarget` or
+        /// `unsupportedType`, `setIDBitsDropped`, `missingLinkTarget` or
         /// `extendedAttributesNotRestored`.
         var kind: String
         var message: String

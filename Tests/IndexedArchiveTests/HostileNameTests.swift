@@ -110,10 +110,11 @@ extension EngineSuites.HostileNameTests {
         return member
     }
 
-    /// Two names that are not valid UTF-8 and differ only in those bytes become the same string
-    /// once repaired: extracting both would let one silently replace the other.
+    /// Two names that are not valid UTF-8 and differ only in those bytes stay two names: a
+    /// repairing decoder would make both `a\u{FFFD}.txt`, and one would replace the other.
+    /// Each is written under its own bytes, on every reading path.
     @Test(arguments: ReadMode.allCases)
-    func namesThatAreNotUTF8AreSkippedWithAWarning(_ mode: ReadMode) async throws {
+    func namesThatAreNotUTF8AreWrittenByteForByte(_ mode: ReadMode) async throws {
         let dir = try TemporaryDirectory()
         let tar = try tarStream([tarFile("ok.txt", "fine")], end: false)
             + Self.rawNameMember("aX.txt", replacing: [0xFF], content: "first")
@@ -121,10 +122,36 @@ extension EngineSuites.HostileNameTests {
             + TarEncoder.endOfArchive
         let reader = try await hostileArchive(tar, mode: mode, at: dir.path + "/l.tar.xz")
         let summary = try await reader.extract(to: dir.path + "/out")
-        #expect(listing(dir.path + "/out") == ["ok.txt"])
-        #expect(summary.entries == 1)
-        #expect(summary.warnings.map(\.kind) == [.undecodableName, .undecodableName])
-        #expect(summary.warnings.allSatisfy { $0.member == "a\u{FFFD}.txt" })
+        #expect(summary.entries == 3)
+        #expect(summary.warnings.isEmpty)
+        let first: [UInt8] = [0x61, 0xFF, 0x2E, 0x74, 0x78, 0x74]
+        let second: [UInt8] = [0x61, 0xFE, 0x2E, 0x74, 0x78, 0x74]
+        #expect(Self.rawListing(dir.path + "/out") == [second, first, Array("ok.txt".utf8)])
+        #expect(Self.rawContent(dir.path + "/out", first) == Array("first".utf8))
+        #expect(Self.rawContent(dir.path + "/out", second) == Array("second".utf8))
+    }
+
+    /// The names in a folder as the kernel holds them, sorted by bytes.
+    static func rawListing(_ path: String) -> [[UInt8]] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            if name != [0x2E] && name != [0x2E, 0x2E] { names.append(name) }
+        }
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The content of the file `name` (raw bytes) in `folder`.
+    static func rawContent(_ folder: String, _ name: [UInt8]) -> [UInt8]? {
+        let path = Array(folder.utf8) + [0x2F] + name + [0]
+        let fd = path.withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY) } }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 64) }
+        return count < 0 ? nil : Array(buffer.prefix(count))
     }
 
     /// The index's metadata keys are names too: one holding a NUL is refused when the archive opens.

@@ -1,4 +1,5 @@
 import IndexedArchive
+import Tar
 import Testing
 
 @Suite struct TerminalSafeTests {
@@ -55,6 +56,18 @@ import Testing
         for name in names {
             #expect(TerminalSafe.parseName(TerminalSafe.name(name)) == name, "\(name.debugDescription)")
         }
+    }
+
+    /// A byte of a name that is not UTF-8 prints as bash's `\xHH`, and that form reads back
+    /// as the byte, not as the character U+00HH (`\xe9` is not "é").
+    @Test func bytesThatAreNotUTF8PrintAsHexAndParseBack() {
+        let name = RawName.decode([0x63, 0x61, 0x66, 0xE9, 0x2F, 0xFF])
+        #expect(TerminalSafe.name(name) == #"caf\xe9/\xff"#)
+        #expect(TerminalSafe.parseName(#"caf\xe9/\xff"#) == name)
+        #expect(RawName.encode(TerminalSafe.parseName(TerminalSafe.name(name))) == [0x63, 0x61, 0x66, 0xE9, 0x2F, 0xFF])
+        // Bytes that together are UTF-8 are that character, as in bash: the name matches the
+        // member that `amk list` prints as "é".
+        #expect(TerminalSafe.parseName(#"\xc3\xa9"#) == "é")
     }
 
     @Test func parseNameKeepsUnknownEscapes() {

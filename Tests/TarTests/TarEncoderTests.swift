@@ -223,11 +223,37 @@ struct TarEncoderTests {
         TarHeader(path: "f", kind: .other(UInt8(ascii: "L"))),
         TarHeader(path: "f", kind: .other(UInt8(ascii: "5"))),
         TarHeader(path: "f", kind: .characterDevice, deviceMajor: 2_097_152),
-        TarHeader(path: "f\u{FFFD}", kind: .regular, nameIsLossy: true),
-        TarHeader(path: "l", kind: .symbolicLink, linkTarget: "\u{FFFD}", nameIsLossy: true),
     ])
     func rejectsHeadersThatCannotBeStoredFaithfully(header: TarHeader) {
         #expect(tarError { _ = try TarEncoder.encode(header) }?.code == .invalidValue)
+    }
+
+    // MARK: Names that are not UTF-8
+
+    /// A short name that is not UTF-8 is its raw bytes in the ustar field, as GNU tar writes it:
+    /// no pax record, which bsdtar would try to convert from UTF-8.
+    @Test func aShortNameThatIsNotUTF8IsRawInTheUstarField() throws {
+        let path = RawName.decode([0x63, 0x61, 0x66, 0xE9])
+        let link = RawName.decode([0x74, 0xFF])
+        let encoded = try TarEncoder.encode(TarHeader(path: path, kind: .symbolicLink, linkTarget: link))
+        #expect(encoded.count == 512)
+        #expect(Array(encoded[0..<5]) == [0x63, 0x61, 0x66, 0xE9, 0x00])
+        #expect(Array(encoded[157..<160]) == [0x74, 0xFF, 0x00])
+        let decoded = try encoded.withUnsafeBytes { try TarHeader.decode(ustarBlock: $0, offset: 0) }
+        #expect(decoded.path == path && decoded.linkTarget == link)
+    }
+
+    /// A long one goes into a pax record as raw bytes, declared with `hdrcharset=BINARY`, and
+    /// comes back whole.
+    @Test func aLongNameThatIsNotUTF8IsRawInAPaxRecord() throws {
+        let bytes = [UInt8](repeating: 0x78, count: 150) + [0xE9]
+        let header = TarHeader(path: RawName.decode(bytes), kind: .regular, size: 0)
+        let encoded = try TarEncoder.encode(header)
+        let records = Array(encoded[512..<1024])
+        #expect(records.starts(with: Array("21 hdrcharset=BINARY\n".utf8)))
+        #expect(records.firstRange(of: Array("path=".utf8) + bytes + [0x0A]) != nil)
+        let paths = members(try parse(encoded + TarEncoder.endOfArchive)).map(\.header.path)
+        #expect(paths.map(RawName.encode) == [bytes])
     }
 
     // MARK: Round trip

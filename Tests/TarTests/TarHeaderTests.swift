@@ -14,7 +14,6 @@ struct TarHeaderTests {
         #expect(header.mtime == TarTimestamp(seconds: 0))
         #expect(header.linkTarget == nil && header.userName == nil && header.groupName == nil)
         #expect(header.deviceMajor == 0 && header.deviceMinor == 0)
-        #expect(!header.nameIsLossy)
     }
 
     @Test func decodesAnEncodedUstarBlock() throws {
@@ -94,51 +93,48 @@ struct TarHeaderTests {
         #expect(header.size == 3)
     }
 
-    // MARK: nameIsLossy
+    // MARK: Names that are not UTF-8
 
-    /// Two different invalid names decode to the same string; only `nameIsLossy` tells them
-    /// from each other's bytes and from a valid name that really holds U+FFFD.
-    @Test func invalidUTF8InTheNameFieldIsLossy() throws {
+    /// Different bytes give different names, and a valid name holding U+FFFD is a third one.
+    @Test func invalidUTF8InTheNameFieldKeepsItsBytes() throws {
         var results: [TarHeader] = []
-        for name in [[0x61, 0xFF], [0x61, 0xC3], Array("a\u{FFFD}".utf8)] as [[UInt8]] {
+        let names: [[UInt8]] = [[0x61, 0xFF], [0x61, 0xC3], Array("a\u{FFFD}".utf8)]
+        for name in names {
             var block = RawBlock(name: "")
             block.setBytes(0, name)
             block.sealChecksum()
             results.append(try decode(block.bytes))
         }
-        #expect(results.map(\.path) == ["a\u{FFFD}", "a\u{FFFD}", "a\u{FFFD}"])
-        #expect(results.map(\.nameIsLossy) == [true, true, false])
+        #expect(results.map(\.path) == ["a\u{10FFFF}", "a\u{10FFC3}", "a\u{FFFD}"])
+        #expect(results.map { RawName.encode($0.path) } == names)
     }
 
-    /// The prefix field is part of the path: invalid bytes there make it lossy too.
-    @Test func invalidUTF8InThePrefixIsLossy() throws {
+    /// The prefix field is part of the path, bytes and all.
+    @Test func invalidUTF8InThePrefixKeepsItsBytes() throws {
         var block = RawBlock(name: "name.txt")
         block.setBytes(345, [0x64, 0xE2, 0x82])
         block.sealChecksum()
         let header = try decode(block.bytes)
-        #expect(header.path == "d\u{FFFD}/name.txt")
-        #expect(header.nameIsLossy)
+        #expect(header.path == "d\u{10FFE2}\u{10FF82}/name.txt")
     }
 
     /// The linkname field counts for links only: on a regular file it is not a name at all.
     @Test(arguments: [(UInt8(ascii: "2"), true), (UInt8(ascii: "1"), true), (UInt8(ascii: "0"), false)])
-    func invalidUTF8InTheLinkNameIsLossyForLinks(typeflag: UInt8, lossy: Bool) throws {
+    func invalidUTF8InTheLinkNameKeepsItsBytesForLinks(typeflag: UInt8, isLink: Bool) throws {
         var block = RawBlock(name: "link", typeflag: typeflag)
         block.setBytes(157, [0x74, 0xFF])
         block.sealChecksum()
         let header = try decode(block.bytes)
-        #expect(header.nameIsLossy == lossy)
-        #expect(header.linkTarget == (lossy ? "t\u{FFFD}" : nil))
+        #expect(header.linkTarget == (isLink ? "t\u{10FFFF}" : nil))
     }
 
-    /// Invalid user and group names are repaired but are not file names: not lossy.
-    @Test func invalidUTF8InOwnerNamesIsNotANameLoss() throws {
+    /// User and group names keep their bytes as well.
+    @Test func invalidUTF8InOwnerNamesKeepsItsBytes() throws {
         var block = RawBlock(name: "f")
         block.setBytes(265, [0x75, 0xFF])
         block.setBytes(297, [0x67, 0xFF])
         block.sealChecksum()
         let header = try decode(block.bytes)
-        #expect(header.userName == "u\u{FFFD}" && header.groupName == "g\u{FFFD}")
-        #expect(!header.nameIsLossy)
+        #expect(header.userName == "u\u{10FFFF}" && header.groupName == "g\u{10FFFF}")
     }
 }

@@ -306,9 +306,8 @@ struct TarParserTests {
         #expect(found.first?.header.path == "..")
         #expect(found.first?.header.linkTarget == "../..")
         #expect(found.first?.headerOffset == 0)
-        // Invalid UTF-8 after the NUL is not part of the name, so the name is not lossy.
+        // Invalid UTF-8 after the NUL is not part of the name.
         #expect(found.last?.header.path == "ok")
-        #expect(found.last?.header.nameIsLossy == false)
         for member in found {
             #expect(!member.header.path.utf8.contains(0) && member.header.linkTarget?.utf8.contains(0) != true)
         }
@@ -316,10 +315,12 @@ struct TarParserTests {
 
     // MARK: Names that are not UTF-8
 
-    /// A path or link target that is not valid UTF-8 comes back repaired and marked lossy,
-    /// whichever header carried it; a valid override of a lossy ustar field is not lossy.
-    @Test func namesThatAreNotUTF8AreMarkedLossy() throws {
+    /// A path, link target or owner name that is not valid UTF-8 keeps its bytes, whichever
+    /// header carried it: the invalid byte 0xFF is the escape scalar U+10FFFF (RawName), and
+    /// encoding the name gives the archive's bytes back.
+    @Test func namesThatAreNotUTF8KeepTheirBytes() throws {
         let invalid: [UInt8] = [0x66, 0xFF, 0x67]  // "f", an invalid byte, "g"
+        let escaped = "f\u{10FFFF}g"
         var ustarName = RawBlock(name: "")
         ustarName.setBytes(0, invalid)
         ustarName.sealChecksum()
@@ -332,24 +333,24 @@ struct TarParserTests {
             + extendedHeader("L", invalid + [0]) + RawBlock(name: "gnu", magic: .gnu).bytes
             + extendedHeader("K", invalid + [0]) + RawBlock(name: "l3", typeflag: UInt8(ascii: "2"), magic: .gnu).bytes
             + ustarLink.bytes
-            + extendedHeader("x", paxRecord("path", "repaired")) + ustarName.bytes
+            + extendedHeader("x", paxRecord("path", "overridden")) + ustarName.bytes
             + extendedHeader("x", paxRecord(Array("uname".utf8), invalid)) + RawBlock(name: "owner").bytes
             + TarEncoder.endOfArchive
         let found = members(try parse(bytes)).map(\.header)
-        #expect(found.map(\.path) == ["f\u{FFFD}g", "f\u{FFFD}g", "l2", "f\u{FFFD}g", "l3", "l1", "repaired", "owner"])
-        #expect(found.map(\.nameIsLossy) == [true, true, true, true, true, true, false, false])
-        #expect(found[2].linkTarget == "f\u{FFFD}g" && found[4].linkTarget == "f\u{FFFD}g" && found[5].linkTarget == "f\u{FFFD}g")
-        #expect(found[7].userName == "f\u{FFFD}g", "a user name is repaired too, but it names no file")
+        #expect(found.map(\.path) == [escaped, escaped, "l2", escaped, "l3", "l1", "overridden", "owner"])
+        #expect(found[2].linkTarget == escaped && found[4].linkTarget == escaped && found[5].linkTarget == escaped)
+        #expect(found[7].userName == escaped)
+        #expect(RawName.encode(found[0].path) == invalid)
     }
 
-    /// The reason for the flag: two different invalid names decode to the same string, and a
-    /// valid name spelled with U+FFFD is yet another; only the flag tells them apart.
-    @Test func differentInvalidNamesCollideButAreFlagged() throws {
+    /// Different bytes stay different names: two invalid names and a valid one holding U+FFFD
+    /// (which a repairing decoder would have made one string) are three names.
+    @Test func differentInvalidNamesStayDifferent() throws {
         let names: [[UInt8]] = [[0x61, 0xFF], [0x61, 0xFE], Array("a\u{FFFD}".utf8)]
         let bytes = names.flatMap { extendedHeader("x", paxRecord(Array("path".utf8), $0)) + RawBlock(name: "p").bytes } + TarEncoder.endOfArchive
         let found = members(try parse(bytes)).map(\.header)
-        #expect(Set(found.map(\.path)) == ["a\u{FFFD}"])
-        #expect(found.map(\.nameIsLossy) == [true, true, false])
+        #expect(found.map(\.path) == ["a\u{10FFFF}", "a\u{10FFFE}", "a\u{FFFD}"])
+        #expect(found.map { RawName.encode($0.path) } == names)
     }
 
     // MARK: Not a tar stream

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// File names, link targets and folder names that are not UTF-8 (Latin-1 `caf\xe9`, a stray
+    /// `\xff`, a name too long for the ustar field) are stored and restored byte for byte, by amk and
+    /// between amk and GNU tar and bsdtar in both directions. Trees are built and compared with
+    /// Python's bytes API, which never decodes a name.
+    @Suite(.enabled(if: ShellPipeline.has("python3"), "needs python3"))
+    @MainActor struct RawNameInterop {
+        let tree: TestTree
+
+        /// The tree: every kind of member whose name (or link target) is not UTF-8.
+        static let build = """
+            import os
+            os.makedirs(b'd/dir\\xff/sub')
+            open(b'd/caf\\xe9.txt', 'wb').write(b'latin-1 name')
+            open(b'd/dir\\xff/sub/in', 'wb').write(b'inside a folder whose name is not UTF-8')
+            open(b'd/' + b'x' * 120 + b'\\xe9', 'wb').write(b'long name')
+            os.symlink(b'caf\\xe9.txt', b'd/link\\xfe')
+            os.link(b'd/caf\\xe9.txt', b'd/hard\\xfd')
+            open(b'd/plain.txt', 'wb').write(b'a UTF-8 neighbour')
+            """
+
+        /// Every path under a folder with its type and content or link target, as hex: a
+        /// byte-exact description to compare.
+        static func describe(_ root: String) -> String {
+            """
+            import os, sys
+            out = []
+            for base, dirs, files in os.walk(b'\(root)'):
+                for name in sorted(dirs + files):
+                    path = os.path.join(base, name)
+                    rel = os.path.relpath(path, b'\(root)').hex()
+                    if os.path.islink(path): out.append(rel + ' l ' + os.readlink(path).hex())
+                    elif os.path.isdir(path): out.append(rel + ' d')
+                    else: out.append(rel + ' f ' + open(path, 'rb').read().hex())
+            sys.stdout.write('\\n'.join(sorted(out)))
+            """
+        }
+
+        init() throws {
+            tree = try TestTree()
+            try UserAttributes.python(Self.build, in: tree.root)
+        }
+
+        func amk(_ arguments: String...) throws -> AMKProcess.Result {
+            try AMKProcess.run(arguments, in: tree.root, scratch: tree.root)
+        }
+
+        func shell(_ command: String) throws -> AMKProcess.Result {
+            try ShellPipeline.run(command, in: tree.root, scratch: tree.root)
+        }
+
+        func snapshot(_ root: String) throws -> String {
+            try UserAttributes.python(Self.describe(root), in: tree.root)
+        }
+
+        @Test func amkRestoresNamesThatAreNotUTF8ByteForByte() throws {
+            let original = try snapshot("d")
+            #expect(original.split(separator: "\n").count == 8, "\(original)")
+            let packed = try amk("pack", "d", "-o", "a.tar.xz")
+            #expect(packed.status == 0, "\(packed.stderr)")
+            let extracted = try amk("extract", "a.tar.xz", "-C", "x")
+            #expect(extracted.status == 0, "\(extracted.stderr)")
+            #expect(try snapshot("x/d") == original)
+            // The sequential reader (a stream on standard input) writes the same names.
+            let streamed = try shell("mkdir s && \(AMKProcess.binary.path) extract - -C s < a.tar.xz")
+            #expect(streamed.status == 0, "\(streamed.stderr)")
+            #expect(try snapshot("s/d") == original)
+        }
+
+        @Test func listingShowsTheBytesAndSelectionTakesThemBack() throws {
+            #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
+            let listed = try amk("list", "a.tar.xz")
+            #expect(listed.status == 0)
+            let lines = listed.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.contains("d/caf\\xe9.txt"), "\(listed.stdout)")
+            #expect(lines.contains("d/dir\\xff/sub/in"), "\(listed.stdout)")
+            // The printed form selects the member, as bash's $'...' would spell it.
+            let one = try amk("extract", "a.tar.xz", "-C", "one", "d/caf\\xe9.txt")
+            #expect(one.status == 0, "\(one.stderr)")
+            let content = try UserAttributes.python("import sys; sys.stdout.write(open(b'one/d/caf\\xe9.txt', 'rb').read().decode())", in: tree.root)
+            #expect(content == "latin-1 name")
+        }
+
+        @Test(.enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz"))
+        func gnuTarAndBsdtarExtractAmksNamesAsTheyWere() throws {
+            let original = try snapshot("d")
+            #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
+            let gnu = try shell("mkdir g && tar -xJf a.tar.xz -C g")
+            #expect(gnu.status == 0, "\(gnu.stderr)")
+            #expect(try snapshot("g/d") == original)
+            // bsdtar must not have to convert a name from UTF-8: no warning, exit 0.
+            let bsd = try shell("mkdir b && bsdtar -xf a.tar.xz -C b")
+            #expect(bsd.status == 0 && bsd.stderr.isEmpty, "\(bsd.stderr)")
+            #expect(try snapshot("b/d") == original)
+        }
+
+        @Test(.enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz"),
+              arguments: ["tar -cJf t.tar.xz d", "tar --format=pax -cJf t.tar.xz d", "bsdtar -cJf t.tar.xz d", "bsdtar --format=pax -cJf t.tar.xz d"])
+        func amkExtractsNamesOtherToolsWrote(command: String) throws {
+            let original = try snapshot("d")
+            // bsdtar warns (in the names' raw bytes) that it cannot convert them to UTF-8, then
+            // writes them raw with hdrcharset=BINARY: keep its warnings out of the text we read.
+            let made = try shell(command + " 2>create.log")
+            #expect(made.status == 0)
+            let extracted = try amk("extract", "t.tar.xz", "-C", "x")
+            #expect(extracted.status == 0, "\(extracted.stderr)")
+            #expect(try snapshot("x/d") == original)
+        }
+    }
+}
