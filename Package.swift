@@ -25,10 +25,13 @@ let package = Package(
         .executable(name: "amk", targets: ["amk"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-async-algorithms", exact: "1.1.4"),
+        // `from:` rather than `exact:`, so that a package using ours resolves beside its own
+        // requirements (these are the lowest versions this machine's mirror holds).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Documentation only (`swift package generate-documentation`): a plugin, linked into nothing.
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -41,7 +44,8 @@ let package = Package(
         .target(name: "Tar", swiftSettings: strict),
         .target(
             name: "IndexedArchive",
-            dependencies: ["XZ", "Tar", "CPlatform", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms")],
+            dependencies: ["XZ", "Tar", "CPlatform", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(name: "AppMigration", dependencies: ["IndexedArchive"], swiftSettings: strict),
@@ -50,8 +54,9 @@ let package = Package(
         .executableTarget(
             name: "amk",
             dependencies: [
-                "IndexedArchive", "AppMigration",
+                "IndexedArchive", "AppMigration", "Tar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -60,7 +65,8 @@ let package = Package(
                 swiftSettings: strict),
         .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA"], swiftSettings: strict),
         .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
-        .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport"], swiftSettings: strict),
+        .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport",
+                                                          .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport"], swiftSettings: strict),
         // Written from Apple's AppMigrationKit reference alone, as for iOS, plus the registration.
         .testTarget(name: "AppMigrationKitConformanceTests", dependencies: ["AppMigrationKit", "AppMigrationTesting"],

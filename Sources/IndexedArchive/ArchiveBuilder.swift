@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import Foundation
+import Logging
 import Tar
 import XZ
 
@@ -135,6 +136,8 @@ public actor ArchiveBuilder {
 
     private func record(_ warning: PackWarning) {
         warnings.append(warning)
+        // Names come from the disk (or an archive) and logs are read on terminals: escaped.
+        options.logger.warning("\(TerminalSafe.message(warning.message))", metadata: ["path": "\(TerminalSafe.name(warning.path))"])
         options.onEvent?(.warning(warning))
     }
 

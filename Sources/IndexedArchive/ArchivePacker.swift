@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import Foundation
+import Logging
 import Tar
 import XZ
 
@@ -25,17 +26,37 @@ public enum ArchivePacker {
     @discardableResult
     public static func pack(_ sources: [PackSource], to destination: ArchiveDestination,
                             options: PackOptions = PackOptions()) async throws -> PackSummary {
-        guard options.watchdog == nil, let policy = options.stallPolicy else {
-            return try await withBuilder(to: destination, options: options) { builder in
-                try await builder.append(contentsOf: sources)
-            }.summary
-        }
-        return try await Watchdog.supervise(policy: policy) { watchdog in
-            var watched = options
-            watched.watchdog = watchdog
-            return try await withBuilder(to: destination, options: watched) { builder in
-                try await builder.append(contentsOf: sources)
-            }.summary
+        let logger = options.logger
+        logger.debug("packing", metadata: [
+            "sources": .array(sources.map { .string(TerminalSafe.name($0.path)) }), "destination": "\(TerminalSafe.name("\(destination)"))",
+            "preset": "\(options.preset)", "workers": "\(options.workers)", "chunkSize": "\(options.chunkSize)",
+        ])
+        do {
+            let summary: PackSummary
+            if options.watchdog == nil, let policy = options.stallPolicy {
+                summary = try await Watchdog.supervise(policy: policy) { watchdog in
+                    var watched = options
+                    watched.watchdog = watchdog
+                    return try await withBuilder(to: destination, options: watched) { builder in
+                        try await builder.append(contentsOf: sources)
+                    }.summary
+                }
+            } else {
+                summary = try await withBuilder(to: destination, options: options) { builder in
+                    try await builder.append(contentsOf: sources)
+                }.summary
+            }
+            logger.info("packed", metadata: [
+                "entries": "\(summary.entries)", "tarBytes": "\(summary.tarBytes)", "archiveBytes": "\(summary.archiveBytes)",
+                "blocks": "\(summary.blocks)", "storedBlocks": "\(summary.storedBlocks)", "seconds": "\(summary.seconds)",
+            ])
+            return summary
+        } catch is CancellationError {
+            logger.debug("pack cancelled")
+            throw CancellationError()
+        } catch {
+            logger.error("pack failed", metadata: ["error": "\(TerminalSafe.message("\(error)"))"])
+            throw error
         }
     }
 
@@ -57,9 +78,10 @@ public enum ArchivePacker {
         let compressor = CompressorPool(workers: options.workers, preset: options.preset, extreme: options.extreme,
                                         chunkSize: options.chunkSize, compressible: options.compressible)
         let onEvent = options.onEvent
-        var onBlockWritten: (@Sendable (Int, UInt64) -> Void)?
-        if let onEvent {
-            onBlockWritten = { sequence, bytes in onEvent(.blockWritten(sequence: sequence, archiveBytes: bytes)) }
+        let logger = options.logger
+        let onBlockWritten: @Sendable (Int, UInt64) -> Void = { sequence, bytes in
+            logger.trace("block written", metadata: ["block": "\(sequence)", "archiveBytes": "\(bytes)"])
+            onEvent?(.blockWritten(sequence: sequence, archiveBytes: bytes))
         }
         let writer = ArchiveWriter(destination: destination, io: io, watchdog: options.watchdog, onBlockWritten: onBlockWritten)
         do {

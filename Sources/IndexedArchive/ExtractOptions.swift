@@ -1,3 +1,5 @@
+public import Logging
+
 /// How to extract, and the limits that keep a hostile archive from exhausting memory or disk.
 public struct ExtractOptions: Sendable {
     /// Only these members (paths as listed, with or without a directory's trailing `/`); a
@@ -43,6 +45,10 @@ public struct ExtractOptions: Sendable {
     public var restoreExtendedAttributes: Bool = false
     /// What to do when a file, link or other non-folder is already where a member goes.
     public var existingFiles: ExistingFilePolicy = .replace
+    /// Where extraction's diagnostics go: the destination (`debug`), each member as its writing
+    /// starts (`trace`) and each ``ExtractWarning`` (`warning`). Silent by default; see
+    /// ``PackOptions/logger``.
+    public var logger = Logger(label: "IndexedArchive.extract", factory: { _ in SwiftLogNoOpLogHandler() })
     /// Called with each member's name (as stored) as its writing starts, from the extracting
     /// thread (`tar -v`); keep it quick.
     public var onMember: (@Sendable (String) -> Void)? = nil

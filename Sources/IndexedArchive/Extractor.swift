@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Logging
 import Tar
 
 /// Writes members under a destination directory and nowhere else.
@@ -41,6 +42,13 @@ final class Extractor {
         self.options = options
         self.byteLimit = options.byteLimit(archiveSize: archiveSize)
         self.path = DirectoryPath(root: root)
+        options.logger.debug("extracting into", metadata: ["destination": "\(TerminalSafe.name(destination))"])
+    }
+
+    private func record(_ warning: ExtractWarning) {
+        // Names come from the archive and logs are read on terminals: escaped.
+        options.logger.warning("\(TerminalSafe.message(warning.message))", metadata: ["member": "\(TerminalSafe.name(warning.member))"])
+        warnings.append(warning)
     }
 
     deinit {
@@ -165,6 +173,7 @@ final class Extractor {
         }
         let parts = try components(of: header.path)
         let name = parts.last!
+        options.logger.trace("extracting", metadata: ["member": "\(TerminalSafe.name(stored.path))"])
         options.onMember?(stored.path)
         if options.existingFiles == .keep && header.kind != .directory {
             try refuseExisting(parts, member: header.path)
@@ -204,7 +213,7 @@ final class Extractor {
             let targetParts = try components(of: header.linkTarget ?? "")
             if skipsLinksToMissingTargets && !targetExists(targetParts) {
                 entries -= 1
-                warnings.append(ExtractWarning(member: header.path, kind: .missingLinkTarget,
+                record(ExtractWarning(member: header.path, kind: .missingLinkTarget,
                                                message: "skipped: its target '\(header.linkTarget ?? "")' was not recovered"))
                 return
             }
@@ -220,7 +229,7 @@ final class Extractor {
             }
         default:
             entries -= 1
-            warnings.append(ExtractWarning(member: header.path, kind: .unsupportedType,
+            record(ExtractWarning(member: header.path, kind: .unsupportedType,
                                            message: "skipped, \(header.kind) members are not extracted"))
         }
     }
@@ -305,7 +314,7 @@ final class Extractor {
         var mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
         if mode & 0o6000 != 0 && !ownership {
             mode &= ~0o6000
-            warnings.append(ExtractWarning(member: header.path, kind: .setIDBitsDropped,
+            record(ExtractWarning(member: header.path, kind: .setIDBitsDropped,
                                            message: "set-user-ID/set-group-ID bits dropped, since ownership is not restored"))
         }
         restoreExtendedAttributes(header, fd: file.fd)
@@ -378,7 +387,7 @@ final class Extractor {
         guard options.restoreExtendedAttributes, !header.extendedAttributes.isEmpty else { return }
         let failed = ExtendedAttributes.write(header.extendedAttributes, to: fd)
         if !failed.isEmpty {
-            warnings.append(ExtractWarning(member: header.path, kind: .extendedAttributesNotRestored,
+            record(ExtractWarning(member: header.path, kind: .extendedAttributesNotRestored,
                                            message: "extended attributes not restored: \(failed.joined(separator: ", "))"))
         }
     }

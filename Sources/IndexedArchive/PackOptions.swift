@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// How to pack.
 public struct PackOptions: Sendable {
@@ -42,7 +43,13 @@ public struct PackOptions: Sendable {
     /// default, as in GNU tar: reading them costs a system call per file.
     public var storeExtendedAttributes = false
 
-    /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick.
+    /// Where the pack's diagnostics go: its start and settings (`debug`), each block written
+    /// (`trace`), each ``PackWarning`` (`warning`), a stall or failure (`error`) and the summary
+    /// (`info`). Silent by default: as swift-nio and AsyncHTTPClient do, the library logs only to
+    /// a logger its caller hands it (`amk -v` hands one that writes to standard error).
+    public var logger = Logger(label: "IndexedArchive.pack", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick. Drives
+    /// progress displays; diagnostics go to ``logger``.
     public var onEvent: (@Sendable (PackEvent) -> Void)? = nil
     /// Advanced by the content bytes of each member stored. Set its `totalUnitCount` to the
     /// expected byte count (``ArchivePacker/contentSize(of:exclusion:)`` measures it) to get a fraction.

@@ -68,7 +68,7 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(help: "Store extended attributes (as SCHILY.xattr.* pax records, as GNU tar --xattrs and bsdtar write them).")
     var xattrs = false
 
-    @Flag(name: [.short, .long], help: "List each member as it is stored (on standard error when the archive goes to standard output).")
+    @Flag(name: [.short, .long], help: "List each member as it is stored (on standard error when the archive goes to standard output), and log the engine's diagnostics (swift-log, debug level) on standard error.")
     var verbose = false
 
     @Flag(name: [.short, .long], help: "Print no summary (warnings and errors still go to standard error).")
@@ -126,6 +126,7 @@ struct PackCommand: AsyncParsableCommand {
         let toStandardOutput = output == "-"
         let destination: ArchiveDestination = toStandardOutput ? .fileDescriptor(STDOUT_FILENO) : .file(output)
         let showProgress = progress ?? StandardError.isTerminal
+        options.logger = Diagnostics.logger("amk.pack", verbose: verbose)
         if verbose {
             // Names on standard output, unless the archive is there: then beside the progress.
             let fd = toStandardOutput ? STDERR_FILENO : STDOUT_FILENO

@@ -32,6 +32,24 @@ extension AMKTests {
             return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         }
 
+        /// -v turns the libraries' swift-log diagnostics on, on standard error; without it they
+        /// stay silent.
+        @Test func verboseLogsTheEnginesDiagnosticsOnStandardError() throws {
+            let quiet = try amk("pack", "d", "-o", "q.tar.xz", "--no-progress")
+            #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+            let packed = try amk("pack", "d", "-o", "a.tar.xz", "-v", "--no-progress")
+            #expect(packed.status == 0)
+            let logLines = packed.stderr.split(separator: "\n").filter { $0.contains("amk.pack") }
+            #expect(logLines.contains { $0.contains(" debug ") && $0.hasSuffix("packing") }, "\(packed.stderr)")
+            // The summary line says "packed 10 entries, ..."; the log carries the same count.
+            let count = try #require(packed.stdout.split(separator: "\n").last?.split(separator: " ").dropFirst().first)
+            #expect(logLines.contains { $0.contains(" info ") && $0.contains("entries=\(count) ") && $0.hasSuffix("packed") }, "\(packed.stderr)")
+            let extracted = try amk("extract", "a.tar.xz", "-C", "x", "-v")
+            #expect(extracted.status == 0)
+            #expect(extracted.stderr.contains("amk.extract: destination=x"), "\(extracted.stderr)")
+            #expect(!extracted.stdout.contains("amk.extract"), "logs never go to standard output")
+        }
+
         @Test func version() throws {
             let result = try amk("--version")
             #expect(result.status == 0)
