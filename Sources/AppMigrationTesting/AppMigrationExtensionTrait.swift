@@ -3,7 +3,7 @@
 import Foundation
 public import Testing
 
-/// Registers a migration extension for ``AppMigrationTester`` around each test of a suite: the
+/// Registers a migration extension for `AppMigrationTester` around each test of a suite: the
 /// one line a test suite written for AppMigrationKit needs here.
 ///
 /// On iOS the tester finds the extension and the app's container from the test host. Here
@@ -51,6 +51,7 @@ extension Trait where Self == AppMigrationExtensionTrait {
     /// Registers `migrationExtension` for the tests of a suite (a new instance for each test).
     ///
     /// - Parameters:
+    ///   - migrationExtension: makes the extension under test, once per test.
     ///   - bundleIdentifier: the containing app's bundle identifier, as the container reports it.
     ///   - seed: fills the fresh container before each test, if the tests do not do it themselves.
     ///   - system: the host's settings (stall timeouts, compression); the defaults are the host's.

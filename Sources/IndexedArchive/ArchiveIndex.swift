@@ -174,10 +174,11 @@ public struct ArchiveIndex: Sendable {
     }
 
     /// Decodes and validates a block payload. Every count, offset and length is checked against
-    /// the payload's size and the limits (see ``header(_:maxEntries:archiveSize:blockOffset:)``),
+    /// the payload's size and the limits (the header is checked first),
     /// and the names the records reference may not add up to more than the string heap holds, so
     /// a lying index cannot crash or exhaust memory.
     /// - Parameters:
+    ///   - bytes: the index block's decompressed payload.
     ///   - maxEntries: refuse an index listing more members.
     ///   - archiveSize: the size of the archive file (or of the compressed stream read so far),
     ///     which bounds the entry count; nil skips that bound.

@@ -12,7 +12,7 @@ import XZ
 ///     to: .file("/tmp/app.tar.xz"))
 /// ```
 /// The pipeline: ``ArchiveBuilder`` walks and serialises on I/O threads, a bounded set of chunks
-/// is compressed in parallel on threads of the ``CompressorPool``, and one writer puts the blocks
+/// is compressed in parallel on threads of the compressor pool, and one writer puts the blocks
 /// in order. Cancelling the calling task stops every stage and leaves nothing at the destination.
 public enum ArchivePacker {
     /// The writer's name and version, stored in every archive's metadata as `writer`.

@@ -87,6 +87,7 @@ public final class ArchiveReader: Sendable {
     /// Opens `path`, blocking the calling thread while it reads the end of the file and decodes
     /// the index; from async code, prefer ``open(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
     /// - Parameters:
+    ///   - path: the archive file.
     ///   - maxIndexBytes: refuse a rich index larger than this when decompressed; nil allows
     ///     ``indexAllowance(fileSize:)``.
     ///   - maxEntries: refuse an index listing more members; nil allows ``defaultMaxEntries`` and

@@ -11,7 +11,7 @@ import CPlatform
 ///
 /// Links are never followed. A file system without extended attributes reads as having none.
 enum ExtendedAttributes {
-    /// The attributes of `path` (not following a link). Names keep their bytes (``RawName``).
+    /// The attributes of `path` (not following a link). Names keep their bytes (`RawName`).
     static func read(path: String) throws(ArchiveError) -> [String: [UInt8]] {
         var size = listNames(path, nil, 0)
         if size < 0 {

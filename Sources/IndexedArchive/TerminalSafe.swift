@@ -18,7 +18,7 @@ import Tar
 ///
 /// The forms are those of Python and of bash's `$'...'`, so an escaped name can be pasted there to
 /// get the real one back; ``parseName(_:)`` undoes ``name(_:)`` for `amk`'s own arguments. Other
-/// characters are printed as they are. A byte of a name that is not UTF-8 (``RawName``) prints as
+/// characters are printed as they are. A byte of a name that is not UTF-8 (Tar's `RawName`) prints as
 /// `\xe9`, as bash's `$'...'` spells it.
 public enum TerminalSafe {
     /// A name (member path, link target, file path, metadata key or value) for printing.

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Watches work for stalls, cancels it, and answers the caller on time even if it never stops.
 ///
-/// Stages report with ``begin(_:)``/``end(_:)`` while they have work to do and ``beat(_:)`` when
+/// Stages report with ``begin(_:)``/``end(_:)-(PipelineStage)`` while they have work to do and ``beat(_:)-(PipelineStage)`` when
 /// they make progress. A stage that has work and has been silent for its timeout has stalled: the
 /// watchdog cancels the operation and records which stage and for how long. A stage without work,
 /// such as a producer waiting for a free compressor, is never stalled: backpressure is not a stall.
