@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The paired transfer's X25519, HKDF, HMAC and ChaCha20-Poly1305 (CryptoKit's API).
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // Documentation only (`swift package generate-documentation`): a plugin, linked into nothing.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -48,7 +50,8 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "AppMigration", dependencies: ["IndexedArchive"], swiftSettings: strict),
+        .target(name: "AppMigration", dependencies: ["IndexedArchive", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: strict),
         .target(name: "AppMigrationKit", dependencies: ["AppMigration"], swiftSettings: strict),
         .target(name: "AppMigrationTesting", dependencies: ["AppMigrationKit"], swiftSettings: strict),
         .executableTarget(
@@ -67,12 +70,14 @@ let package = Package(
         .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport",
                                                           .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport"], swiftSettings: strict),
+        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport",
+                                                         .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         // Written from Apple's AppMigrationKit reference alone, as for iOS, plus the registration.
         .testTarget(name: "AppMigrationKitConformanceTests", dependencies: ["AppMigrationKit", "AppMigrationTesting"],
                     swiftSettings: strict),
         .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration"], swiftSettings: strict),
         // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
-        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport"], swiftSettings: strict),
+        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport", "AppMigration",
+                                                 .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
     ]
 )

@@ -6,12 +6,15 @@ import Glibc
 import Darwin
 #endif
 
-/// A migration between two processes over TCP: ``send(_:named:from:request:to:sourceApp:idleTimeout:statusTimeout:progress:)``
-/// exports straight onto the connection, ``receive(_:named:into:on:acceptTimeout:idleTimeout:progress:)``
-/// imports from it as it arrives (see
-/// ``importResources(fromDescriptor:into:using:named:progress:)``). The wire format is described
-/// in `TransferFrame.swift`: a 16-byte hello each way, the archive, the sender's half-close, and a
-/// status frame back, so that the sender learns whether the import succeeded, and why not.
+/// A migration between two processes over TCP, paired and encrypted:
+/// ``send(_:named:from:request:to:pairingCode:sourceApp:idleTimeout:statusTimeout:progress:)``
+/// exports straight onto the connection,
+/// ``receive(_:named:into:on:pairingCode:acceptTimeout:idleTimeout:maxArchiveBytes:maxFailedPairings:onRefused:progress:)``
+/// imports from it as it arrives (see ``importResources(fromDescriptor:into:using:named:progress:)``).
+/// The receiver shows a one-time ``PairingCode``; the sender is given it. The wire format is in
+/// `TransferFrame.swift` and the cryptography in `SecureChannel.swift`: an X25519 key agreement
+/// whose keys mix in the code, each side proving it holds the code before anything else, then
+/// ChaCha20-Poly1305 records, the archive's closed by an end record, and the status back.
 ///
 /// Every wait for the peer is bounded, so that no peer, however it misbehaves, holds the other
 /// side (or the receiver's container lock) for good: the connection and the whole hello within
@@ -22,65 +25,47 @@ extension MigrationSystem {
     /// on both sides with ``TransferError`` `.versionMismatch`.
     public static var transferProtocolVersion: UInt32 { TransferFrame.protocolVersion }
 
-    /// Connects to a receiver at `endpoint` and streams `exporter`'s export to it.
+    /// Connects to a receiver at `endpoint`, pairs with it using the code it shows, and streams
+    /// `exporter`'s export to it, encrypted.
     ///
+    /// Nothing is exported before the receiver has proved that it holds `pairingCode`.
     /// - Parameters:
+    ///   - endpoint: the receiver's `HOST:PORT` (a name, IPv4, or IPv6 in brackets).
+    ///   - pairingCode: the code the receiver shows.
     ///   - idleTimeout: the receiver must take at least 64 KiB of the archive in each such window
     ///     of time that the sender spends waiting for it, or it is cut off as idle.
     ///   - statusTimeout: how long to wait, once the whole archive has gone, for the receiver to
     ///     report the import's outcome (it runs its importer in that time).
     /// - Returns: the export's properties and the receiver's report.
     /// - Throws: ``TransferError`` `.remoteFailure` (the receiver's import failed; the message
-    ///   says why), `.connectionLost` (the receiver went away), `.timedOut` (no hello, an idle
-    ///   receiver, or no status in time), `.versionMismatch`, `.notAPeer`, `.system`; or the
-    ///   export's own error (the receiver then fails too, because the stream it gets is cut).
+    ///   says why), `.pairingFailed` (the receiver refused the code, or could not prove it holds
+    ///   it), `.connectionLost` (the receiver went away), `.timedOut` (no hello, an idle
+    ///   receiver, or no status in time), `.tampered` (its status failed authentication),
+    ///   `.versionMismatch`, `.notAPeer`, `.invalidAddress`, `.system`; or the export's own error
+    ///   (the receiver then fails too, because the stream it gets is cut).
     @discardableResult
     public func send<Exporter: ResourcesExportingWithOptions>(
         _ exporter: Exporter, named name: String? = nil, from container: MigrationDataContainer,
         request: MigrationRequestWithOptions<Exporter.OptionsType>, to endpoint: TransferEndpoint,
-        sourceApp: MigrationAppIdentifier? = nil, idleTimeout: Duration = .seconds(60),
+        pairingCode: PairingCode, sourceApp: MigrationAppIdentifier? = nil, idleTimeout: Duration = .seconds(60),
         statusTimeout: Duration = .seconds(300), progress: Progress? = nil
     ) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
-        try await send(exporter, named: name, from: container, request: request, to: endpoint, sourceApp: sourceApp,
-                       limits: TransferLimits(idle: idleTimeout, status: statusTimeout), progress: progress)
+        try await send(exporter, named: name, from: container, request: request, to: endpoint, pairingCode: pairingCode,
+                       sourceApp: sourceApp, limits: TransferLimits(idle: idleTimeout, status: statusTimeout), progress: progress)
     }
 
-    /// ``send(_:named:from:request:to:sourceApp:idleTimeout:statusTimeout:progress:)`` with every
-    /// limit given, for tests.
+    /// ``send(_:named:from:request:to:pairingCode:sourceApp:idleTimeout:statusTimeout:progress:)``
+    /// with every limit given, for tests.
     func send<Exporter: ResourcesExportingWithOptions>(
         _ exporter: Exporter, named name: String? = nil, from container: MigrationDataContainer,
         request: MigrationRequestWithOptions<Exporter.OptionsType>, to endpoint: TransferEndpoint,
-        sourceApp: MigrationAppIdentifier? = nil, limits: TransferLimits, progress: Progress? = nil
+        pairingCode: PairingCode, sourceApp: MigrationAppIdentifier? = nil, limits: TransferLimits, progress: Progress? = nil
     ) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
+        let handshakeDeadline = ContinuousClock.now + limits.handshake
         let fd = try await TransferSocket.connect(to: endpoint, timeout: limits.handshake)
         defer { close(fd) }
-        let handshakeDeadline = ContinuousClock.now + limits.handshake
-        try TransferSocket.write(fd, TransferFrame.hello(), what: "hello")
-        let hello: [UInt8]
-        switch try await TransferSocket.receive(fd, count: TransferFrame.helloSize, until: handshakeDeadline) {
-        case .complete(let bytes):
-            hello = bytes
-        case .closed(let bytes) where bytes.isEmpty:
-            throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection without answering")
-        case .closed(let bytes):
-            throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection after "
-                                    + "\(bytes.count) of the hello's \(TransferFrame.helloSize) bytes")
-        case .reset(let bytes):
-            throw TransferError(.connectionLost, "the receiver at \(endpoint) reset the connection after "
-                                    + "\(bytes.count) of the hello's \(TransferFrame.helloSize) bytes")
-        case .timedOut(let bytes):
-            throw TransferError(.timedOut, "no hello from the receiver at \(endpoint) within "
-                                    + "\(TransferSocket.seconds(limits.handshake)) (\(bytes.count) of its "
-                                    + "\(TransferFrame.helloSize) bytes arrived)")
-        }
-        guard let version = TransferFrame.version(inHello: hello) else {
-            throw TransferError(.notAPeer, "\(endpoint) is not an amk receiver: its answer is not an amk transfer hello")
-        }
-        guard version == TransferFrame.protocolVersion else {
-            throw TransferError(.versionMismatch(local: TransferFrame.protocolVersion, remote: version),
-                                "the receiver at \(endpoint) speaks transfer protocol version \(version); "
-                                    + "this sender speaks version \(TransferFrame.protocolVersion)")
-        }
+        let channel = try await TransferHandshake.sender(fd, endpoint: endpoint, code: pairingCode, until: handshakeDeadline,
+                                                         timeout: limits.handshake)
 
         // The engine writes the archive into one end of a local pair; the relay moves it onto
         // the connection and cuts off a receiver that stops taking it.
@@ -88,7 +73,7 @@ extension MigrationSystem {
         defer { close(engineEnd) }
         let relay: TransferRelay
         do {
-            relay = try TransferRelay(from: relayEnd, to: fd, peer: .destination, limits: limits, owning: relayEnd,
+            relay = try TransferRelay(from: relayEnd, to: fd, codec: .seal(channel.sealer), limits: limits, owning: relayEnd,
                                       name: "amk-send-relay")
         } catch {
             close(relayEnd)
@@ -153,7 +138,7 @@ extension MigrationSystem {
         let normal: Bool
         if case .success = exported, case .finished = relayed, !stoppedExport { normal = true } else { normal = false }
         let statusWait = normal ? limits.status : min(limits.status, limits.statusAfterFailure)
-        let status = try await Self.readStatus(fd, until: ContinuousClock.now + statusWait)
+        let status = try await Self.readStatus(fd, opener: channel.opener, until: ContinuousClock.now + statusWait)
         return try Self.senderVerdict(exported: exported, relayed: relayed, status: status, statusWait: statusWait,
                                       stoppedExport: stoppedExport, endpoint: endpoint)
     }
@@ -188,7 +173,7 @@ extension MigrationSystem {
         case .failed(let error, _):
             throw TransferError(error.code, "\(error.message) on the connection to the receiver at \(endpoint), after \(sent)",
                                 underlying: error)
-        case .finished, .stopped, .localClosed:
+        case .finished, .stopped, .localClosed, .truncated, .tampered, .tooLarge:
             break
         }
         switch status {
@@ -224,80 +209,67 @@ extension MigrationSystem {
         return error.code == .io(errno: EPIPE) || error.code == .io(errno: ECONNRESET)
     }
 
-    /// Accepts one sender on `listener` and imports what it sends into `container`.
+    /// Waits on `listener` for the sender holding `pairingCode`, and imports what it sends into
+    /// `container`.
     ///
-    /// The sender's hello is checked first (a peer speaking another protocol version is told so
-    /// and refused); then the archive is imported as it arrives, and the outcome is sent back. A
-    /// sender that goes away, is cut off mid-stream or goes idle leaves the container as it was,
-    /// with the import status `.failure`.
+    /// Each connection first goes through the handshake: a sender proves it holds the code before
+    /// anything else. A connection that is not an amk sender, speaks another version (it is told
+    /// the receiver's), or never finishes the handshake is closed and the wait goes on; so is a
+    /// sender with a wrong code, up to `maxFailedPairings` of them, after which the receive fails.
+    /// Once a sender has paired, the listener stops listening (a second sender is refused) and the
+    /// archive is imported as it arrives, and the outcome is sent back, encrypted. A sender that
+    /// goes away, is cut off mid-stream, goes idle, sends a record that fails authentication, or
+    /// sends more than the limit leaves the container as it was, with the import status `.failure`.
     ///
     /// - Parameters:
-    ///   - acceptTimeout: how long to wait for a sender; nil waits for good.
+    ///   - pairingCode: the code to show the person at the sending side (``PairingCode/random()``).
+    ///   - acceptTimeout: how long to wait for the paired sender; nil waits for good.
     ///   - idleTimeout: the sender must deliver at least 64 KiB in each such window of time that
     ///     the receiver spends waiting for it (time the receiver spends on its own work does not
-    ///     count), or it is cut off and the import fails. A whole archive that has already
-    ///     arrived and been verified is still imported.
+    ///     count), or it is cut off and the import fails.
+    ///   - maxArchiveBytes: the largest archive accepted; the free space of the container's
+    ///     volume bounds it too, whichever is smaller. A sender going past it is cut off.
+    ///   - maxFailedPairings: senders with a wrong code tolerated before giving up.
+    ///   - onRefused: told of each connection closed before pairing, and why (for a log).
     /// - Returns: what the importer was told (the source app and `sourceVersion`).
-    /// - Throws: ``TransferError`` `.timedOut` (no hello within 30 s, or an idle sender),
-    ///   `.connectionLost` (the sender closed or reset the connection before the archive's end;
-    ///   the import's own error is its `underlying`), `.versionMismatch`, `.notAPeer`; or the
-    ///   import's own error.
+    /// - Throws: ``TransferError`` `.pairingFailed` (too many wrong codes), `.timedOut` (no paired
+    ///   sender in time, or an idle one), `.connectionLost` (the stream ended without its end
+    ///   record), `.tampered`, `.tooLarge`; or the import's own error.
     @discardableResult
     public func receive<Importer: ResourcesImporting>(
         _ importer: Importer, named name: String? = nil, into container: MigrationDataContainer,
-        on listener: TransferListener, acceptTimeout: Duration? = nil, idleTimeout: Duration = .seconds(60),
-        progress: Progress? = nil
+        on listener: TransferListener, pairingCode: PairingCode, acceptTimeout: Duration? = nil,
+        idleTimeout: Duration = .seconds(60), maxArchiveBytes: UInt64? = nil, maxFailedPairings: Int = 5,
+        onRefused: (@Sendable (TransferError) -> Void)? = nil, progress: Progress? = nil
     ) async throws -> ResourcesImportRequest {
-        try await receive(importer, named: name, into: container, on: listener, acceptTimeout: acceptTimeout,
-                          limits: TransferLimits(idle: idleTimeout), progress: progress)
+        var limits = TransferLimits(idle: idleTimeout)
+        if let maxArchiveBytes { limits.maxArchiveBytes = maxArchiveBytes }
+        limits.maxFailedPairings = maxFailedPairings
+        return try await receive(importer, named: name, into: container, on: listener, pairingCode: pairingCode,
+                                 acceptTimeout: acceptTimeout, limits: limits, onRefused: onRefused, progress: progress)
     }
 
-    /// ``receive(_:named:into:on:acceptTimeout:idleTimeout:progress:)`` with every limit given,
-    /// for tests.
+    /// ``receive(_:named:into:on:pairingCode:acceptTimeout:idleTimeout:maxArchiveBytes:maxFailedPairings:onRefused:progress:)``
+    /// with every limit given, for tests.
     func receive<Importer: ResourcesImporting>(
         _ importer: Importer, named name: String? = nil, into container: MigrationDataContainer,
-        on listener: TransferListener, acceptTimeout: Duration? = nil, limits: TransferLimits,
-        progress: Progress? = nil
+        on listener: TransferListener, pairingCode: PairingCode, acceptTimeout: Duration? = nil, limits: TransferLimits,
+        onRefused: (@Sendable (TransferError) -> Void)? = nil, progress: Progress? = nil
     ) async throws -> ResourcesImportRequest {
-        let fd = try await listener.accept(timeout: acceptTimeout)
+        let maxBytes = min(limits.maxArchiveBytes, Self.freeSpace(of: container))
+        let (fd, channel) = try await pairedSender(on: listener, code: pairingCode, acceptTimeout: acceptTimeout,
+                                                   limits: limits, onRefused: onRefused)
         defer { close(fd) }
-        let hello: [UInt8]
-        switch try await TransferSocket.receive(fd, count: TransferFrame.helloSize,
-                                                until: ContinuousClock.now + limits.handshake) {
-        case .complete(let bytes):
-            hello = bytes
-        case .closed(let bytes) where bytes.isEmpty:
-            throw TransferError(.connectionLost, "the sender closed the connection before saying hello")
-        case .closed(let bytes):
-            throw TransferError(.connectionLost, "the sender closed the connection after \(bytes.count) of the hello's "
-                                    + "\(TransferFrame.helloSize) bytes")
-        case .reset(let bytes):
-            throw TransferError(.connectionLost, "the sender reset the connection after \(bytes.count) of the hello's "
-                                    + "\(TransferFrame.helloSize) bytes")
-        case .timedOut(let bytes):
-            throw TransferError(.timedOut, "no hello from the sender within \(TransferSocket.seconds(limits.handshake)) "
-                                    + "(\(bytes.count) of its \(TransferFrame.helloSize) bytes arrived)")
-        }
-        guard let version = TransferFrame.version(inHello: hello) else {
-            Self.answer(fd, ok: false, "this is an amk receiver; send with `amk send`")
-            throw TransferError(.notAPeer, "the peer is not an amk sender: its first bytes are not an amk transfer hello")
-        }
-        try TransferSocket.write(fd, TransferFrame.hello(), what: "hello")
-        guard version == TransferFrame.protocolVersion else {
-            Self.answer(fd, ok: false, "the receiver speaks transfer protocol version \(TransferFrame.protocolVersion), "
-                            + "the sender version \(version)")
-            throw TransferError(.versionMismatch(local: TransferFrame.protocolVersion, remote: version),
-                                "the sender speaks transfer protocol version \(version); "
-                                    + "this receiver speaks version \(TransferFrame.protocolVersion)")
-        }
+        // Paired: the code has done its work, and nobody else gets in.
+        listener.stopListening()
         // The engine reads the archive from one end of a local pair; the relay fills it from the
-        // connection and cuts off a sender that trickles or stalls.
+        // connection, opening the records, and cuts off a sender that trickles or stalls.
         let (engineEnd, relayEnd) = try TransferSocket.socketPair()
         defer { close(engineEnd) }
         let relay: TransferRelay
         do {
-            relay = try TransferRelay(from: fd, to: relayEnd, peer: .source, limits: limits, owning: relayEnd,
-                                      name: "amk-receive-relay")
+            relay = try TransferRelay(from: fd, to: relayEnd, codec: .open(channel.opener, maxBytes: maxBytes), limits: limits,
+                                      owning: relayEnd, name: "amk-receive-relay")
         } catch {
             close(relayEnd)
             throw error
@@ -312,12 +284,12 @@ extension MigrationSystem {
         let relayed = await relay.ending()
         switch imported {
         case .success(let request):
-            Self.answer(fd, ok: true, "imported into \(container.containerRootDirectory.path(percentEncoded: false))"
+            Self.answer(fd, channel, ok: true, "imported into \(container.containerRootDirectory.path(percentEncoded: false))"
                             + " (source version \(request.sourceVersion.isEmpty ? "unknown" : request.sourceVersion))")
             return request
         case .failure(let failure):
             let error = Self.receiverError(failure, relayed: relayed)
-            Self.answer(fd, ok: false, String(describing: error))
+            Self.answer(fd, channel, ok: false, String(describing: error))
             // Let the sender read the answer: closing with its data unread would reset the
             // connection and could destroy the status frame.
             try await TransferSocket.drain(fd, timeout: limits.drain)
@@ -325,65 +297,114 @@ extension MigrationSystem {
         }
     }
 
+    /// Accepts connections until one completes the handshake with the code: the connection and
+    /// its channel. Everything else is closed and reported to `onRefused`.
+    private func pairedSender(on listener: TransferListener, code: PairingCode, acceptTimeout: Duration?,
+                              limits: TransferLimits, onRefused: (@Sendable (TransferError) -> Void)?) async throws -> (Int32, SecureChannel) {
+        let deadline = acceptTimeout.map { ContinuousClock.now + $0 }
+        var wrongCodes = 0
+        while true {
+            let left = deadline.map { ContinuousClock.now.duration(to: $0) }
+            if let left, left <= .zero {
+                throw TransferError(.timedOut, "no sender with the pairing code connected to \(listener.endpoint) within "
+                                        + "\(TransferSocket.seconds(acceptTimeout ?? .zero))")
+            }
+            let fd = try await listener.accept(timeout: left)
+            do {
+                let channel = try await TransferHandshake.receiver(fd, code: code, until: ContinuousClock.now + limits.handshake,
+                                                                   timeout: limits.handshake)
+                return (fd, channel)
+            } catch let refusal as TransferError {
+                close(fd)
+                onRefused?(refusal)
+                guard refusal.code == .pairingFailed else { continue }
+                wrongCodes += 1
+                if wrongCodes >= limits.maxFailedPairings {
+                    throw TransferError(.pairingFailed, "\(wrongCodes) senders gave a wrong pairing code; stopped listening "
+                                            + "on \(listener.endpoint) (start again for a new code)")
+                }
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
+    }
+
+    /// The free space of the volume holding `container`, or the largest value if unknown.
+    private static func freeSpace(of container: MigrationDataContainer) -> UInt64 {
+        var info = statvfs()
+        guard statvfs(container.containerRootDirectory.deletingLastPathComponent().path(percentEncoded: false), &info) == 0 else {
+            return .max
+        }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize)
+    }
+
     /// The receiver's error: the import's, or, when the import failed only because the relay
-    /// ended the stream, what the sender did to end it.
+    /// ended the stream, what the sender (or someone on the way) did to end it.
     private static func receiverError(_ error: any Error, relayed: TransferRelay.Ending) -> any Error {
         guard let cut = error as? AppMigrationError, cut.code == .unreadableArchive else { return error }
-        // An archive refused for what it holds (an unsafe member, a limit) was delivered whole:
-        // the sender did nothing wrong on the connection, and the refusal is the answer.
-        if let archive = cut.underlying as? ArchiveError, archive.code != .corrupt { return error }
         let bytes = "\(relayed.bytes) bytes of the archive"
         switch relayed {
+        case .tampered(let tampered, _):
+            return TransferError(.tampered, "\(tampered.message), after \(bytes); nothing was imported", underlying: error)
+        case .tooLarge(let limit, _):
+            return TransferError(.tooLarge, "the sender's archive is larger than this receiver accepts (\(limit) bytes: "
+                                    + "the free space of the container's volume, or the limit set); nothing was imported",
+                                 underlying: error)
+        case .truncated:
+            return TransferError(.connectionLost, "the sender's stream ended without its end record after \(bytes): \(error)",
+                                 underlying: error)
         case .idle(let window, let moved, _):
             // The import's error (the archive broke off) is only the consequence of the cut.
             return TransferError(.timedOut, "the sender was idle for \(TransferSocket.seconds(window)) (\(moved) bytes in "
                                     + "\(TransferSocket.seconds(window)); \(bytes) in all), so the import was stopped",
                                  underlying: error)
-        case .finished:
-            return TransferError(.connectionLost, "the sender closed the connection after \(bytes): \(error)", underlying: error)
         case .reset:
             return TransferError(.connectionLost, "the sender reset the connection after \(bytes): \(error)", underlying: error)
         case .failed(let failure, _):
             return TransferError(failure.code, "\(failure.message) after \(bytes): \(error)", underlying: error)
-        case .peerClosed, .localClosed, .stopped:
+        case .finished, .peerClosed, .localClosed, .stopped:
+            // The archive arrived whole and authentic: the refusal is the import's own.
             return error
         }
     }
 
-    /// Sends a status frame and half-closes. A sender that has gone cannot be told; the import's
-    /// outcome is recorded in the container either way.
-    private static func answer(_ fd: Int32, ok: Bool, _ message: String) {
-        try? TransferSocket.write(fd, TransferFrame.status(ok: ok, message: message), what: "status")
+    /// Sends the status record and half-closes. A sender that has gone cannot be told; the
+    /// import's outcome is recorded in the container either way.
+    private static func answer(_ fd: Int32, _ channel: SecureChannel, ok: Bool, _ message: String) {
+        let text = Array(message.utf8.prefix(TransferFrame.maxMessageBytes))
+        if let record = try? channel.sealer.seal(ok ? .statusOK : .statusFailed, text) {
+            try? TransferSocket.write(fd, record, what: "status")
+        }
         shutdown(fd, Int32(SHUT_WR))
     }
 
-    /// Reads the receiver's status frame, all of it before `deadline`.
-    /// - Throws: ``TransferError`` `.notAPeer` for a frame that is not a status; `CancellationError`.
-    static func readStatus(_ fd: Int32, until deadline: ContinuousClock.Instant) async throws -> StatusOutcome {
+    /// Reads the receiver's status record, all of it before `deadline`.
+    /// - Throws: ``TransferError`` `.tampered` for a record that fails authentication or is not
+    ///   a status; `CancellationError`.
+    static func readStatus(_ fd: Int32, opener: RecordOpener, until deadline: ContinuousClock.Instant) async throws -> StatusOutcome {
         let header: [UInt8]
-        switch try await TransferSocket.receive(fd, count: 5, until: deadline) {
+        switch try await TransferSocket.receive(fd, count: 4, until: deadline) {
         case .complete(let bytes): header = bytes
         case .closed(let bytes): return .closed(bytes.count)
         case .reset(let bytes): return .reset(bytes.count)
         case .timedOut(let bytes): return .timedOut(bytes.count)
         }
-        guard header[0] <= 1 else {
-            throw TransferError(.notAPeer, "the receiver sent an unknown status \(header[0])")
+        guard let length = RecordOpener.sealedLength(header) else {
+            throw TransferError(.tampered, "the receiver's status announces a length outside the protocol's")
         }
-        let length = TransferFrame.length(inStatusHeader: header)
-        guard length <= TransferFrame.maxMessageBytes else {
-            throw TransferError(.notAPeer, "the receiver's status message is too long (\(length) bytes)")
+        let sealed: [UInt8]
+        switch try await TransferSocket.receive(fd, count: length, until: deadline) {
+        case .complete(let bytes): sealed = bytes
+        case .closed(let bytes): return .closed(4 + bytes.count)
+        case .reset(let bytes): return .reset(4 + bytes.count)
+        case .timedOut(let bytes): return .timedOut(4 + bytes.count)
         }
-        var text: [UInt8] = []
-        if length > 0 {
-            switch try await TransferSocket.receive(fd, count: length, until: deadline) {
-            case .complete(let bytes): text = bytes
-            case .closed(let bytes): return .closed(5 + bytes.count)
-            case .reset(let bytes): return .reset(5 + bytes.count)
-            case .timedOut(let bytes): return .timedOut(5 + bytes.count)
-            }
+        let (type, payload) = try opener.open(header: header, sealed: sealed)
+        guard type == .statusOK || type == .statusFailed else {
+            throw TransferError(.tampered, "the receiver answered with a record that is not a status")
         }
-        return .frame(StatusFrame(ok: header[0] == 0, message: String(decoding: text, as: UTF8.self)))
+        return .frame(StatusFrame(ok: type == .statusOK, message: String(decoding: payload, as: UTF8.self)))
     }
 }
 

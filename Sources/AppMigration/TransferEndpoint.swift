@@ -4,12 +4,15 @@ import Glibc
 import Darwin
 #endif
 
-/// An IPv4 address and a TCP port: where a receiver listens and a sender connects.
+/// A host and a TCP port: where a receiver listens and a sender connects.
 ///
-/// IPv4 only, and written as `HOST:PORT` with a numeric host, because the transfer is meant for
-/// one machine or a local link (the tests use `127.0.0.1` only); port 0 lets the system choose.
+/// Written `HOST:PORT`, where the host is a name (`tablet.local`, `localhost`), an IPv4 address
+/// (`192.0.2.7`) or an IPv6 address in brackets (`[::1]`, `[fe80::1%eth0]`); `[::]:PORT` listens
+/// on every IPv6 and IPv4 address, `0.0.0.0:PORT` on every IPv4 one. Names go through the system
+/// resolver (`getaddrinfo`), when connecting or listening, so `/etc/hosts`, DNS and mDNS all work;
+/// port 0 lets the system choose.
 public struct TransferEndpoint: Sendable, Hashable, CustomStringConvertible {
-    /// The dotted IPv4 address, e.g. `127.0.0.1`.
+    /// The host as written, without brackets: a name, an IPv4 or an IPv6 address.
     public var host: String
     public var port: UInt16
 
@@ -18,29 +21,89 @@ public struct TransferEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `HOST:PORT`, e.g. `127.0.0.1:7070`.
+    /// Parses `HOST:PORT`, e.g. `127.0.0.1:7070`, `tablet.local:7070`, `[::1]:7070`.
+    ///
+    /// Only the form is checked here; whether the name resolves is known when it is used.
     public init(parsing text: String) throws {
+        let usage = "'\(text)' is not HOST:PORT (e.g. 127.0.0.1:7070, tablet.local:7070 or [::1]:7070)"
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw TransferError(.invalidAddress, "'\(text)' is not HOST:PORT (e.g. 127.0.0.1:7070)")
+            throw TransferError(.invalidAddress, usage)
         }
-        let host = String(text[..<colon])
-        var address = in_addr()
-        guard inet_pton(AF_INET, host, &address) == 1 else {
-            throw TransferError(.invalidAddress, "'\(host)' is not a numeric IPv4 address (e.g. 127.0.0.1)")
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") {
+            guard host.hasSuffix("]"), host.count > 2 else { throw TransferError(.invalidAddress, usage) }
+            host = String(host.dropFirst().dropLast())
+            guard host.contains(":") else { throw TransferError(.invalidAddress, "'\(host)' in brackets is not an IPv6 address") }
+        } else if host.contains(":") {
+            throw TransferError(.invalidAddress, "\(usage): write an IPv6 address in brackets, [\(host)]:\(port)")
+        }
+        guard !host.isEmpty, !host.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw TransferError(.invalidAddress, usage)
         }
         self.init(host: host, port: port)
     }
 
-    public var description: String { "\(host):\(port)" }
+    /// `HOST:PORT`, with an IPv6 address in brackets.
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
-    /// The `sockaddr_in` for this endpoint.
-    func socketAddress() throws -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            throw TransferError(.invalidAddress, "'\(host)' is not a numeric IPv4 address")
+    /// One address the host resolved to.
+    struct Address: Sendable {
+        var family: Int32
+        var storage: sockaddr_storage
+        var length: socklen_t
+    }
+
+    /// The addresses of this endpoint, from the system resolver: for listening (`passive`) or for
+    /// connecting. It may block on DNS, so call it from a thread of our own, not the pool.
+    /// - Throws: ``TransferError`` `.invalidAddress` naming the host and the resolver's reason.
+    func resolve(passive: Bool) throws(TransferError) -> [Address] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = passive ? AI_PASSIVE : AI_ADDRCONFIG
+        // A numeric host needs no lookup; AI_NUMERICHOST keeps it from ever waiting for DNS.
+        var probe = in6_addr()
+        let unscoped = host.split(separator: "%", maxSplits: 1).first.map(String.init) ?? host
+        if inet_pton(AF_INET, host, &probe) == 1 || inet_pton(AF_INET6, unscoped, &probe) == 1 {
+            hints.ai_flags |= AI_NUMERICHOST
+            hints.ai_flags &= ~AI_ADDRCONFIG
         }
-        return address
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let list else {
+            let reason = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+            throw TransferError(.invalidAddress, "cannot resolve '\(host)': \(reason)")
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [Address] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = list
+        while let entry = cursor {
+            if let address = entry.pointee.ai_addr,
+               entry.pointee.ai_family == AF_INET || entry.pointee.ai_family == AF_INET6 {
+                var storage = sockaddr_storage()
+                withUnsafeMutableBytes(of: &storage) { target in
+                    target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(entry.pointee.ai_addrlen)))
+                }
+                addresses.append(Address(family: entry.pointee.ai_family, storage: storage, length: entry.pointee.ai_addrlen))
+            }
+            cursor = entry.pointee.ai_next
+        }
+        guard !addresses.isEmpty else {
+            throw TransferError(.invalidAddress, "'\(host)' has no IPv4 or IPv6 address")
+        }
+        return addresses
+    }
+
+    /// The port of a bound socket (to learn the one the system chose for port 0).
+    static func boundPort(of fd: Int32) -> UInt16 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return withUnsafeBytes(of: &storage) { bytes in
+            // sin_port and sin6_port are both the big-endian u16 right after the family.
+            UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+        }
     }
 }

@@ -27,8 +27,18 @@ public struct TransferError: Error, Sendable, CustomStringConvertible, Localized
         case timedOut
         /// A socket or pipe call failed.
         case system(errno: Int32)
-        /// An address is not an IPv4 `HOST:PORT`.
+        /// An address is not `HOST:PORT` (a name, an IPv4 address, or an IPv6 one in brackets), or
+        /// the name does not resolve.
         case invalidAddress
+        /// A pairing code as typed is not one (wrong length, a character outside the alphabet).
+        case invalidPairingCode
+        /// The peer does not hold the pairing code: a receiver saw too many senders with a wrong
+        /// code, or a sender's receiver could not prove it holds the code.
+        case pairingFailed
+        /// A record failed authentication: altered, dropped, reordered or replayed on the way.
+        case tampered
+        /// The sender's archive, or one of its records, is larger than the receiver accepts.
+        case tooLarge
     }
 
     public var code: Code

@@ -1,38 +1,36 @@
 /// The framing of the transfer protocol, around the archive bytes.
 ///
 /// ```
-/// sender -> receiver   hello: "AMKXFER1", u32 LE protocol version, u32 LE flags (16 bytes)
-/// receiver -> sender   hello: the same, with the receiver's version
-/// sender -> receiver   the archive (one .xz stream), then shutdown(SHUT_WR)
-/// receiver -> sender   status: u8 (0 imported, 1 failed), u32 LE length, UTF-8 message
+/// sender -> receiver   hello: "AMKXFER1", u32 LE protocol version (2), u32 LE flags (0),
+///                      32-byte X25519 public key                                  (48 bytes)
+/// receiver -> sender   hello: the same, with the receiver's version and key
+/// sender -> receiver   confirmation: HMAC-SHA256 proving it holds the pairing code (32 bytes)
+/// receiver -> sender   confirmation: the same for the receiver                     (32 bytes)
+/// sender -> receiver   records: the archive (one .xz stream) in data records, then an end record
+/// receiver -> sender   one record: the status (imported, or failed and why)
 /// ```
-/// Both sides send their hello before looking at the other's, so a mismatch is reported on both
-/// sides with both versions. The archive's end is its own end (the xz footer, after the index the
-/// receiver verifies) followed by the sender's half-close; a stream that ends anywhere else fails
-/// the import.
+/// A record is a u32 LE length, then the ChaCha20-Poly1305 sealed type byte and payload (at most
+/// 64 KiB) with its tag (see ``SecureChannel``). Both sides send their hello's first 16 bytes
+/// before looking at the other's, so a mismatch is reported on both sides with both versions; a
+/// receiver that finds the sender's confirmation wrong closes the connection without its own.
 enum TransferFrame {
     static let magic = Array("AMKXFER1".utf8)
-    static let protocolVersion: UInt32 = 1
-    static let helloSize = 16
-    static let maxMessageBytes = 64 << 10
+    static let protocolVersion: UInt32 = 2
+    /// The part of a hello every version shares: magic, version and flags.
+    static let helloHeaderSize = 16
+    /// An X25519 public key.
+    static let publicKeySize = 32
+    /// The longest status message a receiver sends.
+    static let maxMessageBytes = 16 << 10
 
-    static func hello(version: UInt32 = protocolVersion, flags: UInt32 = 0) -> [UInt8] {
-        magic + littleEndian(version) + littleEndian(flags)
+    static func hello(publicKey: [UInt8], version: UInt32 = protocolVersion, flags: UInt32 = 0) -> [UInt8] {
+        magic + littleEndian(version) + littleEndian(flags) + publicKey
     }
 
-    /// The version in a hello, or nil if the bytes are not a hello.
+    /// The version in a hello's first 16 bytes, or nil if they are not a hello.
     static func version(inHello bytes: [UInt8]) -> UInt32? {
-        guard bytes.count == helloSize, Array(bytes[0..<8]) == magic else { return nil }
+        guard bytes.count >= helloHeaderSize, Array(bytes[0..<8]) == magic else { return nil }
         return UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24
-    }
-
-    static func status(ok: Bool, message: String) -> [UInt8] {
-        let text = Array(message.utf8.prefix(maxMessageBytes))
-        return [ok ? 0 : 1] + littleEndian(UInt32(text.count)) + text
-    }
-
-    static func length(inStatusHeader bytes: [UInt8]) -> Int {
-        Int(UInt32(bytes[1]) | UInt32(bytes[2]) << 8 | UInt32(bytes[3]) << 16 | UInt32(bytes[4]) << 24)
     }
 
     static func littleEndian(_ value: UInt32) -> [UInt8] {

@@ -6,8 +6,8 @@
 /// The public `send` and `receive` expose the timeouts people tune; the others are internal so
 /// that tests can make them short.
 struct TransferLimits: Sendable {
-    /// For the connection and the whole 16-byte hello, on both sides: a peer that answers at all
-    /// answers in milliseconds, so 30 s only allows for a loaded machine.
+    /// For the connection and the whole handshake (hellos and confirmations), on both sides: a
+    /// peer that answers at all answers in milliseconds, so 30 s only allows for a loaded machine.
     var handshake: Duration = .seconds(30)
 
     /// The idle window of the stream: each window of time spent waiting for the peer (not for our
@@ -33,4 +33,11 @@ struct TransferLimits: Sendable {
     /// How long a receiver that failed reads what the sender still sends after its status, so
     /// that closing with unread data does not reset the connection and destroy the status.
     var drain: Duration = .seconds(2)
+
+    /// The largest archive a receiver accepts (before the free space of its volume bounds it).
+    var maxArchiveBytes: UInt64 = 1 << 40
+
+    /// Senders with a wrong pairing code a receiver tolerates before it gives up: 5 guesses at an
+    /// 80-bit code.
+    var maxFailedPairings = 5
 }

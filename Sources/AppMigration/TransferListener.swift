@@ -7,38 +7,53 @@ import Darwin
 /// A listening TCP socket for a receiver: bound when created, so that the actual port (when port
 /// 0 asked the system to choose) is known before the sender is started.
 ///
-/// Closed when released.
+/// IPv4 or IPv6, whichever the endpoint resolves to first (`[::]` listens on both). Closed when
+/// released; ``stopListening()`` refuses further connections before that, as a receiver does once
+/// its sender has paired.
 public final class TransferListener: Sendable {
     /// Where it listens, with the port the system chose.
     public let endpoint: TransferEndpoint
     let fd: Int32
 
-    /// Binds and listens on `endpoint`.
+    /// Binds and listens on `endpoint`. A host name is looked up with the system resolver, which
+    /// may wait for DNS: listen on a numeric address (or `[::]`) where that matters.
     public init(_ endpoint: TransferEndpoint) throws {
-        var address = try endpoint.socketAddress()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TransferSocket.failure("socket") }
-        // Non-blocking, so an accept after poll never hangs on a connection that was aborted in
-        // between; accepted sockets do not inherit it.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        var failure: TransferError?
+        for address in try endpoint.resolve(passive: true) {
+            let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else {
+                failure = TransferSocket.failure("socket")
+                continue
+            }
+            // Non-blocking, so an accept after poll never hangs on a connection that was aborted in
+            // between; accepted sockets do not inherit it.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            var yes: Int32 = 1, no: Int32 = 0
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+            if address.family == AF_INET6 {
+                // `[::]` takes IPv4 connections too, as people expect of "every address".
+                setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &no, socklen_t(MemoryLayout<Int32>.size))
+            }
+            var storage = address.storage
+            let bound = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.length) }
+            }
+            guard bound == 0, listen(fd, 8) == 0 else {
+                failure = TransferSocket.failure("listen on \(endpoint)")
+                close(fd)
+                continue
+            }
+            self.fd = fd
+            self.endpoint = TransferEndpoint(host: endpoint.host, port: TransferEndpoint.boundPort(of: fd))
+            return
         }
-        guard bound == 0, listen(fd, 4) == 0 else {
-            let error = TransferSocket.failure("listen on \(endpoint)")
-            close(fd)
-            throw error
-        }
-        var actual = sockaddr_in()
-        var actualLength = length
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &actualLength) }
-        }
-        self.fd = fd
-        self.endpoint = TransferEndpoint(host: endpoint.host, port: UInt16(bigEndian: actual.sin_port))
+        throw failure ?? TransferError(.invalidAddress, "cannot listen on \(endpoint)")
+    }
+
+    /// Refuses further connections (a sender connecting now is refused at once), while the one
+    /// accepted goes on. The socket itself is closed when the listener is released.
+    public func stopListening() {
+        shutdown(fd, Int32(SHUT_RDWR))
     }
 
     deinit {

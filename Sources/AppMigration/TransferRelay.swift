@@ -6,8 +6,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Copies the archive between the TCP connection and the engine's end of a local socket pair, on
-/// a thread of its own, and cuts off a peer that makes too little progress.
+/// Moves the archive between the TCP connection and the engine's end of a local socket pair, on a
+/// thread of its own, sealing or opening the transfer's records on the way, and cuts off a peer
+/// that makes too little progress.
 ///
 /// The engine reads (or writes) a descriptor with blocking calls on its own threads, so it cannot
 /// bound how slowly the peer goes: `SO_RCVTIMEO` fires only when not a single byte arrives for
@@ -19,6 +20,13 @@ import Darwin
 /// reaches ``TransferLimits/idle`` first, the peer is idle and the relay ends. Time spent waiting
 /// for our own side (an engine busy decompressing or compressing) is not the peer's, and does not
 /// count.
+///
+/// A sender's relay seals what the engine writes into records (``SecureChannel``) and ends the
+/// stream with an end record. A receiver's relay opens them, and holds each data record back until
+/// the next record has checked out: the archive's last bytes (its xz footer) are always in the last
+/// data record, so the engine can finish an archive only once the end record has arrived. A
+/// stream cut anywhere, even exactly after a record, or one altered, reordered or replayed, never
+/// completes an import.
 ///
 /// When the relay ends, for whatever reason, it closes its end of the pair: the engine then sees
 /// the stream end (a receiving engine fails on a cut archive, a sending one gets `EPIPE`), and
@@ -34,11 +42,26 @@ final class TransferRelay: Sendable {
         case destination
     }
 
-    /// Why the relay stopped. `bytes` counts what went through it in all.
+    /// What the relay does to the bytes.
+    enum Codec: Sendable {
+        /// A sender's: the engine's bytes become records on the connection.
+        case seal(RecordSealer)
+        /// A receiver's: records from the connection become the engine's bytes, at most
+        /// `maxBytes` of them.
+        case open(RecordOpener, maxBytes: UInt64)
+    }
+
+    /// Why the relay stopped. `bytes` counts the archive bytes that went through it in all.
     enum Ending: Sendable {
-        /// The source ended and everything was passed on: a sender's half-close, or the end of
-        /// the export.
+        /// Everything was passed on: the end of the export, sealed with an end record; or, on a
+        /// receiver, the sender's end record.
         case finished(bytes: Int)
+        /// The connection ended without the sender's end record.
+        case truncated(bytes: Int)
+        /// A record failed authentication, or its length or type is not the protocol's.
+        case tampered(TransferError, bytes: Int)
+        /// The sender's archive went past the receiver's limit.
+        case tooLarge(limit: UInt64, bytes: Int)
         /// The peer moved `bytesInWindow` bytes in an idle window, fewer than the minimum.
         case idle(window: Duration, bytesInWindow: Int, bytes: Int)
         /// The peer closed the connection while the relay was writing to it.
@@ -54,8 +77,9 @@ final class TransferRelay: Sendable {
 
         var bytes: Int {
             switch self {
-            case .finished(let bytes), .idle(_, _, let bytes), .peerClosed(let bytes), .reset(let bytes),
-                 .localClosed(let bytes), .stopped(let bytes), .failed(_, let bytes):
+            case .finished(let bytes), .truncated(let bytes), .tampered(_, let bytes), .tooLarge(_, let bytes),
+                 .idle(_, _, let bytes), .peerClosed(let bytes), .reset(let bytes), .localClosed(let bytes),
+                 .stopped(let bytes), .failed(_, let bytes):
                 bytes
             }
         }
@@ -69,24 +93,34 @@ final class TransferRelay: Sendable {
     private let wake: TransferWake
     private let state = Mutex(State())
 
-    /// Starts relaying from `source` to `destination`; `peer` says which is the connection.
-    /// `owned` (the engine's pair end on our side) is closed when the relay ends.
-    init(from source: Int32, to destination: Int32, peer: Peer, limits: TransferLimits, owning owned: Int32,
+    /// Starts relaying from `source` to `destination`; `codec` says which is the connection (the
+    /// destination when sealing, the source when opening). `owned` (the engine's pair end on our
+    /// side) is closed when the relay ends.
+    init(from source: Int32, to destination: Int32, codec: Codec, limits: TransferLimits, owning owned: Int32,
          name: String) throws {
+        let peer: Peer
+        if case .seal = codec { peer = .destination } else { peer = .source }
         wake = try TransferWake()
         let thread = Thread { [self] in
             // Both are sockets, written with MSG_NOSIGNAL; non-blocking, because every wait is a
             // poll that also watches the wake-up.
             _ = fcntl(source, F_SETFL, fcntl(source, F_GETFL) | O_NONBLOCK)
             _ = fcntl(destination, F_SETFL, fcntl(destination, F_GETFL) | O_NONBLOCK)
-            let ending = Self.run(from: source, to: destination, peer: peer, limits: limits, wake: wake)
+            var pump = Pump(source: source, destination: destination, peer: peer, wake: wake,
+                            window: IdleWindow(length: limits.idle, minimum: limits.minimumProgress))
+            let ending = switch codec {
+            case .seal(let sealer): pump.seal(with: sealer)
+            case .open(let opener, let maxBytes): pump.open(with: opener, maxBytes: maxBytes)
+            }
             if peer == .destination, case .finished = ending { shutdown(destination, Int32(SHUT_WR)) }
-            close(owned)
+            // The ending is known before the engine's end closes, so whoever sees that end can
+            // already ask what became of the stream.
             let waiters = state.withLock { state in
                 state.ending = ending
                 defer { state.waiters = [] }
                 return state.waiters
             }
+            close(owned)
             for waiter in waiters { waiter.resume(returning: ending) }
         }
         thread.name = name
@@ -115,61 +149,139 @@ final class TransferRelay: Sendable {
             stop()
         }
     }
+}
 
-    /// The relay's loop, on its own thread.
-    private static func run(from source: Int32, to destination: Int32, peer: Peer, limits: TransferLimits,
-                            wake: TransferWake) -> Ending {
-        var window = IdleWindow(length: limits.idle, minimum: limits.minimumProgress)
-        var total = 0
-        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+/// The relay's loops, on its thread: what it reads, from where, and the waits.
+private struct Pump {
+    let source: Int32
+    let destination: Int32
+    let peer: TransferRelay.Peer
+    let wake: TransferWake
+    var window: IdleWindow
+    /// Archive bytes passed on so far.
+    var total = 0
+
+    /// What went wrong, as an ending, or nil to go on.
+    typealias Outcome = TransferRelay.Ending?
+
+    /// A sender's loop: reads what the engine writes, seals it, writes the records to the peer;
+    /// at the engine's end, an end record.
+    mutating func seal(with sealer: RecordSealer) -> TransferRelay.Ending {
+        var buffer = [UInt8](repeating: 0, count: SecureChannel.maxPayload)
         do {
             while true {
-                // Wait for bytes to pass on: the peer's waits are timed, our engine's are not.
-                if peer == .source {
-                    if let idle = try window.wait(source, for: Int16(POLLIN), wake: wake, total: total) { return idle }
-                } else {
-                    _ = try TransferSocket.wait(source, for: Int16(POLLIN), until: nil, wake: wake)
-                }
+                _ = try TransferSocket.wait(source, for: Int16(POLLIN), until: nil, wake: wake)
                 let got = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
                 if got < 0 {
                     if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-                    if errno == ECONNRESET { return peer == .source ? .reset(bytes: total) : .localClosed(bytes: total) }
+                    if errno == ECONNRESET { return .localClosed(bytes: total) }
                     return .failed(TransferSocket.failure("recv"), bytes: total)
                 }
+                let record = got == 0
+                    ? try sealer.seal(.end)
+                    : try buffer.withUnsafeBytes { try sealer.seal(.data, UnsafeRawBufferPointer(rebasing: $0[..<got])) }
+                if let ending = try write(record) { return ending }
                 if got == 0 { return .finished(bytes: total) }
-                if peer == .source { window.moved(got) }
-                var done = 0
-                while done < got {
-                    if peer == .destination {
-                        if let idle = try window.wait(destination, for: Int16(POLLOUT), wake: wake, total: total + done) {
-                            return idle
-                        }
-                    } else {
-                        _ = try TransferSocket.wait(destination, for: Int16(POLLOUT), until: nil, wake: wake)
-                    }
-                    let sent = buffer.withUnsafeBytes {
-                        send(destination, $0.baseAddress! + done, got - done, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-                    }
-                    if sent < 0 {
-                        if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-                        if errno == EPIPE || errno == ECONNRESET {
-                            guard peer == .destination else { return .localClosed(bytes: total + done) }
-                            return errno == EPIPE ? .peerClosed(bytes: total + done) : .reset(bytes: total + done)
-                        }
-                        return .failed(TransferSocket.failure("send"), bytes: total + done)
-                    }
-                    done += sent
-                    if peer == .destination { window.moved(sent) }
-                }
                 total += got
             }
-        } catch let error as TransferError {
-            return .failed(error, bytes: total)
-        // A thread of our own, in no task: a CancellationError here is only the wake-up of stop().
-        // cancellation: a cancelled caller of ending() stopped the relay and checks for cancellation itself
         } catch {
-            return .stopped(bytes: total)
+            return ended(by: error)
         }
+    }
+
+    /// A receiver's loop: reads records from the peer, opens them, and writes their bytes to the
+    /// engine, each data record only once the next one has checked out.
+    mutating func open(with opener: RecordOpener, maxBytes: UInt64) -> TransferRelay.Ending {
+        var inbox: [UInt8] = []
+        var start = 0
+        var held: [UInt8]?
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        do {
+            while true {
+                // Every whole record in the inbox.
+                while inbox.count - start >= 4 {
+                    guard let length = RecordOpener.sealedLength(inbox[start..<start + 4]) else {
+                        return .tampered(TransferError(.tampered, "record \(opener.opened) announces a length outside 17 to "
+                                                          + "\(SecureChannel.maxSealedRecord) bytes"), bytes: total)
+                    }
+                    guard inbox.count - start >= 4 + length else { break }
+                    let (type, payload) = try opener.open(header: inbox[start..<start + 4],
+                                                          sealed: inbox[(start + 4)..<(start + 4 + length)])
+                    start += 4 + length
+                    switch type {
+                    case .data:
+                        if let previous = held, let ending = try write(previous) { return ending }
+                        if let previous = held { total += previous.count }
+                        if UInt64(total + payload.count) > maxBytes {
+                            return .tooLarge(limit: maxBytes, bytes: total)
+                        }
+                        held = payload
+                    case .end:
+                        if let previous = held {
+                            if let ending = try write(previous) { return ending }
+                            total += previous.count
+                        }
+                        return .finished(bytes: total)
+                    case .statusOK, .statusFailed:
+                        return .tampered(TransferError(.tampered, "record \(opener.opened - 1) is a status, in the archive stream"),
+                                         bytes: total)
+                    }
+                }
+                if start > 0 {
+                    inbox.removeFirst(start)
+                    start = 0
+                }
+                // More bytes from the peer: its waits are timed.
+                if let idle = try window.wait(source, for: Int16(POLLIN), wake: wake, total: total) { return idle }
+                let got = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
+                if got < 0 {
+                    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                    if errno == ECONNRESET { return .reset(bytes: total) }
+                    return .failed(TransferSocket.failure("recv"), bytes: total)
+                }
+                if got == 0 { return .truncated(bytes: total) }
+                window.moved(got)
+                inbox.append(contentsOf: buffer[..<got])
+            }
+        } catch let error as TransferError where error.code == .tampered {
+            return .tampered(error, bytes: total)
+        } catch {
+            return ended(by: error)
+        }
+    }
+
+    /// Writes all of `bytes` to the destination; the waits are timed if the destination is the peer.
+    private mutating func write(_ bytes: [UInt8]) throws -> Outcome {
+        var done = 0
+        while done < bytes.count {
+            if peer == .destination {
+                if let idle = try window.wait(destination, for: Int16(POLLOUT), wake: wake, total: total) { return idle }
+            } else {
+                _ = try TransferSocket.wait(destination, for: Int16(POLLOUT), until: nil, wake: wake)
+            }
+            let sent = bytes.withUnsafeBytes {
+                send(destination, $0.baseAddress! + done, $0.count - done, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+                if errno == EPIPE || errno == ECONNRESET {
+                    guard peer == .destination else { return .localClosed(bytes: total) }
+                    return errno == EPIPE ? .peerClosed(bytes: total) : .reset(bytes: total)
+                }
+                return .failed(TransferSocket.failure("send"), bytes: total)
+            }
+            done += sent
+            if peer == .destination { window.moved(sent) }
+        }
+        return nil
+    }
+
+    /// The ending for an error thrown in a loop.
+    private func ended(by error: any Error) -> TransferRelay.Ending {
+        if let error = error as? TransferError { return .failed(error, bytes: total) }
+        // A thread of our own, in no task: a CancellationError is only the wake-up of stop().
+        if error is CancellationError { return .stopped(bytes: total) }
+        return .failed(TransferError(.system(errno: 0), "sealing a record failed: \(error)"), bytes: total)
     }
 }
 

@@ -96,37 +96,46 @@ enum TransferSocket {
         return "\((value * 1000).rounded() / 1000) s"
     }
 
-    /// Connects to `endpoint`, giving up after `timeout`. The socket returned is non-blocking:
-    /// every later read or write of it either waits in `poll` or is done by a relay that does.
+    /// Connects to `endpoint`, giving up after `timeout`, trying each address its host resolves to
+    /// in the resolver's order (so `localhost` reaches `::1` or `127.0.0.1`, whichever listens).
+    /// The socket returned is non-blocking: every later read or write of it either waits in `poll`
+    /// or is done by a relay that does.
     static func connect(to endpoint: TransferEndpoint, timeout: Duration) async throws -> Int32 {
-        var address = try endpoint.socketAddress()
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw failure("socket") }
-        do {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        let deadline = ContinuousClock.now + timeout
+        return try await onThread("amk-connect") { wake in
+            // The lookup may wait for DNS: on this thread, never on the pool.
+            let addresses = try endpoint.resolve(passive: false)
+            var lastFailure: TransferError?
+            for address in addresses {
+                let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                guard fd >= 0 else { throw failure("socket") }
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                var storage = address.storage
+                let result = withUnsafePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
                 }
+                var error: Int32 = result == 0 ? 0 : errno
+                if error == EINPROGRESS {
+                    let connected: Bool
+                    do {
+                        connected = try wait(fd, for: Int16(POLLOUT), until: deadline, wake: wake)
+                    } catch {
+                        close(fd)
+                        throw error
+                    }
+                    guard connected else {
+                        close(fd)
+                        throw TransferError(.timedOut, "no answer from \(endpoint) within \(seconds(timeout))")
+                    }
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    error = 0
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+                }
+                if error == 0 { return fd }
+                close(fd)
+                lastFailure = failure("connect to \(endpoint)", errno: error)
             }
-            if result != 0 {
-                guard errno == EINPROGRESS else { throw failure("connect to \(endpoint)") }
-                let deadline = ContinuousClock.now + timeout
-                let connected = try await onThread("amk-connect") { wake in
-                    try wait(fd, for: Int16(POLLOUT), until: deadline, wake: wake)
-                }
-                guard connected else {
-                    throw TransferError(.timedOut, "no answer from \(endpoint) within \(seconds(timeout))")
-                }
-                var error: Int32 = 0
-                var length = socklen_t(MemoryLayout<Int32>.size)
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
-                if error != 0 { throw failure("connect to \(endpoint)", errno: error) }
-            }
-            return fd
-        } catch {
-            close(fd)
-            throw error
+            throw lastFailure ?? TransferError(.invalidAddress, "'\(endpoint.host)' has no address to connect to")
         }
     }
 

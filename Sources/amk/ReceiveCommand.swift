@@ -14,22 +14,36 @@ struct ReceiveCommand: AsyncParsableCommand {
         commandName: "receive",
         abstract: "Wait for one 'amk send' and import its data into a container as it arrives.",
         discussion: """
-            Prints 'listening on HOST:PORT' once it listens (port 0 picks a free port). The import \
-            runs only after the whole archive has arrived and been verified; a stream that breaks \
-            off leaves the container as it was and records a failed import. A sender that sends no \
-            hello within 30 s, or less than 64 KiB of the archive in an --idle-timeout, is cut off \
-            the same way. Exits 0 on success, 1 on failure.
+            Prints 'listening on HOST:PORT' and a one-time 'pairing code' once it listens (port 0 \
+            picks a free port); give the code to 'amk send --code'. A connection without the code is \
+            closed before a byte reaches the container, and the wait goes on; after \
+            --max-failed-pairings senders with a wrong code it gives up. Once a sender has paired, \
+            no other can connect. Everything after the pairing is encrypted, and a record altered, \
+            dropped, reordered or replayed fails the import. The import runs only after the whole \
+            archive has arrived and been verified; a stream that breaks off, goes past \
+            --max-archive-size (or the container volume's free space), or delivers less than 64 KiB \
+            in an --idle-timeout leaves the container as it was and records a failed import. Exits \
+            0 on success, 1 on failure.
 
             Examples:
               amk receive --listen 0.0.0.0:7070 --container tablet
-              amk receive --listen 127.0.0.1:0 --container tablet --accept-timeout 60
+              amk receive --listen [::]:7070 --container tablet --accept-timeout 600
+              amk receive --listen 127.0.0.1:0 --container tablet --max-archive-size 2G
             """
     )
 
     @OptionGroup var options: ContainerOptions
 
-    @Option(help: ArgumentHelp("The address to listen on, HOST:PORT (IPv4), e.g. 127.0.0.1:7070.", valueName: "host:port"))
+    @Option(help: ArgumentHelp("The address to listen on, HOST:PORT: 0.0.0.0:7070 (every IPv4 address), [::]:7070 "
+                                   + "(every IPv6 and IPv4 one), 127.0.0.1:0 (a free port).", valueName: "host:port"))
     var listen: String
+
+    @Option(help: ArgumentHelp("The largest archive to accept (e.g. 2G); the free space of the container's volume "
+                                   + "bounds it too.", valueName: "size"))
+    var maxArchiveSize: ByteSize?
+
+    @Option(help: ArgumentHelp("Give up after this many senders with a wrong pairing code.", valueName: "count"))
+    var maxFailedPairings: Int = 5
 
     @Option(help: ArgumentHelp("Give up if no sender connects within this many seconds (default: wait for good).",
                                valueName: "seconds"))
@@ -47,6 +61,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
         try acceptTimeout.map { try TransferTimeout.validate($0, flag: "--accept-timeout") }
         try TransferTimeout.validate(idleTimeout, flag: "--idle-timeout")
+        guard (1...100).contains(maxFailedPairings) else {
+            throw ValidationError("--max-failed-pairings must be 1 to 100, not \(maxFailedPairings).")
+        }
     }
 
     func run() async throws {
@@ -55,11 +72,19 @@ struct ReceiveCommand: AsyncParsableCommand {
         let name = options.extensionName
         let acceptTimeout = self.acceptTimeout.map(TransferTimeout.duration)
         let idleTimeout = TransferTimeout.duration(self.idleTimeout)
+        let pairingCode = PairingCode.random()
+        let maxArchiveBytes = maxArchiveSize.map { UInt64($0.bytes) }
+        let maxFailedPairings = self.maxFailedPairings
         print("listening on \(listener.endpoint)")
-        fflush(nil) // the line must reach a pipe or file now: the caller waits for it
+        print("pairing code \(pairingCode)")
+        fflush(nil) // the lines must reach a pipe or file now: the caller waits for them
         let request = try await SignalCancellation.run {
             try await MigrationSystem().receive(ContainerFilesMigration(), named: name, into: container, on: listener,
-                                                acceptTimeout: acceptTimeout, idleTimeout: idleTimeout)
+                                                pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
+                                                maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
+                                                onRefused: { refusal in
+                                                    StandardError.write("amk: refused a connection: \(refusal.description)\n")
+                                                })
         }
         let source = request.sourceAppIdentifier
         // The source app, its platform and version are what the sender's archive says.

@@ -9,22 +9,31 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Export an app's data over TCP to 'amk receive'; the archive is never written to disk.",
         discussion: """
-            Exits 0 once the receiver reports that its import succeeded. Exits 1 if the export fails, \
-            the receiver's import fails (its reason is printed), or the connection is lost. No wait \
-            for the receiver is unbounded: its hello must come within 30 s, it must take at least \
+            Give it the pairing code that 'amk receive' shows (--code). Nothing is exported before \
+            the receiver has proved it holds the same code; everything after is encrypted \
+            (X25519, HKDF-SHA256, ChaCha20-Poly1305: see the README). Exits 0 once the receiver \
+            reports that its import succeeded. Exits 1 if the code is refused, the export fails, the \
+            receiver's import fails (its reason is printed), or the connection is lost. No wait \
+            for the receiver is unbounded: the handshake must end within 30 s, it must take at least \
             64 KiB of the archive in every --idle-timeout, and its report must come within \
             --status-timeout of the archive's end.
 
             Examples:
-              amk send --container phone --to 192.168.1.20:7070
-              amk send --container phone --to 127.0.0.1:7070 --preset 0 --idle-timeout 10
+              amk send --container phone --to 192.168.1.20:7070 --code 7KQ2-9XMF-3PWD-HB6T
+              amk send --container phone --to tablet.local:7070 --code 7kq29xmf3pwdhb6t
+              amk send --container phone --to [::1]:7070 --code 7KQ2-9XMF-3PWD-HB6T --preset 0
             """
     )
 
     @OptionGroup var options: ContainerOptions
 
-    @Option(help: ArgumentHelp("The receiver's address, HOST:PORT (IPv4), e.g. 127.0.0.1:7070.", valueName: "host:port"))
+    @Option(help: ArgumentHelp("The receiver's address, HOST:PORT: a name, an IPv4 address, or an IPv6 one in brackets "
+                                   + "([::1]:7070).", valueName: "host:port"))
     var to: String
+
+    @Option(help: ArgumentHelp("The pairing code the receiver shows (case, dashes and spaces do not matter).",
+                               valueName: "code"))
+    var code: String
 
     @Option(help: "LZMA preset, 0 (fastest) to 9 (smallest).")
     var preset: Int = 6
@@ -52,6 +61,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         do {
             _ = try TransferEndpoint(parsing: to)
+            _ = try PairingCode(parsing: code)
         } catch let error as TransferError {
             throw ValidationError(error.description)
         }
@@ -59,12 +69,14 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         let endpoint = try TransferEndpoint(parsing: to)
+        let pairingCode = try PairingCode(parsing: code)
         let container = try options.dataContainer()
         let name = options.extensionName
         let system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
         let (exported, message) = try await SignalCancellation.run {
             try await system.send(ContainerFilesMigration(), named: name, from: container,
                                              request: MigrationRequest(destinationPlatform: .current), to: endpoint,
+                                             pairingCode: pairingCode,
                                              idleTimeout: TransferTimeout.duration(idleTimeout),
                                              statusTimeout: TransferTimeout.duration(statusTimeout))
         }

@@ -1,4 +1,4 @@
-import AppMigration
+@testable import AppMigration
 import Foundation
 import IndexedArchive
 import Tar
@@ -85,11 +85,12 @@ import Testing
                     }
                 case .receive:
                     let listener = try TransferListener(Self.loopback)
+                    let code = PairingCode.random()
                     async let received = capture {
-                        try await quickSystem.receive(MergingMigration(), into: destination, on: listener,
+                        try await quickSystem.receive(MergingMigration(), into: destination, on: listener, pairingCode: code,
                                                       acceptTimeout: .seconds(30), idleTimeout: .seconds(30))
                     }
-                    try await RawSender.send(bytes, to: listener.endpoint.port)
+                    try await RawSender.send(bytes, to: listener.endpoint, code: code)
                     _ = try await received.get()
                 }
             }
@@ -116,35 +117,25 @@ import Testing
     }
 }
 
-/// A sender speaking the transfer protocol by hand, so that it can send any bytes as the archive.
+/// A paired sender speaking the transfer protocol by hand, so that it can send any bytes as the
+/// archive: the hostile archive arrives authentic, and only the import stands in its way.
 enum RawSender {
-    /// Connects to 127.0.0.1:`port`, exchanges hellos, sends `archive`, half-closes, and reads
-    /// the receiver's status to the end.
-    static func send(_ archive: [UInt8], to port: UInt16) async throws {
+    /// Connects to `endpoint`, pairs with `code`, sends `archive` in records and the end record,
+    /// and reads the receiver's status.
+    static func send(_ archive: [UInt8], to endpoint: TransferEndpoint, code: PairingCode) async throws {
         try await Task.detachedOffPool {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+            let fd = try rawConnect(endpoint)
             defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            guard let channel = PairedPeer.actAsSender(fd, code: code) else { throw CocoaError(.fileWriteUnknown) }
+            var offset = 0
+            while offset < archive.count {
+                let piece = Array(archive[offset..<min(archive.count, offset + SecureChannel.maxPayload)])
+                guard sendAll(fd, PairedPeer.record(channel, .data, piece)) else { return }
+                offset += piece.count
             }
-            guard connected == 0 else { throw CocoaError(.fileWriteUnknown) }
-            let hello = Array("AMKXFER1".utf8) + [1, 0, 0, 0] + [0, 0, 0, 0]
-            for chunk in [hello, archive] {
-                var offset = 0
-                while offset < chunk.count {
-                    let n = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-                    guard n > 0 else { return }
-                    offset += n
-                }
-            }
+            guard sendAll(fd, PairedPeer.record(channel, .end)) else { return }
             shutdown(fd, Int32(SHUT_WR))
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while buffer.withUnsafeMutableBytes({ recv(fd, $0.baseAddress!, $0.count, 0) }) > 0 {}
+            _ = PairedPeer.readRecord(fd, channel)
         }
     }
 }

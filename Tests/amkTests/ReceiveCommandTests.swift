@@ -1,3 +1,4 @@
+@testable import AppMigration
 import Foundation
 import Testing
 
@@ -16,7 +17,7 @@ extension AMKTests {
             try tree.write("src/Documents/small.txt", "small\n")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
             let (sender, senderOut, senderErr) = try AMKProcess.start(
-                ["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--chunk-size", "1MiB", "--preset", "0"],
+                ["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB", "--preset", "0"],
                 scratch: tree.root)
             let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 2 << 20 }
             kill(receiver.process.processIdentifier, SIGKILL)
@@ -32,7 +33,7 @@ extension AMKTests {
 
             // A new receiver cleans up after the dead one, then imports.
             let second = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let again = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", second.endpoint,
+            let again = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", second.endpoint, "--code", second.code,
                                             "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
             second.process.waitUntilExit()
             #expect(again.status == 0, "\(again.stderr)")
@@ -56,7 +57,7 @@ extension AMKTests {
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                                            "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
@@ -78,7 +79,7 @@ extension AMKTests {
             try tree.write("src/Library/stash/x.txt", "x\n")
             try tree.symlink("src/Documents", to: "Library/stash")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                                            "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
@@ -128,7 +129,7 @@ extension AMKTests {
             try tree.write("dst/Documents/kept.txt", "kept\n")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root,
                                                              extra: ["--idle-timeout", "1"])
-            let sender = try TricklingSender(to: receiver.endpoint, bytes: bytes, every: .milliseconds(200))
+            let sender = try TricklingSender(to: receiver.endpoint, code: receiver.code, bytes: bytes, every: .milliseconds(200))
             receiver.process.waitUntilExit()
             let ended = Date()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
@@ -137,8 +138,8 @@ extension AMKTests {
             let start = try #require(sender.trickleStart)
             #expect(ended.timeIntervalSince(start) >= 0.9 && ended.timeIntervalSince(start) < 15, "\(ended.timeIntervalSince(start)) s")
             #expect(sender.sent >= 3, "the sender kept sending while it was cut off")
-            #expect(TransferProcess.waitUntil(seconds: 10) { sender.statusHeader != nil })
-            #expect(sender.statusHeader?.first == 1, "the sender is told of the failure")
+            #expect(TransferProcess.waitUntil(seconds: 10) { sender.status != nil })
+            #expect(sender.status == .statusFailed, "the sender is told of the failure, in an authentic record")
             #expect(TransferProcess.files(under: tree.path("dst")) == ["Documents/kept.txt": Data("kept\n".utf8)])
             #expect(TransferProcess.stagedBytes(in: tree.path("dst")) == 0)
             #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "failure")

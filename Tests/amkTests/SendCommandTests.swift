@@ -13,7 +13,7 @@ extension AMKTests {
             try tree.write("src/Library/Preferences/settings.json", #"{"theme":"dark"}"#)
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
             let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--extension", "files",
-                                           "--to", receiver.endpoint, "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+                                           "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
             #expect(sent.status == 0, "\(sent.stderr)")
@@ -36,7 +36,7 @@ extension AMKTests {
             try random.close()
             try tree.write("dst/Documents/kept.txt", "kept\n")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let (sender, _, _) = try AMKProcess.start(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+            let (sender, _, _) = try AMKProcess.start(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                                                        "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
             let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 2 << 20 }
             kill(sender.processIdentifier, SIGKILL)
@@ -58,10 +58,10 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("src/Documents/a.txt", "hello, transfer\n")
             try tree.write("src/Documents/big.bin", TestTree.noise(count: 300_000, seed: 5))
-            let receiver = try SilentReceiver()
+            let receiver = try SilentReceiver(code: "7KQ2-9XMF-3PWD-HB6T")
             defer { receiver.release() }
             let start = Date()
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", "7KQ2-9XMF-3PWD-HB6T",
                                            "--preset", "0", "--status-timeout", "2"], scratch: tree.root)
             let elapsed = Date().timeIntervalSince(start)
             #expect(sent.status == 1)
@@ -77,7 +77,7 @@ extension AMKTests {
             let tree = try TestTree()
             for (flag, value) in [("--status-timeout", "0"), ("--status-timeout", "-1"), ("--idle-timeout", "nan"),
                                   ("--idle-timeout", "inf"), ("--status-timeout", "ten")] {
-                let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "127.0.0.1:9",
+                let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000",
                                                  "\(flag)=\(value)"], scratch: tree.root)
                 #expect(result.status == 2, "\(flag) \(value): \(result.stderr)")
                 #expect(result.stderr.contains(flag), "\(flag) \(value): \(result.stderr)")
@@ -86,11 +86,39 @@ extension AMKTests {
             #expect(help.stdout.contains("--status-timeout <seconds>") && help.stdout.contains("(default: 300.0)"), "\(help.stdout)")
         }
 
-        @Test func aBadAddressIsAUsageError() throws {
+        @Test func aBadAddressOrCodeIsAUsageError() throws {
             let tree = try TestTree()
-            let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070"], scratch: tree.root)
-            #expect(result.status == 2)
-            #expect(result.stderr.contains("not a numeric IPv4 address"), "\(result.stderr)")
+            let address = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "::1:7070", "--code", "0000-0000-0000-0000"],
+                                             scratch: tree.root)
+            #expect(address.status == 2)
+            #expect(address.stderr.contains("write an IPv6 address in brackets, [::1]:7070"), "\(address.stderr)")
+            let code = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070", "--code", "ABCD-EFGH"],
+                                          scratch: tree.root)
+            #expect(code.status == 2)
+            #expect(code.stderr.contains("a pairing code has 16 characters"), "\(code.stderr)")
+            let missing = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070"], scratch: tree.root)
+            #expect(missing.status == 2)
+            #expect(missing.stderr.contains("--code"), "\(missing.stderr)")
+        }
+
+        /// A wrong code: the sender is refused and exits 1, the receiver says so and waits on, and
+        /// the right code then goes through (the one the receiver printed, typed in lower case).
+        @Test func aWrongCodeIsRefusedAndTheRightOneThenWorks() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "hello, paired transfer\n")
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let wrong = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+                                            "--code", "ZZZZ-ZZZZ-ZZZZ-ZZZZ", "--preset", "0"], scratch: tree.root)
+            #expect(wrong.status == 1)
+            #expect(wrong.stderr.contains("refused the pairing code"), "\(wrong.stderr)")
+            let right = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
+                                            "--code", receiver.code.lowercased(), "--preset", "0"], scratch: tree.root)
+            receiver.process.waitUntilExit()
+            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+            #expect(right.status == 0, "\(right.stderr)")
+            #expect(received.status == 0, "\(received.stderr)")
+            #expect(received.stderr.contains("amk: refused a connection: a sender gave a wrong pairing code"), "\(received.stderr)")
+            #expect(TransferProcess.files(under: tree.path("dst")) == TransferProcess.files(under: tree.path("src")))
         }
 
         @Test func nobodyListeningIsAFailure() throws {
@@ -99,7 +127,7 @@ extension AMKTests {
             let probe = try TransferProcess.startReceiver(container: tree.path("probe"), scratch: tree.root)
             probe.process.terminate()
             probe.process.waitUntilExit()
-            let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", probe.endpoint], scratch: tree.root)
+            let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", probe.endpoint, "--code", probe.code], scratch: tree.root)
             #expect(result.status == 1)
             #expect(result.stderr.contains("connect to \(probe.endpoint) failed: Connection refused"), "\(result.stderr)")
         }

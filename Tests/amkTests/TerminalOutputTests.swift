@@ -149,7 +149,7 @@ extension AMKTests {
             try tree.write("phone/Documents/note.txt", "note\n")
             let destination = tree.path("tab\u{1B}[2Jlet")
             let receiver = try TransferProcess.startReceiver(container: destination, scratch: tree.root)
-            let sent = try AMKProcess.run(["send", "--container", tree.path("phone"), "--to", receiver.endpoint,
+            let sent = try AMKProcess.run(["send", "--container", tree.path("phone"), "--to", receiver.endpoint, "--code", receiver.code,
                                            "--bundle-identifier", "com.evil\u{1B}]0;owned\u{7}", "--preset", "0"],
                                           scratch: tree.root)
             receiver.process.waitUntilExit()

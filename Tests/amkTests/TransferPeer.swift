@@ -1,11 +1,42 @@
+@testable import AppMigration
+import Crypto
 import Foundation
 import Synchronization
 
 /// Plain blocking sockets on 127.0.0.1 that play one side of the transfer protocol the way the
 /// real code never does, to test how `amk send` and `amk receive` bound their waits for a peer.
+/// They pair properly (with the library's `SecureChannel`), then misbehave.
 enum TransferPeer {
-    /// The hello of a peer speaking protocol version 1.
-    static let hello: [UInt8] = Array("AMKXFER1".utf8) + [1, 0, 0, 0, 0, 0, 0, 0]
+    /// A hello of this protocol version with a fresh key.
+    static func hello() -> (bytes: [UInt8], key: Curve25519.KeyAgreement.PrivateKey) {
+        let key = Curve25519.KeyAgreement.PrivateKey()
+        return (TransferFrame.hello(publicKey: Array(key.publicKey.rawRepresentation)), key)
+    }
+
+    /// Pairs as a sender with `code`; nil if the receiver refused.
+    static func pairAsSender(_ fd: Int32, code: String) -> SecureChannel? {
+        guard let code = try? PairingCode(parsing: code) else { return nil }
+        let (ours, key) = hello()
+        guard sendAll(fd, ours) else { return nil }
+        let theirs = receive(fd, 48)
+        guard theirs.count == 48,
+              let channel = try? SecureChannel(role: .sender, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                                               senderHello: ours, receiverHello: theirs),
+              sendAll(fd, channel.ownConfirmation), channel.isPeerConfirmation(receive(fd, 32)) else { return nil }
+        return channel
+    }
+
+    /// Pairs as a receiver with `code`; nil if the sender's hello or confirmation is wrong.
+    static func pairAsReceiver(_ fd: Int32, code: String) -> SecureChannel? {
+        guard let code = try? PairingCode(parsing: code) else { return nil }
+        let theirs = receive(fd, 48)
+        let (ours, key) = hello()
+        guard theirs.count == 48, sendAll(fd, ours),
+              let channel = try? SecureChannel(role: .receiver, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                                               senderHello: theirs, receiverHello: ours),
+              channel.isPeerConfirmation(receive(fd, 32)), sendAll(fd, channel.ownConfirmation) else { return nil }
+        return channel
+    }
 
     /// A listening socket on a port the system picks, and that port.
     static func listen() throws -> (fd: Int32, endpoint: String) {
@@ -76,21 +107,20 @@ enum TransferPeer {
     }
 }
 
-/// A receiver that says hello, reads the whole archive to the sender's half-close, and then says
-/// nothing, holding the connection open until ``release()``.
+/// A receiver that pairs with `code`, reads the whole archive to the sender's half-close, and then
+/// says nothing, holding the connection open until ``release()``.
 final class SilentReceiver: Sendable {
     let endpoint: String
     private let archived = Atomic<Int>(-1)
     private let released = Atomic<Bool>(false)
 
-    init() throws {
+    init(code: String) throws {
         let (listening, endpoint) = try TransferPeer.listen()
         self.endpoint = endpoint
         let thread = Thread { [self] in
             let fd = accept(listening, nil, nil)
             close(listening)
-            _ = TransferPeer.receive(fd, 16)
-            TransferPeer.sendAll(fd, TransferPeer.hello)
+            guard TransferPeer.pairAsReceiver(fd, code: code) != nil else { return }
             archived.store(TransferPeer.readToEnd(fd), ordering: .releasing)
             while !released.load(ordering: .acquiring) { usleep(10_000) }
             close(fd)
@@ -106,30 +136,34 @@ final class SilentReceiver: Sendable {
     }
 }
 
-/// A sender that says hello, then sends `bytes` one at a time, one every `interval` (each byte
-/// resets a plain socket timeout), until the receiver answers or the bytes run out.
+/// A sender that pairs with `code`, then sends `bytes` sealed in one record, one byte at a time,
+/// one every `interval` (each byte resets a plain socket timeout), until the receiver answers or
+/// the bytes run out; then it reads the receiver's status record.
 final class TricklingSender: Sendable {
-    private let answer = Mutex<[UInt8]?>(nil)
+    private let answer = Mutex<SecureChannel.RecordType?>(nil)
     private let sentCount = Atomic<Int>(0)
     private let started = Mutex<Date?>(nil)
 
-    init(to endpoint: String, bytes: [UInt8], every interval: Duration) throws {
+    init(to endpoint: String, code: String, bytes: [UInt8], every interval: Duration) throws {
         let fd = try TransferPeer.connect(endpoint)
         let milliseconds = Int32(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
         let thread = Thread { [self] in
             defer { close(fd) }
-            TransferPeer.sendAll(fd, TransferPeer.hello)
-            guard TransferPeer.receive(fd, 16) == TransferPeer.hello else { return }
+            guard let channel = TransferPeer.pairAsSender(fd, code: code),
+                  let record = try? channel.sealer.seal(.data, bytes) else { return }
             started.withLock { $0 = Date() }
-            for byte in bytes {
+            for byte in record {
                 var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 if poll(&entry, 1, milliseconds) > 0 { break } // the receiver answered
                 guard TransferPeer.sendAll(fd, [byte]) else { break }
                 sentCount.add(1, ordering: .relaxed)
             }
             shutdown(fd, Int32(SHUT_WR))
-            let header = TransferPeer.receive(fd, 5)
-            answer.withLock { $0 = header }
+            let header = TransferPeer.receive(fd, 4)
+            guard header.count == 4, let length = RecordOpener.sealedLength(header) else { return }
+            let sealed = TransferPeer.receive(fd, length)
+            let status = try? channel.opener.open(header: header, sealed: sealed).0
+            answer.withLock { $0 = status }
         }
         thread.start()
     }
@@ -138,6 +172,6 @@ final class TricklingSender: Sendable {
     var trickleStart: Date? { started.withLock { $0 } }
     /// Bytes trickled.
     var sent: Int { sentCount.load(ordering: .relaxed) }
-    /// The first 5 bytes the receiver sent after its hello (a status frame's header), once read.
-    var statusHeader: [UInt8]? { answer.withLock { $0 } }
+    /// The type of the receiver's status record, once read and authenticated.
+    var status: SecureChannel.RecordType? { answer.withLock { $0 } }
 }

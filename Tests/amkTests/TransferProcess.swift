@@ -20,17 +20,18 @@ enum TransferProcess {
         return process.terminationStatus == 0 && text.contains("USAGE: amk \(command) ")
     }
 
-    /// Starts `amk receive` on a free loopback port and waits for its "listening on" line.
+    /// Starts `amk receive` on a free loopback port and waits for its "listening on" and
+    /// "pairing code" lines.
     static func startReceiver(container: String, scratch: URL, extra: [String] = [])
-        throws -> (process: Process, stdout: URL, stderr: URL, endpoint: String) {
+        throws -> (process: Process, stdout: URL, stderr: URL, endpoint: String, code: String) {
         let (process, out, err) = try AMKProcess.start(
             ["receive", "--listen", "127.0.0.1:0", "--container", container, "--extension", "files",
              "--accept-timeout", "30"] + extra, scratch: scratch)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            if let match = text.firstMatch(of: /listening on (127\.0\.0\.1:\d+)/) {
-                return (process, out, err, String(match.1))
+            if let match = text.firstMatch(of: /listening on (127\.0\.0\.1:\d+)\npairing code ([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})\n/) {
+                return (process, out, err, String(match.1), String(match.2))
             }
             if !process.isRunning { break }
             Thread.sleep(forTimeInterval: 0.02)

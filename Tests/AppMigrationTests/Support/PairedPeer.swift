@@ -1,0 +1,204 @@
+@testable import AppMigration
+import Crypto
+import Foundation
+import Synchronization
+
+/// The transfer protocol spoken by hand, on blocking sockets, for peers that pair properly and
+/// then misbehave (stall, vanish, never answer), and for the man in the middle.
+enum PairedPeer {
+    /// The first 16 bytes of a hello of `version`, followed by a fresh X25519 key.
+    static func hello(version: UInt32 = TransferFrame.protocolVersion) -> (bytes: [UInt8], key: Curve25519.KeyAgreement.PrivateKey) {
+        let key = Curve25519.KeyAgreement.PrivateKey()
+        return (helloBytes(version: version) + Array(key.publicKey.rawRepresentation), key)
+    }
+
+    /// Pairs as a sender: hellos, then the confirmations. Nil if the receiver refused or failed.
+    static func actAsSender(_ fd: Int32, code: PairingCode) -> SecureChannel? {
+        let (ours, key) = hello()
+        guard sendAll(fd, ours) else { return nil }
+        let theirs = receiveExactly(fd, 48)
+        guard theirs.count == 48,
+              let channel = try? SecureChannel(role: .sender, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                                               senderHello: ours, receiverHello: theirs),
+              sendAll(fd, channel.ownConfirmation),
+              channel.isPeerConfirmation(receiveExactly(fd, 32)) else { return nil }
+        return channel
+    }
+
+    /// Pairs as a receiver. Nil if the sender's hello or confirmation is wrong.
+    static func actAsReceiver(_ fd: Int32, code: PairingCode) -> SecureChannel? {
+        let theirs = receiveExactly(fd, 48)
+        let (ours, key) = hello()
+        guard theirs.count == 48, sendAll(fd, ours),
+              let channel = try? SecureChannel(role: .receiver, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                                               senderHello: theirs, receiverHello: ours),
+              channel.isPeerConfirmation(receiveExactly(fd, 32)),
+              sendAll(fd, channel.ownConfirmation) else { return nil }
+        return channel
+    }
+
+    /// One record on the wire.
+    static func record(_ channel: SecureChannel, _ type: SecureChannel.RecordType, _ payload: [UInt8] = []) -> [UInt8] {
+        try! channel.sealer.seal(type, payload)
+    }
+
+    /// Reads one record; nil if the connection ends first or it fails authentication.
+    static func readRecord(_ fd: Int32, _ channel: SecureChannel) -> (SecureChannel.RecordType, [UInt8])? {
+        let header = receiveExactly(fd, 4)
+        guard header.count == 4, let length = RecordOpener.sealedLength(header) else { return nil }
+        let sealed = receiveExactly(fd, length)
+        guard sealed.count == length else { return nil }
+        return try? channel.opener.open(header: header, sealed: sealed)
+    }
+}
+
+/// The bytes a sender sends before its first record: the 48-byte hello and the 32-byte confirmation.
+let senderHandshakeBytes = 80
+
+/// A man in the middle on a thread of its own: forwards one connection both ways, and does
+/// `tamper` to the client-to-server stream (the sender's), whose bytes it also records.
+final class TamperingProxy: Sendable {
+    enum Tampering: Sendable {
+        /// Forward unchanged (to record a session).
+        case none
+        /// XOR the byte at this offset of the sender's stream with 0x01.
+        case flip(at: Int)
+        /// Leave out the sender's record number `index` (0 is the first after the handshake).
+        case dropRecord(Int)
+        /// Swap the sender's records `index` and `index + 1`.
+        case swapRecords(Int)
+        /// Send `bytes` to the server instead of what the client sends (a replayed session).
+        case replay([UInt8])
+    }
+
+    let endpoint: TransferEndpoint
+    private let listenFD: Int32
+    private let state = Mutex<(recorded: [UInt8], finished: Bool)>(([], false))
+
+    init(to target: TransferEndpoint, _ tampering: Tampering) throws {
+        listenFD = try rawListen()
+        endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listenFD))
+        let thread = Thread { [self] in
+            run(target: target, tampering: tampering)
+            state.withLock { $0.finished = true }
+        }
+        thread.start()
+    }
+
+    /// What the client sent, as it sent it.
+    var recorded: [UInt8] { state.withLock { $0.recorded } }
+
+    private func run(target: TransferEndpoint, tampering: Tampering) {
+        defer { close(listenFD) }
+        let client = accept(listenFD, nil, nil)
+        guard client >= 0 else { return }
+        defer { close(client) }
+        guard let server = try? rawConnect(target) else { return }
+        defer { close(server) }
+        if case .replay(let bytes) = tampering {
+            _ = sendAll(server, bytes)
+            shutdown(server, Int32(SHUT_WR))
+        }
+        var editor = StreamEditor(tampering: tampering)
+        var clientOpen = true, serverOpen = true
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while clientOpen || serverOpen {
+            var fds = [pollfd(fd: clientOpen ? client : -1, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: serverOpen ? server : -1, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 2, 1000) >= 0 else { return }
+            if clientOpen && fds[0].revents != 0 {
+                let got = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress!, $0.count, 0) }
+                if got <= 0 {
+                    clientOpen = false
+                    guard sendAll(server, editor.finish()) || true else { return }
+                    shutdown(server, Int32(SHUT_WR))
+                } else {
+                    state.withLock { $0.recorded += buffer[..<got] }
+                    if case .replay = tampering { continue }
+                    guard sendAll(server, editor.pass(Array(buffer[..<got]))) else { return }
+                }
+            }
+            if serverOpen && fds[1].revents != 0 {
+                let got = buffer.withUnsafeMutableBytes { recv(server, $0.baseAddress!, $0.count, 0) }
+                if got <= 0 {
+                    serverOpen = false
+                    shutdown(client, Int32(SHUT_WR))
+                } else {
+                    guard sendAll(client, buffer[..<got]) else { return }
+                }
+            }
+        }
+    }
+}
+
+/// Applies a tampering to the sender's stream as it passes: the handshake, then length-prefixed
+/// records.
+private struct StreamEditor {
+    let tampering: TamperingProxy.Tampering
+    /// Bytes of the stream seen so far.
+    var offset = 0
+    /// Bytes of an unfinished record (record modes only).
+    var pending: [UInt8] = []
+    var records = 0
+    var held: [UInt8]?
+
+    init(tampering: TamperingProxy.Tampering) {
+        self.tampering = tampering
+    }
+
+    /// What to forward for `bytes`.
+    mutating func pass(_ bytes: [UInt8]) -> [UInt8] {
+        switch tampering {
+        case .none, .replay:
+            offset += bytes.count
+            return bytes
+        case .flip(let at):
+            var out = bytes
+            if at >= offset && at < offset + bytes.count { out[at - offset] ^= 0x01 }
+            offset += bytes.count
+            return out
+        case .dropRecord, .swapRecords:
+            var out: [UInt8] = []
+            for byte in bytes {
+                if offset < senderHandshakeBytes {
+                    out.append(byte)
+                    offset += 1
+                    continue
+                }
+                offset += 1
+                pending.append(byte)
+                if pending.count >= 4 {
+                    let length = Int(pending[0]) | Int(pending[1]) << 8 | Int(pending[2]) << 16 | Int(pending[3]) << 24
+                    if pending.count == 4 + length {
+                        out += complete(pending)
+                        pending = []
+                    }
+                }
+            }
+            return out
+        }
+    }
+
+    /// A whole record: forwarded, dropped, or held to swap.
+    private mutating func complete(_ record: [UInt8]) -> [UInt8] {
+        defer { records += 1 }
+        switch tampering {
+        case .dropRecord(let index) where records == index:
+            return []
+        case .swapRecords(let index) where records == index:
+            held = record
+            return []
+        case .swapRecords(let index) where records == index + 1:
+            defer { held = nil }
+            return record + (held ?? [])
+        default:
+            return record
+        }
+    }
+
+    /// What is left when the client closes.
+    mutating func finish() -> [UInt8] {
+        defer { pending = [] }
+        return pending
+    }
+}
