@@ -7,13 +7,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "AppMigration", path: ".."),
-        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .executableTarget(
             name: "amk-bench",
             dependencies: [
                 .product(name: "IndexedArchive", package: "AppMigration"),
+                .product(name: "AppMigration", package: "AppMigration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

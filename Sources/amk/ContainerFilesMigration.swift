@@ -9,9 +9,6 @@ import Foundation
 /// files of the same name. The merge follows no link (see ``SampleFiles``): a received folder
 /// that is a link is refused, a link inside one arrives as a link.
 struct ContainerFilesMigration: ResourcesExporting, ResourcesImporting {
-    /// The names `--extension` accepts.
-    static let names = ["files"]
-
     /// The folders exported, relative to the container's root.
     static let folders = ["Documents", "Library"]
 

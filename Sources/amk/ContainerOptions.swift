@@ -10,19 +10,13 @@ struct ContainerOptions: ParsableArguments {
     var container: String
 
     @Option(name: .customLong("extension"),
-            help: ArgumentHelp("The migration extension to run: \(ContainerFilesMigration.names.joined(separator: ", ")).",
+            help: ArgumentHelp("The built-in extension to run, as in export and import: \(SampleExtension.helpText).",
                                valueName: "name"))
-    var extensionName: String = "files"
+    var migrationExtension: SampleExtension = .files
 
     @Option(help: ArgumentHelp("The app's bundle identifier (default: the container folder's name, as in export and import).",
                                valueName: "id"))
     var bundleIdentifier: String?
-
-    func validate() throws {
-        guard ContainerFilesMigration.names.contains(extensionName) else {
-            throw ValidationError("unknown extension '\(TerminalSafe.name(extensionName))'; known: \(ContainerFilesMigration.names.joined(separator: ", "))")
-        }
-    }
 
     /// The container, with its standard folders created.
     func dataContainer() throws -> MigrationDataContainer {

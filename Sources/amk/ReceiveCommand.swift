@@ -69,7 +69,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     func run() async throws {
         let listener = try TransferListener(try TransferEndpoint(parsing: listen))
         let container = try options.dataContainer()
-        let name = options.extensionName
+        let chosen = options.migrationExtension
         let acceptTimeout = self.acceptTimeout.map(TransferTimeout.duration)
         let idleTimeout = TransferTimeout.duration(self.idleTimeout)
         let pairingCode = PairingCode.random()
@@ -79,12 +79,11 @@ struct ReceiveCommand: AsyncParsableCommand {
         print("pairing code \(pairingCode)")
         fflush(nil) // the lines must reach a pipe or file now: the caller waits for them
         let request = try await SignalCancellation.run {
-            try await MigrationSystem().receive(ContainerFilesMigration(), named: name, into: container, on: listener,
-                                                pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
-                                                maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
-                                                onRefused: { refusal in
-                                                    StandardError.write("amk: refused a connection: \(refusal.description)\n")
-                                                })
+            try await chosen.receive(with: MigrationSystem(), into: container, on: listener, pairingCode: pairingCode,
+                                     acceptTimeout: acceptTimeout, idleTimeout: idleTimeout, maxArchiveBytes: maxArchiveBytes,
+                                     maxFailedPairings: maxFailedPairings, onRefused: { refusal in
+                                         StandardError.write("amk: refused a connection: \(refusal.description)\n")
+                                     })
         }
         let source = request.sourceAppIdentifier
         // The source app, its platform and version are what the sender's archive says.

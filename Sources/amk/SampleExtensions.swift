@@ -15,6 +15,8 @@ enum SampleExtension: String, CaseIterable, ExpressibleByArgument, Sendable {
     case sampleStored = "sample-stored"
     /// Documents only, one append per file (the directory-enumeration pattern).
     case documents
+    /// Documents and Library whole, merged into the container on import (``ContainerFilesMigration``).
+    case files
 
     static var allValueStrings: [String] { allCases.map(\.rawValue) }
 
@@ -24,6 +26,7 @@ enum SampleExtension: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .sample: "Documents and Library/Application Support, compressed"
         case .sampleStored: "the same, stored uncompressed (media-heavy containers)"
         case .documents: "Documents only, appended file by file"
+        case .files: "Documents and Library whole, merged into the container"
         }
     }
 
@@ -46,6 +49,9 @@ enum SampleExtension: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .documents:
             return try await system.exportResources(of: DocumentsFileByFileMigration(), named: rawValue, from: container,
                                                     request: request, to: archive, sourceApp: sourceApp, progress: progress)
+        case .files:
+            return try await system.exportResources(of: ContainerFilesMigration(), named: rawValue, from: container,
+                                                    request: request, to: archive, sourceApp: sourceApp, progress: progress)
         }
     }
 
@@ -59,6 +65,54 @@ enum SampleExtension: String, CaseIterable, ExpressibleByArgument, Sendable {
         case .documents:
             try await system.importResources(from: archive, into: container, using: DocumentsFileByFileMigration(),
                                              named: rawValue, progress: progress)
+        case .files:
+            try await system.importResources(from: archive, into: container, using: ContainerFilesMigration(),
+                                             named: rawValue, progress: progress)
+        }
+    }
+
+    /// Runs this extension's export of `container` onto a paired connection to `endpoint`.
+    func send(with system: MigrationSystem, from container: MigrationDataContainer, to endpoint: TransferEndpoint,
+              pairingCode: PairingCode, idleTimeout: Duration, statusTimeout: Duration,
+              progress: Progress? = nil) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
+        let request = MigrationRequest(destinationPlatform: .current)
+        switch self {
+        case .sample, .sampleStored:
+            return try await system.send(SampleAppMigration(compressible: self == .sample), named: rawValue, from: container,
+                                         request: request, to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
+                                         statusTimeout: statusTimeout, progress: progress)
+        case .documents:
+            return try await system.send(DocumentsFileByFileMigration(), named: rawValue, from: container, request: request,
+                                         to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
+                                         statusTimeout: statusTimeout, progress: progress)
+        case .files:
+            return try await system.send(ContainerFilesMigration(), named: rawValue, from: container, request: request,
+                                         to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
+                                         statusTimeout: statusTimeout, progress: progress)
+        }
+    }
+
+    /// Runs this extension's import of what the paired sender on `listener` sends.
+    func receive(with system: MigrationSystem, into container: MigrationDataContainer, on listener: TransferListener,
+                 pairingCode: PairingCode, acceptTimeout: Duration?, idleTimeout: Duration, maxArchiveBytes: UInt64?,
+                 maxFailedPairings: Int, onRefused: @escaping @Sendable (TransferError) -> Void,
+                 progress: Progress? = nil) async throws -> ResourcesImportRequest {
+        switch self {
+        case .sample, .sampleStored:
+            try await system.receive(SampleAppMigration(compressible: true), named: rawValue, into: container, on: listener,
+                                     pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
+                                     maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
+                                     onRefused: onRefused, progress: progress)
+        case .documents:
+            try await system.receive(DocumentsFileByFileMigration(), named: rawValue, into: container, on: listener,
+                                     pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
+                                     maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
+                                     onRefused: onRefused, progress: progress)
+        case .files:
+            try await system.receive(ContainerFilesMigration(), named: rawValue, into: container, on: listener,
+                                     pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
+                                     maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
+                                     onRefused: onRefused, progress: progress)
         }
     }
 }

@@ -71,14 +71,12 @@ struct SendCommand: AsyncParsableCommand {
         let endpoint = try TransferEndpoint(parsing: to)
         let pairingCode = try PairingCode(parsing: code)
         let container = try options.dataContainer()
-        let name = options.extensionName
+        let chosen = options.migrationExtension
         let system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
+        let idle = TransferTimeout.duration(idleTimeout), status = TransferTimeout.duration(statusTimeout)
         let (exported, message) = try await SignalCancellation.run {
-            try await system.send(ContainerFilesMigration(), named: name, from: container,
-                                             request: MigrationRequest(destinationPlatform: .current), to: endpoint,
-                                             pairingCode: pairingCode,
-                                             idleTimeout: TransferTimeout.duration(idleTimeout),
-                                             statusTimeout: TransferTimeout.duration(statusTimeout))
+            try await chosen.send(with: system, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
+                                  statusTimeout: status)
         }
         let compressed = exported.compressedBytes.map { ", \($0) compressed" } ?? ""
         print("sent \(exported.uncompressedBytes) bytes\(compressed) to \(endpoint) (version \(TerminalSafe.name(exported.version)))")

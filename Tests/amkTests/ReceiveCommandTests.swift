@@ -145,12 +145,43 @@ extension AMKTests {
             #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "failure")
         }
 
-        @Test func anUnknownExtensionIsAUsageError() throws {
+        /// `--extension` is one type in export, import, send and receive: the same names are
+        /// accepted and refused everywhere, and the same usage error lists them.
+        @Test(arguments: ["export", "import", "send", "receive"])
+        func theExtensionsAreTheSameEverywhere(command: String) throws {
             let tree = try TestTree()
-            let result = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
-                                             "--extension", "nope"], scratch: tree.root)
+            let rest: [String] = switch command {
+            case "export": ["--container", tree.path("src"), "-o", tree.path("a.tar.xz")]
+            case "import": [tree.path("a.tar.xz"), "--container", tree.path("dst")]
+            case "send": ["--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000"]
+            default: ["--listen", "127.0.0.1:0", "--container", tree.path("dst")]
+            }
+            let result = try AMKProcess.run([command] + rest + ["--extension", "nope"], scratch: tree.root)
             #expect(result.status == 2)
-            #expect(result.stderr.contains("unknown extension 'nope'"), "\(result.stderr)")
+            #expect(result.stderr.contains("Please provide one of 'sample', 'sample-stored', 'documents' or 'files'"),
+                    "\(command): \(result.stderr)")
+        }
+
+        /// An extension of export and import (`sample`) runs over a transfer too, and `files`
+        /// exports to an archive that `files` imports.
+        @Test func anyExtensionRunsOverEveryPath() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "alpha\n")
+            try tree.write("src/Library/Application Support/state.json", "{}\n")
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root,
+                                                             extra: ["--extension", "sample"])
+            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
+                                           "--extension", "sample", "--preset", "0"], scratch: tree.root)
+            receiver.process.waitUntilExit()
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(TransferProcess.files(under: tree.path("dst"))["Documents/a.txt"] == Data("alpha\n".utf8))
+            let exported = try AMKProcess.run(["export", "--container", tree.path("src"), "--extension", "files",
+                                               "-o", tree.path("f.tar.xz")], scratch: tree.root)
+            #expect(exported.status == 0, "\(exported.stderr)")
+            let imported = try AMKProcess.run(["import", tree.path("f.tar.xz"), "--container", tree.path("dst2"), "--extension", "files"],
+                                              scratch: tree.root)
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(TransferProcess.files(under: tree.path("dst2")) == TransferProcess.files(under: tree.path("src")))
         }
     }
 }

@@ -7,7 +7,7 @@ struct AMKBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "amk-bench",
         abstract: "Benchmark amk's archiving engine against tar | xz and pixz.",
-        subcommands: [BenchCommand.self, PackChildCommand.self, CancelCommand.self],
+        subcommands: [BenchCommand.self, PackChildCommand.self, CancelCommand.self, TransferCommand.self],
         defaultSubcommand: BenchCommand.self
     )
 }
