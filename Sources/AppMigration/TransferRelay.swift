@@ -184,6 +184,7 @@ private struct Pump {
                 if got == 0 { return .finished(bytes: total) }
                 total += got
             }
+        // cancellation: ended(by:) turns the wake-up of stop() into .stopped; the caller checks for cancellation
         } catch {
             return ended(by: error)
         }
@@ -245,6 +246,7 @@ private struct Pump {
             }
         } catch let error as TransferError where error.code == .tampered {
             return .tampered(error, bytes: total)
+        // cancellation: ended(by:) turns the wake-up of stop() into .stopped; the caller checks for cancellation
         } catch {
             return ended(by: error)
         }

@@ -44,6 +44,9 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds the extension may go without progress before it is cancelled.", valueName: "seconds"))
     var stallTimeout: Double = 60
 
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     func validate() throws {
         guard !output.isEmpty else { throw ValidationError("The output path (-o) is empty.") }
         guard (0...9).contains(preset) else { throw ValidationError("--preset must be 0 to 9, not \(preset).") }
@@ -66,8 +69,13 @@ struct ExportCommand: AsyncParsableCommand {
         let chosen = migrationExtension
         let platform = MigrationPlatform(destination)
         let start = ContinuousClock.now
-        let properties = try await SignalCancellation.run {
-            try await chosen.export(with: system, from: appContainer, to: archive, destination: platform)
+        // Units of 0: the host counts the export's bytes against the extension's size estimate.
+        let shown = Progress(totalUnitCount: 0)
+        let properties = try await ProgressMonitor.run(shown, label: "exporting", show: progress ?? StandardError.isTerminal,
+                                                       unit: .bytes) {
+            try await SignalCancellation.run {
+                try await chosen.export(with: system, from: appContainer, to: archive, destination: platform, progress: shown)
+            }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)
         print(Self.describe(properties, extensionName: chosen.rawValue, seconds: seconds))

@@ -34,6 +34,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "The app's bundle identifier (default: the container folder's name).")
     var bundleIdentifier: String?
 
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     func validate() throws {
         guard FileManager.default.isReadableFile(atPath: archive) else {
             throw ValidationError("The archive '\(TerminalSafe.name(archive))' cannot be read.")
@@ -48,8 +51,11 @@ struct ImportCommand: AsyncParsableCommand {
         let chosen = migrationExtension
         let source = URL(filePath: archive)
         let start = ContinuousClock.now
-        try await SignalCancellation.run {
-            try await chosen.importArchive(with: MigrationSystem(), from: source, into: appContainer)
+        let shown = Progress(totalUnitCount: 100)
+        try await ProgressMonitor.run(shown, label: "importing", show: progress ?? StandardError.isTerminal, unit: .fraction) {
+            try await SignalCancellation.run {
+                try await chosen.importArchive(with: MigrationSystem(), from: source, into: appContainer, progress: shown)
+            }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)
         print("imported \(TerminalSafe.name(archive)) into \(TerminalSafe.name(container)) with \(chosen.rawValue) in \(ByteSize.formatSeconds(seconds)); "

@@ -21,17 +21,29 @@ final class ProgressBar: Sendable {
     /// Shortest time between two redraws: ten a second looks smooth and costs nothing.
     static let minimumInterval: Duration = .milliseconds(100)
 
+    /// What the counts are.
+    enum Unit: Sendable {
+        /// Bytes: the line shows them, the rate and the ETA.
+        case bytes
+        /// Parts of a whole (a Foundation `Progress` in its own units): the line shows the
+        /// percentage and the ETA only.
+        case fraction
+    }
+
     private let label: String
     private let total: UInt64
+    private let unit: Unit
     private let start = ContinuousClock.now
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - label: a word shown before the bar (`packing`).
     ///   - total: the byte count that means 100%; 0 when unknown (then no bar or ETA, only bytes and rate).
-    init(label: String, total: UInt64) {
+    ///   - unit: what the counts are; bytes unless said.
+    init(label: String, total: UInt64, unit: Unit = .bytes) {
         self.label = label
         self.total = total
+        self.unit = unit
     }
 
     /// Sets the count of bytes done and redraws if the last redraw is old enough. Updates computed on different threads can arrive out of
@@ -69,6 +81,7 @@ final class ProgressBar: Sendable {
         var figures = ByteSize.format(completed)
         if total > 0 { figures += "/" + ByteSize.format(total) }
         figures += "  " + ByteSize.formatRate(rate)
+        if unit == .fraction { figures = "" }
         guard total > 0 else { return "\(label)  \(figures)" }
         let fraction = min(1, Double(completed) / Double(total))
         let percent = String(format: "%3d%%", Int(fraction * 100))
@@ -78,7 +91,7 @@ final class ProgressBar: Sendable {
         } else {
             eta = completed >= total ? "ETA 0:00" : "ETA --:--"
         }
-        let text = "  \(percent)  \(figures)  \(eta)"
+        let text = figures.isEmpty ? "  \(percent)  \(eta)" : "  \(percent)  \(figures)  \(eta)"
         // A fixed width, so the bar does not jump as the figures change length; dropped on a
         // terminal too narrow for it.
         let width = Self.barWidth

@@ -45,6 +45,9 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Give up after this many senders with a wrong pairing code.", valueName: "count"))
     var maxFailedPairings: Int = 5
 
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     @Option(help: ArgumentHelp("Give up if no sender connects within this many seconds (default: wait for good).",
                                valueName: "seconds"))
     var acceptTimeout: Double?
@@ -78,12 +81,18 @@ struct ReceiveCommand: AsyncParsableCommand {
         print("listening on \(listener.endpoint)")
         print("pairing code \(pairingCode)")
         fflush(nil) // the lines must reach a pipe or file now: the caller waits for them
-        let request = try await SignalCancellation.run {
-            try await chosen.receive(with: MigrationSystem(), into: container, on: listener, pairingCode: pairingCode,
-                                     acceptTimeout: acceptTimeout, idleTimeout: idleTimeout, maxArchiveBytes: maxArchiveBytes,
-                                     maxFailedPairings: maxFailedPairings, onRefused: { refusal in
-                                         StandardError.write("amk: refused a connection: \(refusal.description)\n")
-                                     })
+        // The import's share of the whole: a quarter once the archive has arrived and been
+        // verified, the rest as the extension imports.
+        let shown = Progress(totalUnitCount: 100)
+        let request = try await ProgressMonitor.run(shown, label: "receiving", show: progress ?? StandardError.isTerminal,
+                                                    unit: .fraction) {
+            try await SignalCancellation.run {
+                try await chosen.receive(with: MigrationSystem(), into: container, on: listener, pairingCode: pairingCode,
+                                         acceptTimeout: acceptTimeout, idleTimeout: idleTimeout, maxArchiveBytes: maxArchiveBytes,
+                                         maxFailedPairings: maxFailedPairings, onRefused: { refusal in
+                                             StandardError.write("amk: refused a connection: \(refusal.description)\n")
+                                         }, progress: shown)
+            }
         }
         let source = request.sourceAppIdentifier
         // The source app, its platform and version are what the sender's archive says.

@@ -50,6 +50,9 @@ struct SendCommand: AsyncParsableCommand {
                                    + "import (it runs its importer meanwhile).", valueName: "seconds"))
     var statusTimeout: Double = 300
 
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
+    var progress: Bool?
+
     func validate() throws {
         try TransferTimeout.validate(idleTimeout, flag: "--idle-timeout")
         try TransferTimeout.validate(statusTimeout, flag: "--status-timeout")
@@ -74,9 +77,14 @@ struct SendCommand: AsyncParsableCommand {
         let chosen = options.migrationExtension
         let system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
         let idle = TransferTimeout.duration(idleTimeout), status = TransferTimeout.duration(statusTimeout)
-        let (exported, message) = try await SignalCancellation.run {
-            try await chosen.send(with: system, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
-                                  statusTimeout: status)
+        // Units of 0: the host counts the export's bytes against the extension's size estimate.
+        let shown = Progress(totalUnitCount: 0)
+        let (exported, message) = try await ProgressMonitor.run(shown, label: "sending", show: progress ?? StandardError.isTerminal,
+                                                                unit: .bytes) {
+            try await SignalCancellation.run {
+                try await chosen.send(with: system, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
+                                      statusTimeout: status, progress: shown)
+            }
         }
         let compressed = exported.compressedBytes.map { ", \($0) compressed" } ?? ""
         print("sent \(exported.uncompressedBytes) bytes\(compressed) to \(endpoint) (version \(TerminalSafe.name(exported.version)))")

@@ -250,3 +250,27 @@ extension AMKTests.ArchiverOptions {
         #expect(salvaged.status == 0 && salvaged.stderr.contains("salvaging"), "\(salvaged.stderr.debugDescription)")
     }
 }
+
+extension AMKTests.ArchiverOptions {
+    /// export, import, send and receive show the host's progress as a bar too (forced on a pipe
+    /// here), erased before their summary; --no-progress keeps standard error clean.
+    @Test func hostCommandsShowProgress() throws {
+        // Text that takes LZMA a while (random bytes would be stored at once, before a bar is due).
+        try tree.write("c/Documents/log.txt", (0..<400_000).map { "entry \($0 &* 2_654_435_761 % 1_000_003) of the log\n" }.joined())
+        let exported = try amk("export", "--container", "c", "--extension", "files", "-o", "e.tar.xz", "--progress")
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(exported.stderr.contains("\rexporting [") && exported.stderr.hasSuffix("\r\u{1B}[K"), "\(exported.stderr.debugDescription)")
+        let imported = try amk("import", "e.tar.xz", "--container", "i", "--extension", "files", "--progress")
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("\rimporting [") && imported.stderr.contains("%  ETA"), "\(imported.stderr.debugDescription)")
+        let quiet = try amk("import", "e.tar.xz", "--container", "j", "--extension", "files", "--no-progress")
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr.debugDescription)")
+
+        let receiver = try TransferProcess.startReceiver(container: tree.path("r"), scratch: tree.root, extra: ["--progress"])
+        let sent = try amk("send", "--container", "c", "--to", receiver.endpoint, "--code", receiver.code, "--preset", "0", "--progress")
+        receiver.process.waitUntilExit()
+        let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+        #expect(sent.status == 0 && sent.stderr.contains("\rsending ["), "\(sent.stderr.debugDescription)")
+        #expect(received.status == 0 && received.stderr.contains("\rreceiving ["), "\(received.stderr.debugDescription)")
+    }
+}

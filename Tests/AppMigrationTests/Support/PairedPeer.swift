@@ -67,6 +67,8 @@ final class TamperingProxy: Sendable {
         case dropRecord(Int)
         /// Swap the sender's records `index` and `index + 1`.
         case swapRecords(Int)
+        /// Leave out the sender's last record (its end record) and forward everything else.
+        case dropLastRecord
         /// Send `bytes` to the server instead of what the client sends (a replayed session).
         case replay([UInt8])
     }
@@ -157,7 +159,7 @@ private struct StreamEditor {
             if at >= offset && at < offset + bytes.count { out[at - offset] ^= 0x01 }
             offset += bytes.count
             return out
-        case .dropRecord, .swapRecords:
+        case .dropRecord, .swapRecords, .dropLastRecord:
             var out: [UInt8] = []
             for byte in bytes {
                 if offset < senderHandshakeBytes {
@@ -191,6 +193,10 @@ private struct StreamEditor {
         case .swapRecords(let index) where records == index + 1:
             defer { held = nil }
             return record + (held ?? [])
+        case .dropLastRecord:
+            // Each record goes on only once the next has come: the last one never does.
+            defer { held = record }
+            return held ?? []
         default:
             return record
         }
