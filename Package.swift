@@ -50,7 +50,8 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "AppMigration", dependencies: ["IndexedArchive", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "AppMigration", dependencies: ["IndexedArchive", .product(name: "Crypto", package: "swift-crypto"),
+                                                     .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         .target(name: "AppMigrationKit", dependencies: ["AppMigration"], swiftSettings: strict),
         .target(name: "AppMigrationTesting", dependencies: ["AppMigrationKit"], swiftSettings: strict),
@@ -64,14 +65,16 @@ let package = Package(
             swiftSettings: strict
         ),
         // Helpers that build hostile archives by hand, for the test targets that need them.
-        .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar"], path: "Tests/ArchiveTestSupport",
+        .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/ArchiveTestSupport",
                 swiftSettings: strict),
         .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA"], swiftSettings: strict),
         .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport",
                                                           .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport",
-                                                         .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+                                                         .product(name: "Crypto", package: "swift-crypto"),
+                                                         .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Written from Apple's AppMigrationKit reference alone, as for iOS, plus the registration.
         .testTarget(name: "AppMigrationKitConformanceTests", dependencies: ["AppMigrationKit", "AppMigrationTesting"],
                     swiftSettings: strict),

@@ -54,7 +54,8 @@ extension MigrationSystem {
         if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
         let total = progress.totalUnitCount
         let settings = self
-        return try await ContainerLock.withLock(on: container, extensionName: name) {
+        return try await logged(importOf: "a stream (descriptor \(descriptor))", into: container, name: name) {
+            try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
             var extensionStarted = false
             do {
@@ -82,6 +83,7 @@ extension MigrationSystem {
                 }
                 throw error
             }
+            }
         }
     }
 
@@ -104,6 +106,7 @@ extension MigrationSystem {
         let root = container.containerRootDirectory.path(percentEncoded: false)
         let available = try await HostIO.run { try freeBytes(root) }
         var options = ExtractOptions()
+        options.logger = logger
         options.maxBytes = UInt64(Double(available) * Self.streamedImportBudget)
         // The importer walks the staged tree with ordinary calls, which follow links.
         options.confineSymlinks = true

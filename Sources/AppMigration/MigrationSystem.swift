@@ -1,5 +1,6 @@
 public import Foundation
 public import IndexedArchive
+public import Logging
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -48,6 +49,11 @@ public struct MigrationSystem: Sendable {
     /// Called on the compressing thread before each chunk of an export is compressed; tests use
     /// it to make compression slow. Nil, and free, in production.
     package var compressionHook: (@Sendable (_ sequence: Int) throws -> Void)? = nil
+    /// Where the host's diagnostics go: each export and import as it starts (`debug`) and ends
+    /// (`info`, or `error` with why, a stall or a termination named), and the engine's own
+    /// (handed to its pack and extraction). Silent by default, as a library should be: `amk -v`
+    /// hands one that writes to standard error.
+    public var logger = Logger(label: "AppMigration.host", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// A host with these settings; the defaults suit real data on real disks.
     public init(watchdogPolicy: WatchdogPolicy = WatchdogPolicy(),
@@ -118,7 +124,31 @@ public struct MigrationSystem: Sendable {
         let name = name ?? String(describing: Extension.self)
         let confinement = try ContainerConfinement(container: container, extensionName: name)
         let settings = self
-        return try await ContainerLock.withLock(on: container, extensionName: name) {
+        let logger = logger
+        let metadata: Logger.Metadata = ["extension": "\(TerminalSafe.name(name))",
+                                         "container": "\(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"]
+        logger.debug("export starting", metadata: metadata)
+        do {
+            let properties = try await lockedExport(migrationExtension, name: name, container: container, confinement: confinement,
+                                                    request: request, destination: destination, sourceApp: sourceApp,
+                                                    progress: progress, settings: settings)
+            logger.info("export finished", metadata: metadata.merging(["bytes": "\(properties.uncompressedBytes)"]) { $1 })
+            return properties
+        } catch is CancellationError {
+            logger.debug("export cancelled", metadata: metadata)
+            throw CancellationError()
+        } catch {
+            logger.error("export failed", metadata: metadata.merging(["error": "\(TerminalSafe.message("\(error)"))"]) { $1 })
+            throw error
+        }
+    }
+
+    private func lockedExport<Extension: ResourcesExportingWithOptions>(
+        _ migrationExtension: Extension, name: String, container: MigrationDataContainer, confinement: ContainerConfinement,
+        request: MigrationRequestWithOptions<Extension.OptionsType>, destination: ArchiveDestination,
+        sourceApp: MigrationAppIdentifier?, progress: Progress?, settings: MigrationSystem
+    ) async throws -> DeviceToDeviceExportProperties {
+        try await ContainerLock.withLock(on: container, extensionName: name) {
             let outcome: ExportOutcome
             do {
                 outcome = try await Watchdog.supervise(policy: settings.watchdogPolicy) { watchdog in
@@ -169,6 +199,7 @@ public struct MigrationSystem: Sendable {
         let source = sourceApp ?? MigrationAppIdentifier(storeIdentifier: .unknown, bundleIdentifier: container.bundleIdentifier,
                                                          platform: .current)
         var options = PackOptions()
+        options.logger = logger
         options.preset = compressionPreset
         options.chunkSize = chunkSize
         options.workers = workers
@@ -269,6 +300,36 @@ public struct MigrationSystem: Sendable {
         let progress = progress ?? Progress(totalUnitCount: 100)
         if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
         let total = progress.totalUnitCount
+        try await logged(importOf: archive.path(percentEncoded: false), into: container, name: name) {
+            try await lockedImport(from: archive, into: container, using: migrationExtension, name: name, progress: progress,
+                                   total: total)
+        }
+    }
+
+    /// Runs an import, logging its start, its end and, if it failed, why.
+    func logged<Result: Sendable>(importOf source: String, into container: MigrationDataContainer, name: String,
+                                  _ body: () async throws -> Result) async throws -> Result {
+        let metadata: Logger.Metadata = ["extension": "\(TerminalSafe.name(name))", "source": "\(TerminalSafe.name(source))",
+                                         "container": "\(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"]
+        logger.debug("import starting", metadata: metadata)
+        do {
+            let result = try await body()
+            logger.info("import finished", metadata: metadata)
+            return result
+        } catch is CancellationError {
+            logger.debug("import cancelled", metadata: metadata)
+            throw CancellationError()
+        } catch {
+            logger.error("import failed; the container was left or cleared as the import status says",
+                         metadata: metadata.merging(["error": "\(TerminalSafe.message("\(error)"))"]) { $1 })
+            throw error
+        }
+    }
+
+    private func lockedImport<Extension: ResourcesImporting>(
+        from archive: URL, into container: MigrationDataContainer, using migrationExtension: Extension, name: String,
+        progress: Progress, total: Int64
+    ) async throws {
         try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
             var extensionStarted = false
@@ -341,6 +402,7 @@ public struct MigrationSystem: Sendable {
         }
         try await HostIO.run { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
         var options = ExtractOptions()
+        options.logger = logger
         // The importer walks the staged tree with ordinary calls, which follow links.
         options.confineSymlinks = true
         do {

@@ -47,6 +47,9 @@ struct ExportCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
+    @Flag(name: [.short, .long], help: "Log the host's and the engine's diagnostics (swift-log, debug level) on standard error.")
+    var verbose = false
+
     func validate() throws {
         guard !output.isEmpty else { throw ValidationError("The output path (-o) is empty.") }
         guard (0...9).contains(preset) else { throw ValidationError("--preset must be 0 to 9, not \(preset).") }
@@ -63,8 +66,10 @@ struct ExportCommand: AsyncParsableCommand {
         let root = URL(filePath: container)
         let appContainer = MigrationDataContainer(bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
                                                   containerRootDirectory: root)
-        let system = MigrationSystem(watchdogPolicy: WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000))),
+        var system = MigrationSystem(watchdogPolicy: WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000))),
                                      compressionPreset: preset)
+        system.logger = Diagnostics.logger("amk.export", verbose: verbose)
+        let configured = system
         let archive = URL(filePath: output)
         let chosen = migrationExtension
         let platform = MigrationPlatform(destination)
@@ -74,7 +79,7 @@ struct ExportCommand: AsyncParsableCommand {
         let properties = try await ProgressMonitor.run(shown, label: "exporting", show: progress ?? StandardError.isTerminal,
                                                        unit: .bytes) {
             try await SignalCancellation.run {
-                try await chosen.export(with: system, from: appContainer, to: archive, destination: platform, progress: shown)
+                try await chosen.export(with: configured, from: appContainer, to: archive, destination: platform, progress: shown)
             }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)

@@ -37,6 +37,9 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
+    @Flag(name: [.short, .long], help: "Log the host's and the engine's diagnostics (swift-log, debug level) on standard error.")
+    var verbose = false
+
     func validate() throws {
         guard FileManager.default.isReadableFile(atPath: archive) else {
             throw ValidationError("The archive '\(TerminalSafe.name(archive))' cannot be read.")
@@ -52,9 +55,12 @@ struct ImportCommand: AsyncParsableCommand {
         let source = URL(filePath: archive)
         let start = ContinuousClock.now
         let shown = Progress(totalUnitCount: 100)
+        var system = MigrationSystem()
+        system.logger = Diagnostics.logger("amk.import", verbose: verbose)
+        let configured = system
         try await ProgressMonitor.run(shown, label: "importing", show: progress ?? StandardError.isTerminal, unit: .fraction) {
             try await SignalCancellation.run {
-                try await chosen.importArchive(with: MigrationSystem(), from: source, into: appContainer, progress: shown)
+                try await chosen.importArchive(with: configured, from: source, into: appContainer, progress: shown)
             }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)

@@ -48,6 +48,9 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
+    @Flag(name: [.short, .long], help: "Log the host's and the engine's diagnostics (swift-log, debug level) on standard error.")
+    var verbose = false
+
     @Option(help: ArgumentHelp("Give up if no sender connects within this many seconds (default: wait for good).",
                                valueName: "seconds"))
     var acceptTimeout: Double?
@@ -84,10 +87,13 @@ struct ReceiveCommand: AsyncParsableCommand {
         // The import's share of the whole: a quarter once the archive has arrived and been
         // verified, the rest as the extension imports.
         let shown = Progress(totalUnitCount: 100)
+        var system = MigrationSystem()
+        system.logger = Diagnostics.logger("amk.receive", verbose: verbose)
+        let configured = system
         let request = try await ProgressMonitor.run(shown, label: "receiving", show: progress ?? StandardError.isTerminal,
                                                     unit: .fraction) {
             try await SignalCancellation.run {
-                try await chosen.receive(with: MigrationSystem(), into: container, on: listener, pairingCode: pairingCode,
+                try await chosen.receive(with: configured, into: container, on: listener, pairingCode: pairingCode,
                                          acceptTimeout: acceptTimeout, idleTimeout: idleTimeout, maxArchiveBytes: maxArchiveBytes,
                                          maxFailedPairings: maxFailedPairings, onRefused: { refusal in
                                              StandardError.write("amk: refused a connection: \(refusal.description)\n")

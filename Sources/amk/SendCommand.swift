@@ -53,6 +53,9 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
+    @Flag(name: [.short, .long], help: "Log the host's and the engine's diagnostics (swift-log, debug level) on standard error.")
+    var verbose = false
+
     func validate() throws {
         try TransferTimeout.validate(idleTimeout, flag: "--idle-timeout")
         try TransferTimeout.validate(statusTimeout, flag: "--status-timeout")
@@ -75,14 +78,16 @@ struct SendCommand: AsyncParsableCommand {
         let pairingCode = try PairingCode(parsing: code)
         let container = try options.dataContainer()
         let chosen = options.migrationExtension
-        let system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
+        var system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
+        system.logger = Diagnostics.logger("amk.send", verbose: verbose)
+        let configured = system
         let idle = TransferTimeout.duration(idleTimeout), status = TransferTimeout.duration(statusTimeout)
         // Units of 0: the host counts the export's bytes against the extension's size estimate.
         let shown = Progress(totalUnitCount: 0)
         let (exported, message) = try await ProgressMonitor.run(shown, label: "sending", show: progress ?? StandardError.isTerminal,
                                                                 unit: .bytes) {
             try await SignalCancellation.run {
-                try await chosen.send(with: system, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
+                try await chosen.send(with: configured, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
                                       statusTimeout: status, progress: shown)
             }
         }

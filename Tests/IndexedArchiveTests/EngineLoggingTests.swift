@@ -1,49 +1,10 @@
+import ArchiveTestSupport
 import Foundation
 import IndexedArchive
 import Logging
 import Synchronization
 import Tar
 import Testing
-
-/// A log handler that keeps what it is given, for the assertions.
-final class CapturedLog: Sendable {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    // Mutex: handlers are called from whichever thread logs.
-    private let records = Mutex<[Record]>([])
-
-    var all: [Record] { records.withLock { $0 } }
-
-    func logger(level: Logger.Level = .trace) -> Logger {
-        var logger = Logger(label: "test", factory: { _ in Handler(log: self) })
-        logger.logLevel = level
-        return logger
-    }
-
-    fileprivate func append(_ record: Record) {
-        records.withLock { $0.append(record) }
-    }
-
-    struct Handler: LogHandler {
-        let log: CapturedLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            log.append(Record(level: event.level, message: "\(event.message)",
-                              metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
-        }
-    }
-}
 
 extension EngineSuites {
     /// The engine's diagnostics go through swift-log, to the logger the caller hands it.
