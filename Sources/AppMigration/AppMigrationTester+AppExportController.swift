@@ -19,6 +19,7 @@ extension AppMigrationTester {
         /// Exports with `request`, or, if it is `nil`, a request for the tester's platform with no
         /// options.
         ///
+        /// - Parameter request: the request the extension gets; `nil` for the tester's platform.
         /// - Parameter progress: gets a child progress (see
         ///   ``MigrationSystem/exportResources(of:named:from:request:to:sourceApp:progress:)``)
         ///   and is complete when the export is.

@@ -24,6 +24,8 @@ extension AppMigrationTester {
         /// container on failure nor records a status: the test decides, with
         /// ``registerImportCompletion(with:)``.
         ///
+        /// - Parameter url: the folder of resources to import (an extracted export).
+        /// - Parameter progress: mirrors the extension's import progress; complete on success.
         /// - Parameter importRequest: by default the export container's app on the tester's
         ///   platform (from Google Play for `.android`), with the extension's own
         ///   `resourcesVersion` as the source version if it also exports.

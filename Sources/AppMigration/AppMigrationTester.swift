@@ -4,7 +4,7 @@ public import Foundation
 /// a real migration uses.
 ///
 /// On iOS the tester finds the extension and its container from the test host. Here they are
-/// registered for a scope with ``withExtension(_:named:exportContainer:importContainer:workDirectory:system:operation:)``
+/// registered for a scope with `withExtension(_:named:exportContainer:importContainer:workDirectory:system:operation:)`
 /// (a test suite does it in one line with the `.appMigrationExtension(...)` trait of the
 /// `AppMigrationTesting` library). Inside the scope the export side reads
 /// `exportContainer`, the import side writes `importContainer` (two devices, one test), and the
@@ -60,12 +60,15 @@ public actor AppMigrationTester {
     /// Runs `operation` with `migrationExtension` registered for testers created inside it.
     ///
     /// - Parameters:
+    ///   - migrationExtension: the extension under test.
     ///   - name: the extension's name in errors; by default its type's name.
     ///   - exportContainer: the container exports read from (the sending device).
     ///   - importContainer: the container imports write to (the receiving device); it is the
     ///     current container inside `operation`.
     ///   - workDirectory: where archives and extracted exports are written.
     ///   - system: the host settings (watchdog policy, preset).
+    ///   - isolation: the actor `operation` runs on (the caller's).
+    ///   - operation: the test's body.
     public static func withExtension<T>(
         _ migrationExtension: any AppMigrationExtension, named name: String? = nil,
         exportContainer: MigrationDataContainer, importContainer: MigrationDataContainer,

@@ -37,7 +37,7 @@ extension MigrationSystem {
     /// bad archive file does: the staging folder is removed, the container is as it was (it is
     /// cleared only if the extension had started), and the status becomes `.failure`. So does a
     /// symbolic link whose target is absolute or climbs out of the staging folder
-    /// (``ExtractOptions/confineSymlinks``): the importer never sees a link that leads outside.
+    /// (`ExtractOptions.confineSymlinks`): the importer never sees a link that leads outside.
     ///
     /// - Returns: what the importer was told: the source app and `sourceVersion`.
     /// - Throws: ``AppMigrationError`` `.unreadableArchive` (cut, damaged or unverified stream, or

@@ -30,6 +30,12 @@ extension MigrationSystem {
     ///
     /// Nothing is exported before the receiver has proved that it holds `pairingCode`.
     /// - Parameters:
+    ///   - exporter: the app's export extension.
+    ///   - name: the extension's name in errors and metadata; by default its type's name.
+    ///   - container: the app's data container, read (and locked) for the export.
+    ///   - request: what the receiver's platform asks for.
+    ///   - sourceApp: the exporting app's identity, recorded for the importer.
+    ///   - progress: as for ``exportResources(of:named:from:request:to:sourceApp:progress:)``.
     ///   - endpoint: the receiver's `HOST:PORT` (a name, IPv4, or IPv6 in brackets).
     ///   - pairingCode: the code the receiver shows.
     ///   - idleTimeout: the receiver must take at least 64 KiB of the archive in each such window
@@ -222,6 +228,10 @@ extension MigrationSystem {
     /// sends more than the limit leaves the container as it was, with the import status `.failure`.
     ///
     /// - Parameters:
+    ///   - importer: the app's import extension.
+    ///   - name: the extension's name in errors; by default its type's name.
+    ///   - container: the container imported into (locked for the import).
+    ///   - listener: where senders connect.
     ///   - pairingCode: the code to show the person at the sending side (``PairingCode/random()``).
     ///   - acceptTimeout: how long to wait for the paired sender; nil waits for good.
     ///   - idleTimeout: the sender must deliver at least 64 KiB in each such window of time that
@@ -231,6 +241,7 @@ extension MigrationSystem {
     ///     volume bounds it too, whichever is smaller. A sender going past it is cut off.
     ///   - maxFailedPairings: senders with a wrong code tolerated before giving up.
     ///   - onRefused: told of each connection closed before pairing, and why (for a log).
+    ///   - progress: mirrors the import, as for ``importResources(fromDescriptor:into:using:named:progress:)``.
     /// - Returns: what the importer was told (the source app and `sourceVersion`).
     /// - Throws: ``TransferError`` `.pairingFailed` (too many wrong codes), `.timedOut` (no paired
     ///   sender in time, or an idle one), `.connectionLost` (the stream ended without its end

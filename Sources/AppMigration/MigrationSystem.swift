@@ -9,7 +9,7 @@ import Darwin
 
 /// The extension host: the part of the system that AppMigrationKit keeps out of sight.
 ///
-/// It runs an extension's export under a ``Watchdog`` and streams what the extension appends into
+/// It runs an extension's export under a `Watchdog` and streams what the extension appends into
 /// an indexed `.tar.xz`; and it imports such an archive into a container through an extension:
 /// free-space preflight, exclusive lock, safe extraction into a staging folder, progress, and on
 /// failure a cleared container and a recorded ``MigrationStatus``.
@@ -85,7 +85,11 @@ public struct MigrationSystem: Sendable {
     /// `resourcesCompressible` says. The container is locked for the export's duration.
     ///
     /// - Parameters:
+    ///   - migrationExtension: the app's export extension.
     ///   - name: the extension's name in errors and metadata; by default its type's name.
+    ///   - container: the app's data container, read (and locked) for the export.
+    ///   - request: what the system asks for: the destination platform and the options.
+    ///   - archive: where the archive is written; nothing is left there if the export fails.
     ///   - sourceApp: the exporting app's identity, recorded for the importer; by default the
     ///     container's bundle identifier on ``MigrationPlatform/current``.
     ///   - progress: gets a child progress, counting the bytes stored against the size estimate,
@@ -282,7 +286,7 @@ public struct MigrationSystem: Sendable {
     /// the host's own folder; app-group containers are outside it and untouched) is removed, the
     /// status becomes `.failure`, and the error is rethrown.
     ///
-    /// Extraction confines symbolic links (``ExtractOptions/confineSymlinks``): a link whose
+    /// Extraction confines symbolic links (`ExtractOptions.confineSymlinks`): a link whose
     /// target is absolute or climbs out of the staging folder fails the import before the
     /// extension runs, so an importer that lists or moves the staged folders with ordinary calls
     /// (which follow links) cannot be led outside. Failures before the extension runs leave the

@@ -55,7 +55,7 @@ public struct TransferError: Error, Sendable, CustomStringConvertible, Localized
     /// ``message``, safe to print on a terminal.
     ///
     /// A `.remoteFailure` quotes the receiver's own words, which whoever runs the other end
-    /// chose: their control characters are escaped (``TerminalSafe/message(_:)``, which leaves
+    /// chose: their control characters are escaped (`TerminalSafe.message(_:)`, which leaves
     /// backslashes alone, so names already escaped in a quoted error are not escaped twice).
     /// ``message`` itself stays as received, for programs.
     public var description: String { TerminalSafe.message(message) }

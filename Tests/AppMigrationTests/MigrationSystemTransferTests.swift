@@ -289,21 +289,9 @@ import Testing
             try seedTransferContainer(source, bigBytes: 300_000)
             try write("keep", to: "kept.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
-            // The length of a clean session first, to aim the late flip and the end record.
-            let clean = try await Scratch.with { scratch2 in
-                let d2 = try scratch2.container("import")
-                let box = Box<TamperingProxy?>(nil)
-                let (received, _) = try await Self.transfer(into: d2, send: Self.send(source)) { target in
-                    let proxy = try TamperingProxy(to: target, .none)
-                    box.current = proxy
-                    return proxy.endpoint
-                }
-                _ = try received.result.get()
-                return box.current!.recorded.count
-            }
             let tampering: TamperingProxy.Tampering = switch attack {
             case "flip early": .flip(at: senderHandshakeBytes + 10)
-            case "flip late": .flip(at: clean - 40)
+            case "flip late": .flipFromEnd(40)
             case "drop": .dropRecord(1)
             case "swap": .swapRecords(0)
             default: .dropLastRecord
@@ -391,8 +379,10 @@ import Testing
             return box.proxy!.forwarded
         }
         #expect(total > 1 << 20)
-        let middle = (0..<3).map { _ in Int.random(in: (senderHandshakeBytes + 1)..<(total - 64), using: &random) }
-        for cut in [10, 60, 200] + middle + [total - 30, total - 1] {
+        // The stream's length varies by the records' overhead with how the engine's writes fall
+        // into records: the cuts near the end are made from the end, by a proxy that holds the tail.
+        let middle = (0..<3).map { _ in Int.random(in: (senderHandshakeBytes + 1)..<(total - 8192), using: &random) }
+        for cut in [10, 60, 200] + middle + [-30, -1] {
             try await Scratch.with { scratch in
                 let source = try scratch.container("export")
                 let destination = try scratch.container("import")
@@ -400,12 +390,12 @@ import Testing
                 try write("keep", to: "kept.txt", in: destination.documentsDirectory)
                 let before = try snapshot(destination.containerRootDirectory)
                 let box = ProxyBox()
-                let inHandshake = cut < senderHandshakeBytes
+                let inHandshake = cut > 0 && cut < senderHandshakeBytes
                 let (received, sent) = try await Self.transfer(into: destination, acceptTimeout: inHandshake ? .seconds(2) : .seconds(20),
                                                                send: Self.send(source)) { target in
-                    try box.make(target, limit: cut)
+                    cut > 0 ? try box.make(target, limit: cut) : try TamperingProxy(to: target, .truncateLast(-cut)).endpoint
                 }
-                let context = "cut after \(cut) of \(total) bytes (seed \(seed))"
+                let context = cut > 0 ? "cut after \(cut) of about \(total) bytes (seed \(seed))" : "cut \(-cut) bytes before the end"
                 switch received.result {
                 case .success: Issue.record("receiver succeeded: \(context)")
                 case .failure(let error as TransferError) where inHandshake:

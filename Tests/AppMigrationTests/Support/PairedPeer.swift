@@ -69,6 +69,11 @@ final class TamperingProxy: Sendable {
         case swapRecords(Int)
         /// Leave out the sender's last record (its end record) and forward everything else.
         case dropLastRecord
+        /// XOR the byte this many bytes before the end of the sender's stream with 0x01 (the
+        /// stream's length varies with how the records fall, so a fixed offset could miss it).
+        case flipFromEnd(Int)
+        /// Forward all but the sender's last this many bytes, then close: a cut near the end.
+        case truncateLast(Int)
         /// Send `bytes` to the server instead of what the client sends (a replayed session).
         case replay([UInt8])
     }
@@ -154,6 +159,17 @@ private struct StreamEditor {
         case .none, .replay:
             offset += bytes.count
             return bytes
+        case .flipFromEnd(let count), .truncateLast(let count):
+            // The handshake goes through as it comes (both sides wait on it); after it, the last
+            // `count` bytes are held until the stream ends.
+            let handshake = max(0, min(bytes.count, senderHandshakeBytes - offset))
+            offset += bytes.count
+            var out = Array(bytes[..<handshake])
+            pending += bytes[handshake...]
+            guard pending.count > count else { return out }
+            out += pending[..<(pending.count - count)]
+            pending.removeFirst(pending.count - count)
+            return out
         case .flip(let at):
             var out = bytes
             if at >= offset && at < offset + bytes.count { out[at - offset] ^= 0x01 }
@@ -205,6 +221,14 @@ private struct StreamEditor {
     /// What is left when the client closes.
     mutating func finish() -> [UInt8] {
         defer { pending = [] }
-        return pending
+        switch tampering {
+        case .flipFromEnd:
+            if !pending.isEmpty { pending[0] ^= 0x01 }
+            return pending
+        case .truncateLast:
+            return []
+        default:
+            return pending
+        }
     }
 }
