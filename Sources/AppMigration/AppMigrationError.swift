@@ -30,6 +30,11 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
         case noExtensionRegistered
         /// The archive could not be read or extracted.
         case unreadableArchive
+        /// The folder is not a container the host may use: no container was configured
+        /// (``MigrationDataContainer/current`` outside a host without `AMK_CONTAINER_ROOT`), or a
+        /// folder to import into holds data but not the marker ``MigrationDataContainer/createStandardDirectories()``
+        /// writes. The host refuses before the extension runs, since a failed import clears the container.
+        case notAContainer
     }
 
     /// What went wrong, for programs to switch on.
@@ -44,8 +49,10 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
     public var underlying: (any Error)?
 
     /// An error of kind `code`, described by `message`, about `extensionName` and `path`.
-    public init(_ code: Code, _ message: String, extensionName: String? = nil, path: String? = nil,
-                underlying: (any Error)? = nil) {
+    public init(
+        _ code: Code, _ message: String, extensionName: String? = nil, path: String? = nil,
+        underlying: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.extensionName = extensionName

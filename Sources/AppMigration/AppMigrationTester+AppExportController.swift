@@ -27,7 +27,8 @@ extension AppMigrationTester {
         ///   export; otherwise what ``MigrationSystem/exportResources(of:named:from:request:to:sourceApp:progress:)``
         ///   throws.
         public func exportResources(request: MigrationRequest? = nil, progress: Progress? = nil) async throws
-            -> AppMigrationTester.ResourcesExportResult {
+            -> AppMigrationTester.ResourcesExportResult
+        {
             try await export(request ?? MigrationRequest(destinationPlatform: platform), progress: progress)
         }
 
@@ -38,17 +39,22 @@ extension AppMigrationTester {
         public func exportResources<SupportedOptions>(
             request: MigrationRequestWithOptions<SupportedOptions>? = nil, progress: Progress? = nil
         ) async throws -> AppMigrationTester.ResourcesExportResult
-        where SupportedOptions: CaseIterable, SupportedOptions: Hashable, SupportedOptions: RawRepresentable,
-              SupportedOptions: Sendable, SupportedOptions.RawValue == String {
-            try await export(request ?? MigrationRequestWithOptions<SupportedOptions>(destinationPlatform: platform),
-                             progress: progress)
+        where
+            SupportedOptions: CaseIterable, SupportedOptions: Hashable, SupportedOptions: RawRepresentable,
+            SupportedOptions: Sendable, SupportedOptions.RawValue == String
+        {
+            try await export(
+                request ?? MigrationRequestWithOptions<SupportedOptions>(destinationPlatform: platform),
+                progress: progress)
         }
 
         private func export<Options>(_ request: MigrationRequestWithOptions<Options>, progress: Progress?)
-            async throws -> AppMigrationTester.ResourcesExportResult {
+            async throws -> AppMigrationTester.ResourcesExportResult
+        {
             guard let exporter = registration.migrationExtension as? any ResourcesExportingWithOptions else {
-                throw AppMigrationError(.unsupportedExtension, "does not export: it does not adopt ResourcesExportingWithOptions",
-                                        extensionName: registration.name)
+                throw AppMigrationError(
+                    .unsupportedExtension, "does not export: it does not adopt ResourcesExportingWithOptions",
+                    extensionName: registration.name)
             }
             return try await run(exporter, request: request, progress: progress)
         }
@@ -61,16 +67,18 @@ extension AppMigrationTester {
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             let archive = work.appending(path: "export-\(id).tar.xz", directoryHint: .notDirectory)
             let extracted = work.appending(path: "export-\(id)", directoryHint: .isDirectory)
-            let sourceApp = MigrationAppIdentifier(storeIdentifier: .unknown,
-                                                   bundleIdentifier: registration.exportContainer.bundleIdentifier,
-                                                   platform: .current)
+            let sourceApp = MigrationAppIdentifier(
+                storeIdentifier: .unknown,
+                bundleIdentifier: registration.exportContainer.bundleIdentifier,
+                platform: .current)
             let properties = try await registration.system.exportResources(
                 of: exporter, named: registration.name, from: registration.exportContainer,
                 request: request.converted(to: Extension.OptionsType.self), to: archive,
                 sourceApp: sourceApp, progress: progress)
             try FileManager.default.createDirectory(at: extracted, withIntermediateDirectories: true)
             try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))
-            return AppMigrationTester.ResourcesExportResult(extractedResourcesURL: extracted, exportProperties: properties, archiveURL: archive)
+            return AppMigrationTester.ResourcesExportResult(
+                extractedResourcesURL: extracted, exportProperties: properties, archiveURL: archive)
         }
     }
 }

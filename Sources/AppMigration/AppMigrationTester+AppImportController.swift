@@ -29,24 +29,30 @@ extension AppMigrationTester {
         /// - Parameter importRequest: by default the export container's app on the tester's
         ///   platform (from Google Play for `.android`), with the extension's own
         ///   `resourcesVersion` as the source version if it also exports.
-        public func importResources(from url: URL, importRequest: ResourcesImportRequest? = nil,
-                                    progress: Progress? = nil) async throws {
+        public func importResources(
+            from url: URL, importRequest: ResourcesImportRequest? = nil,
+            progress: Progress? = nil
+        ) async throws {
             guard let importer = registration.migrationExtension as? any ResourcesImporting else {
-                throw AppMigrationError(.unsupportedExtension, "does not import: it does not adopt ResourcesImporting",
-                                        extensionName: registration.name)
+                throw AppMigrationError(
+                    .unsupportedExtension, "does not import: it does not adopt ResourcesImporting",
+                    extensionName: registration.name)
             }
             try await run(importer, from: url, request: importRequest ?? defaultRequest(), progress: progress)
         }
 
-        private func run<Extension: ResourcesImporting>(_ importer: Extension, from url: URL, request: ResourcesImportRequest,
-                                                        progress: Progress?) async throws {
+        private func run<Extension: ResourcesImporting>(
+            _ importer: Extension, from url: URL, request: ResourcesImportRequest,
+            progress: Progress?
+        ) async throws {
             let container = registration.importContainer
             let total = progress.map { $0.totalUnitCount > 0 ? $0.totalUnitCount : 100 } ?? 0
             if let progress, progress.totalUnitCount <= 0 { progress.totalUnitCount = total }
             try await ContainerLock.withLock(on: container, extensionName: registration.name) {
-                try await MigrationSystem.runImporter(importer, name: registration.name, at: url, request: request,
-                                                      container: container, policy: registration.system.importWatchdogPolicy,
-                                                      progress: progress, progressRange: (0, total))
+                try await MigrationSystem.runImporter(
+                    importer, name: registration.name, at: url, request: request,
+                    container: container, policy: registration.system.importWatchdogPolicy,
+                    progress: progress, progressRange: (0, total))
             }
             progress?.completedUnitCount = total
         }

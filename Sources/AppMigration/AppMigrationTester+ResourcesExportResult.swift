@@ -13,8 +13,10 @@ extension AppMigrationTester {
         public let archiveURL: URL
 
         /// A result for an export extracted at `extractedResourcesURL` from `archiveURL`.
-        public init(extractedResourcesURL: URL, exportProperties: AppMigrationTester.DeviceToDeviceExportProperties,
-                    archiveURL: URL) {
+        public init(
+            extractedResourcesURL: URL, exportProperties: AppMigrationTester.DeviceToDeviceExportProperties,
+            archiveURL: URL
+        ) {
             self.extractedResourcesURL = extractedResourcesURL
             self.exportProperties = exportProperties
             self.archiveURL = archiveURL

@@ -1,9 +1,10 @@
 import Foundation
 internal import IndexedArchive
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The rule of the data-container entitlement: an extension reads only inside its own container.
@@ -20,8 +21,9 @@ struct ContainerConfinement: Sendable {
     init(container: MigrationDataContainer, extensionName: String) throws {
         let root = container.containerRootDirectory.path(percentEncoded: false)
         guard let real = ContainerConfinement.realPath(root) else {
-            throw AppMigrationError(.itemNotFound, "the container root cannot be resolved: \(String(cString: strerror(errno)))",
-                                    extensionName: extensionName, path: root)
+            throw AppMigrationError(
+                .itemNotFound, "the container root cannot be resolved: \(String(cString: strerror(errno)))",
+                extensionName: extensionName, path: root)
         }
         self.rootPath = real
         self.rootComponents = PathBytes.components(real)
@@ -47,14 +49,16 @@ struct ContainerConfinement: Sendable {
             components.removeLast()
             let parent = "/" + components.joined(separator: "/")
             guard let realParent = ContainerConfinement.realPath(parent) else {
-                throw AppMigrationError(.itemNotFound, "cannot be resolved: \(String(cString: strerror(errno)))",
-                                        extensionName: extensionName, path: path)
+                throw AppMigrationError(
+                    .itemNotFound, "cannot be resolved: \(String(cString: strerror(errno)))",
+                    extensionName: extensionName, path: path)
             }
             resolved = (realParent == "/" ? "" : realParent) + "/" + last
         } else {
             guard let real = ContainerConfinement.realPath(path) else {
-                throw AppMigrationError(.itemNotFound, "cannot be resolved: \(String(cString: strerror(errno)))",
-                                        extensionName: extensionName, path: path)
+                throw AppMigrationError(
+                    .itemNotFound, "cannot be resolved: \(String(cString: strerror(errno)))",
+                    extensionName: extensionName, path: path)
             }
             resolved = real
         }
@@ -66,14 +70,17 @@ struct ContainerConfinement: Sendable {
                 extensionName: extensionName, path: path)
         }
         if resolvedComponents.count > rootComponents.count,
-           resolvedComponents[rootComponents.count].utf8.elementsEqual(MigrationDataContainer.hostDirectoryName.utf8) {
-            throw AppMigrationError(.outsideContainer, "refused: \(resolved) is the migration host's own folder",
-                                    extensionName: extensionName, path: path)
+            resolvedComponents[rootComponents.count].utf8.elementsEqual(MigrationDataContainer.hostDirectoryName.utf8)
+        {
+            throw AppMigrationError(
+                .outsideContainer, "refused: \(resolved) is the migration host's own folder",
+                extensionName: extensionName, path: path)
         }
         var status = stat()
         guard lstat(resolved, &status) == 0 else {
-            throw AppMigrationError(.itemNotFound, "cannot be appended: \(String(cString: strerror(errno)))",
-                                    extensionName: extensionName, path: path)
+            throw AppMigrationError(
+                .itemNotFound, "cannot be appended: \(String(cString: strerror(errno)))",
+                extensionName: extensionName, path: path)
         }
         return resolved
     }
@@ -95,8 +102,9 @@ struct ContainerConfinement: Sendable {
                 continue
             case _ where PathBytes.isDotDot(part):
                 guard !parts.isEmpty else {
-                    throw AppMigrationError(.invalidPathInArchive, "path in archive '\(given)' climbs above the archive root",
-                                            extensionName: extensionName)
+                    throw AppMigrationError(
+                        .invalidPathInArchive, "path in archive '\(given)' climbs above the archive root",
+                        extensionName: extensionName)
                 }
                 parts.removeLast()
             default:

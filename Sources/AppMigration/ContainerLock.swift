@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The container's migration lock: `flock(LOCK_EX | LOCK_NB)` on a file in the host's folder.
@@ -25,12 +26,15 @@ enum ContainerLock {
         let path = url(for: container).path(percentEncoded: false)
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw AppMigrationError(.migrationInProgress, "cannot open the migration lock: \(String(cString: strerror(errno)))",
-                                    extensionName: extensionName, path: path)
+            throw AppMigrationError(
+                .migrationInProgress, "cannot open the migration lock: \(String(cString: strerror(errno)))",
+                extensionName: extensionName, path: path)
         }
         defer { close(fd) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let reason = errno == EWOULDBLOCK ? "another migration is running in this container"
+            let reason =
+                errno == EWOULDBLOCK
+                ? "another migration is running in this container"
                 : "cannot lock: \(String(cString: strerror(errno)))"
             throw AppMigrationError(.migrationInProgress, reason, extensionName: extensionName, path: path)
         }

@@ -1,9 +1,10 @@
 import Dispatch
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs an extension's code on a dispatch queue of its own instead of Swift's cooperative pool.
@@ -47,12 +48,12 @@ final class ExtensionExecutor: TaskExecutor {
     func cpuNanoseconds() -> Int64 {
         account.withLock { account in
             #if os(Linux)
-            // The running job's thread is alive while `running` is set: it clears it, under this
-            // lock, before it moves on.
-            guard let running = account.running else { return account.finished }
-            return account.finished + max(0, Self.reading(of: running.clock) - running.start)
+                // The running job's thread is alive while `running` is set: it clears it, under this
+                // lock, before it moves on.
+                guard let running = account.running else { return account.finished }
+                return account.finished + max(0, Self.reading(of: running.clock) - running.start)
             #else
-            return account.finished
+                return account.finished
             #endif
         }
     }
@@ -76,8 +77,8 @@ final class ExtensionExecutor: TaskExecutor {
     /// allows it.
     private static func currentThreadClock() -> clockid_t {
         #if os(Linux)
-        var clock = clockid_t()
-        if pthread_getcpuclockid(pthread_self(), &clock) == 0 { return clock }
+            var clock = clockid_t()
+            if pthread_getcpuclockid(pthread_self(), &clock) == 0 { return clock }
         #endif
         return CLOCK_THREAD_CPUTIME_ID
     }

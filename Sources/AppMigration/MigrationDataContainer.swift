@@ -1,4 +1,5 @@
 public import Foundation
+import IndexedArchive
 
 /// The containing app's data container: the directories an extension exports from and imports
 /// into.
@@ -11,9 +12,16 @@ public import Foundation
 ///    ``AppMigrationExtension/appContainer`` and ``MigrationStatus/importStatus`` see the right
 ///    container even when several migrations run at once in one process.
 /// 2. Otherwise the process's own container, as an app sees it: the directory named by the
-///    `AMK_CONTAINER_ROOT` environment variable, or else the home directory (which on iOS *is* the
-///    app's container), with the bundle identifier from `AMK_BUNDLE_IDENTIFIER` or the main
-///    bundle.
+///    `AMK_CONTAINER_ROOT` environment variable, with the bundle identifier from
+///    `AMK_BUNDLE_IDENTIFIER` or the main bundle. Without that variable there is no container:
+///    a desktop or server process's home folder is not one (on iOS the home folder *is* the
+///    container, but a failed import clears the container, and clearing a user's home folder is
+///    not a fallback anyone wants). `current` is then a container whose folders do not exist and
+///    that every host operation refuses with ``AppMigrationError/Code/notAContainer``.
+///
+/// The host clears a container after a failed import, so it only ever clears one it knows:
+/// ``createStandardDirectories()`` marks the container (`.amk/container`), and an import refuses,
+/// before the extension runs, a folder that holds data but no mark.
 ///
 /// App-group containers live outside the container root, so the host configures them separately
 /// (``appGroupDirectories``): a failed import clears the container but leaves them alone, as on iOS.
@@ -35,12 +43,16 @@ public struct MigrationDataContainer: Sendable, Hashable {
         // Without a trailing slash, so that `documentsDirectory.path()` is a prefix of the paths
         // of the files under it without a doubled separator (the directory-enumeration pattern
         // relies on it).
-        self.containerRootDirectory = URL(filePath: containerRootDirectory.path(percentEncoded: false),
-                                          directoryHint: .notDirectory).standardizedFileURL
+        self.containerRootDirectory =
+            URL(
+                filePath: containerRootDirectory.path(percentEncoded: false),
+                directoryHint: .notDirectory
+            ).standardizedFileURL
         self.appGroupDirectories = appGroupDirectories
         self.documentsDirectory = self.containerRootDirectory.appending(path: "Documents", directoryHint: .notDirectory)
-        self.applicationSupportDirectory = self.containerRootDirectory.appending(path: "Library/Application Support",
-                                                                                 directoryHint: .notDirectory)
+        self.applicationSupportDirectory = self.containerRootDirectory.appending(
+            path: "Library/Application Support",
+            directoryHint: .notDirectory)
     }
 
     /// `Documents` in the container, unless set otherwise.
@@ -73,12 +85,58 @@ public struct MigrationDataContainer: Sendable, Hashable {
     }
 
     static let hostDirectoryName = ".amk"
+    /// The mark ``createStandardDirectories()`` leaves in the host's folder.
+    static let markerName = "container"
+
+    /// False for the stand-in `current` returns when no container is configured.
+    var isConfigured = true
+
+    /// Where no container is configured: a path under a file, so that nothing can be created there.
+    static let unconfiguredRoot = URL(filePath: "/dev/null/amk-no-container-configured", directoryHint: .isDirectory)
+
+    /// Whether the host may use this container for an import, which clears it if it fails: it was
+    /// configured, and it is marked by ``createStandardDirectories()`` or holds nothing yet
+    /// (absent or empty, it is then marked).
+    /// - Throws: ``AppMigrationError`` `.notAContainer` saying why not.
+    func checkKnown(extensionName: String) throws {
+        let root = containerRootDirectory.path(percentEncoded: false)
+        guard isConfigured else {
+            throw AppMigrationError(
+                .notAContainer,
+                "no container is configured: outside a host, MigrationDataContainer.current "
+                    + "needs AMK_CONTAINER_ROOT (or pass a container)", extensionName: extensionName)
+        }
+        let marker = hostDirectory.appending(path: Self.markerName).path(percentEncoded: false)
+        if FileManager.default.fileExists(atPath: marker) { return }
+        let contents = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        guard contents.allSatisfy({ $0 == Self.hostDirectoryName }) else {
+            throw AppMigrationError(
+                .notAContainer,
+                "'\(TerminalSafe.name(root))' holds data but is not marked as a container "
+                    + "(no .amk/container, which createStandardDirectories() writes): a failed import would "
+                    + "clear it, so the host will not import into it", extensionName: extensionName,
+                path: root)
+        }
+        try createStandardDirectories()
+    }
 
     /// Creates the container's standard folders (`Documents`, `Library/Application Support`,
-    /// `tmp`) if they are missing.
+    /// `tmp`) if they are missing, and marks the folder as a container (`.amk/container`), which
+    /// is what lets the host import into it (and clear it if the import fails).
     public func createStandardDirectories() throws {
+        guard isConfigured else {
+            throw AppMigrationError(
+                .notAContainer,
+                "no container is configured: outside a host, MigrationDataContainer.current "
+                    + "needs AMK_CONTAINER_ROOT (or pass a container)")
+        }
         for directory in [documentsDirectory, applicationSupportDirectory, temporaryDirectory] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        let marker = hostDirectory.appending(path: Self.markerName).path(percentEncoded: false)
+        if !FileManager.default.fileExists(atPath: marker) {
+            try DurableFile.createDirectory(hostDirectory.path(percentEncoded: false))
+            try DurableFile.write(Data("bundle \(bundleIdentifier)\n".utf8), to: marker)
         }
     }
 
@@ -94,10 +152,14 @@ public struct MigrationDataContainer: Sendable, Hashable {
     /// The process's own container, when no host has bound one (see the type's documentation).
     public static var processContainer: MigrationDataContainer {
         let environment = ProcessInfo.processInfo.environment
-        let root = environment["AMK_CONTAINER_ROOT"].map { URL(filePath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser
-        let bundle = environment["AMK_BUNDLE_IDENTIFIER"] ?? Bundle.main.bundleIdentifier
+        let bundle =
+            environment["AMK_BUNDLE_IDENTIFIER"] ?? Bundle.main.bundleIdentifier
             ?? ProcessInfo.processInfo.processName
+        guard let root = environment["AMK_CONTAINER_ROOT"].map({ URL(filePath: $0) }) else {
+            var none = MigrationDataContainer(bundleIdentifier: bundle, containerRootDirectory: unconfiguredRoot)
+            none.isConfigured = false
+            return none
+        }
         return MigrationDataContainer(bundleIdentifier: bundle, containerRootDirectory: root)
     }
 

@@ -30,13 +30,13 @@ public struct MigrationPlatform: RawRepresentable, Sendable, Hashable, Codable, 
     /// caller does not name one.
     public static var current: MigrationPlatform {
         #if os(Linux)
-        .linux
+            .linux
         #elseif os(macOS)
-        .macOS
+            .macOS
         #elseif os(iOS)
-        .iOS
+            .iOS
         #else
-        MigrationPlatform("unknown")
+            MigrationPlatform("unknown")
         #endif
     }
 

@@ -5,8 +5,10 @@ public import Foundation
 /// The options are the extension's own ``ResourcesExportingWithOptions/OptionsType``; each may
 /// carry a payload, as in AppMigrationKit, whose meaning the extension defines.
 public struct MigrationRequestWithOptions<OptionsType>: Sendable
-where OptionsType: CaseIterable, OptionsType: Hashable, OptionsType: RawRepresentable, OptionsType: Sendable,
-      OptionsType.RawValue == String {
+where
+    OptionsType: CaseIterable, OptionsType: Hashable, OptionsType: RawRepresentable, OptionsType: Sendable,
+    OptionsType.RawValue == String
+{
     /// The platform that will import the data.
     public var destinationPlatform: MigrationPlatform
     /// The categories requested, each with an optional payload.

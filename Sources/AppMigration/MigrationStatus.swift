@@ -51,8 +51,10 @@ public enum MigrationStatus: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
-        try FileManager.default.createDirectory(at: container.hostDirectory, withIntermediateDirectories: true)
-        try encoder.encode(record).write(to: fileURL(in: container), options: .atomic)
+        // Through DurableFile: written beside, synced, renamed, and the folder synced, so that a
+        // power cut leaves the old status or the new one, never an empty file.
+        try DurableFile.createDirectory(container.hostDirectory.path(percentEncoded: false))
+        try DurableFile.write(try encoder.encode(record), to: fileURL(in: container).path(percentEncoded: false))
     }
 
     static func read(in container: MigrationDataContainer) -> MigrationStatus? {

@@ -1,9 +1,10 @@
 public import Foundation
 import IndexedArchive
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Export and import streamed: the archive goes through a descriptor (a pipe or a socket) and is
@@ -21,8 +22,9 @@ extension MigrationSystem {
         sourceApp: MigrationAppIdentifier? = nil,
         progress: Progress? = nil
     ) async throws -> DeviceToDeviceExportProperties {
-        try await exportResources(of: migrationExtension, named: name, from: container, request: request,
-                                  toDestination: .fileDescriptor(descriptor), sourceApp: sourceApp, progress: progress)
+        try await exportResources(
+            of: migrationExtension, named: name, from: container, request: request,
+            toDestination: .fileDescriptor(descriptor), sourceApp: sourceApp, progress: progress)
     }
 
     /// Imports an archive as it arrives on `descriptor` (not closed), into `container`.
@@ -55,34 +57,37 @@ extension MigrationSystem {
         let total = progress.totalUnitCount
         let settings = self
         return try await logged(importOf: "a stream (descriptor \(descriptor))", into: container, name: name) {
-            try await ContainerLock.withLock(on: container, extensionName: name) {
-            let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
-            var extensionStarted = false
-            do {
-                // A receiver killed mid-stream could not remove its staging folder; under the lock
-                // no other import is running, so any staging folder left is such a leftover.
-                try await HostIO.run { try Self.removeStaleStaging(in: container) }
-                let request = try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
-                progress.completedUnitCount = total / 4
-                extensionStarted = true
-                try await Self.runImporter(migrationExtension, name: name, at: staging, request: request, container: container,
-                                           policy: settings.importWatchdogPolicy, progress: progress,
-                                           progressRange: (total / 4, total))
-                await HostIO.runToCompletion { Self.removeStaging(staging, of: container) }
-                try await HostIO.run { try MigrationStatus.record(.success, in: container) }
-                progress.completedUnitCount = total
-                return request
-            } catch {
-                let cleared = extensionStarted
-                await HostIO.runToCompletion {
-                    Self.removeStaging(staging, of: container)
-                    if cleared { Self.clearContainer(container) }
-                    // The import's own error is what the caller must see; a status that cannot be
-                    // written is secondary to it.
-                    try? MigrationStatus.record(.failure(error), in: container)
+            // A failed import clears the container: only into one the host knows.
+            try await HostIO.run { try container.checkKnown(extensionName: name) }
+            return try await ContainerLock.withLock(on: container, extensionName: name) {
+                let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
+                var extensionStarted = false
+                do {
+                    // A receiver killed mid-stream could not remove its staging folder; under the lock
+                    // no other import is running, so any staging folder left is such a leftover.
+                    try await HostIO.run { try Self.removeStaleStaging(in: container) }
+                    let request = try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
+                    progress.completedUnitCount = total / 4
+                    extensionStarted = true
+                    try await Self.runImporter(
+                        migrationExtension, name: name, at: staging, request: request, container: container,
+                        policy: settings.importWatchdogPolicy, progress: progress,
+                        progressRange: (total / 4, total))
+                    await HostIO.runToCompletion { Self.removeStaging(staging, of: container) }
+                    try await HostIO.run { try MigrationStatus.record(.success, in: container) }
+                    progress.completedUnitCount = total
+                    return request
+                } catch {
+                    let cleared = extensionStarted
+                    await HostIO.runToCompletion {
+                        Self.removeStaging(staging, of: container)
+                        if cleared { Self.clearContainer(container) }
+                        // The import's own error is what the caller must see; a status that cannot be
+                        // written is secondary to it.
+                        try? MigrationStatus.record(.failure(error), in: container)
+                    }
+                    throw error
                 }
-                throw error
-            }
             }
         }
     }
@@ -92,8 +97,10 @@ extension MigrationSystem {
     /// They hold what an archive brought, links included: the links are removed, never followed
     /// (see ``UnfollowingRemoval``), and a host folder that is itself a link is refused.
     static func removeStaleStaging(in container: MigrationDataContainer) throws {
-        try UnfollowingRemoval.removeChildren(of: container.hostDirectory.path(percentEncoded: false),
-                                              followingFinalLink: false) { $0.hasPrefix("staging-") }
+        try UnfollowingRemoval.removeChildren(
+            of: container.hostDirectory.path(percentEncoded: false),
+            followingFinalLink: false
+        ) { $0.hasPrefix("staging-") }
     }
 
     /// The share of the destination's free space a streamed import may fill with its staged
@@ -101,8 +108,10 @@ extension MigrationSystem {
     public static let streamedImportBudget = 0.5
 
     /// Extracts the stream into `staging` and checks that it arrived whole and verified.
-    private func receiveArchive(from descriptor: Int32, into container: MigrationDataContainer, staging: URL,
-                                name: String) async throws -> ResourcesImportRequest {
+    private func receiveArchive(
+        from descriptor: Int32, into container: MigrationDataContainer, staging: URL,
+        name: String
+    ) async throws -> ResourcesImportRequest {
         let root = container.containerRootDirectory.path(percentEncoded: false)
         let available = try await HostIO.run { try freeBytes(root) }
         var options = ExtractOptions()
@@ -113,29 +122,34 @@ extension MigrationSystem {
         try await HostIO.run { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
         let received: ArchiveStreamReader.Result
         do {
-            received = try await ArchiveStreamReader.extract(from: descriptor, to: staging.path(percentEncoded: false),
-                                                             options: options)
+            received = try await ArchiveStreamReader.extract(
+                from: descriptor, to: staging.path(percentEncoded: false),
+                options: options)
         } catch let error as ArchiveError where error.code == .unsafePath {
             throw Self.extractionError(error, extensionName: name, path: nil)
         } catch let error as ArchiveError where error.code == .limitExceeded {
-            throw AppMigrationError(.insufficientSpace(needed: (options.maxBytes ?? 0) + 1, available: available),
-                                    "not enough space to import: the stream holds more than half of the \(available) free bytes",
-                                    extensionName: name, path: root, underlying: error)
+            throw AppMigrationError(
+                .insufficientSpace(needed: (options.maxBytes ?? 0) + 1, available: available),
+                "not enough space to import: the stream holds more than half of the \(available) free bytes",
+                extensionName: name, path: root, underlying: error)
         } catch let error as ArchiveError {
-            throw AppMigrationError(.unreadableArchive, "the archive stream broke off or is damaged: \(error)",
-                                    extensionName: name, underlying: error)
+            throw AppMigrationError(
+                .unreadableArchive, "the archive stream broke off or is damaged: \(error)",
+                extensionName: name, underlying: error)
         } catch let error as CancellationError {
             throw error
         } catch {
             // The engine's lower layers (the tar parser) can report a damaged stream in their own
             // types; to the importing app it is the same failure.
-            throw AppMigrationError(.unreadableArchive, "the archive stream broke off or is damaged: \(error)",
-                                    extensionName: name, underlying: error)
+            throw AppMigrationError(
+                .unreadableArchive, "the archive stream broke off or is damaged: \(error)",
+                extensionName: name, underlying: error)
         }
         guard received.indexVerified else {
-            throw AppMigrationError(.unreadableArchive,
-                                    "the archive stream ended without its index, so it cannot be verified as complete",
-                                    extensionName: name)
+            throw AppMigrationError(
+                .unreadableArchive,
+                "the archive stream ended without its index, so it cannot be verified as complete",
+                extensionName: name)
         }
         return Self.importRequest(from: received.metadata)
     }
@@ -144,9 +158,10 @@ extension MigrationSystem {
     static func importRequest(from metadata: [String: String]) -> ResourcesImportRequest {
         let store = metadata[ArchiveMetadataKey.sourceStoreIdentifier].map { MigrationAppIdentifier.StoreIdentifier($0) }
         let platform = metadata[ArchiveMetadataKey.sourcePlatform].map { MigrationPlatform($0) }
-        let source = MigrationAppIdentifier(storeIdentifier: store ?? .unknown,
-                                            bundleIdentifier: metadata[ArchiveMetadataKey.sourceBundleIdentifier] ?? "",
-                                            platform: platform ?? MigrationPlatform("unknown"))
+        let source = MigrationAppIdentifier(
+            storeIdentifier: store ?? .unknown,
+            bundleIdentifier: metadata[ArchiveMetadataKey.sourceBundleIdentifier] ?? "",
+            platform: platform ?? MigrationPlatform("unknown"))
         return ResourcesImportRequest(sourceAppIdentifier: source, sourceVersion: metadata[ArchiveMetadataKey.resourcesVersion] ?? "")
     }
 
@@ -183,9 +198,11 @@ extension MigrationSystem {
             group.addTask {
                 defer { close(writeEnd) }
                 do {
-                    return .exported(.success(try await settings.exportResources(
-                        of: exporter, named: exporterName, from: source, request: request,
-                        toDestination: .fileDescriptor(writeEnd), sourceApp: sourceApp, progress: nil)))
+                    return .exported(
+                        .success(
+                            try await settings.exportResources(
+                                of: exporter, named: exporterName, from: source, request: request,
+                                toDestination: .fileDescriptor(writeEnd), sourceApp: sourceApp, progress: nil)))
                 } catch {
                     return .exported(.failure(error))
                 }
@@ -193,8 +210,10 @@ extension MigrationSystem {
             group.addTask {
                 defer { close(readEnd) }
                 do {
-                    return .imported(.success(try await settings.importResources(
-                        fromDescriptor: readEnd, into: destination, using: importer, named: importerName, progress: progress)))
+                    return .imported(
+                        .success(
+                            try await settings.importResources(
+                                fromDescriptor: readEnd, into: destination, using: importer, named: importerName, progress: progress)))
                 } catch {
                     return .imported(.failure(error))
                 }

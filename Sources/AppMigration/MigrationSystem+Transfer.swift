@@ -1,9 +1,10 @@
 public import Foundation
 import IndexedArchive
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A migration between two processes over TCP, paired and encrypted:
@@ -56,8 +57,9 @@ extension MigrationSystem {
         pairingCode: PairingCode, sourceApp: MigrationAppIdentifier? = nil, idleTimeout: Duration = .seconds(60),
         statusTimeout: Duration = .seconds(300), progress: Progress? = nil
     ) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
-        try await send(exporter, named: name, from: container, request: request, to: endpoint, pairingCode: pairingCode,
-                       sourceApp: sourceApp, limits: TransferLimits(idle: idleTimeout, status: statusTimeout), progress: progress)
+        try await send(
+            exporter, named: name, from: container, request: request, to: endpoint, pairingCode: pairingCode,
+            sourceApp: sourceApp, limits: TransferLimits(idle: idleTimeout, status: statusTimeout), progress: progress)
     }
 
     /// ``send(_:named:from:request:to:pairingCode:sourceApp:idleTimeout:statusTimeout:progress:)``
@@ -70,8 +72,9 @@ extension MigrationSystem {
         let handshakeDeadline = ContinuousClock.now + limits.handshake
         let fd = try await TransferSocket.connect(to: endpoint, timeout: limits.handshake)
         defer { close(fd) }
-        let channel = try await TransferHandshake.sender(fd, endpoint: endpoint, code: pairingCode, until: handshakeDeadline,
-                                                         timeout: limits.handshake)
+        let channel = try await TransferHandshake.sender(
+            fd, endpoint: endpoint, code: pairingCode, until: handshakeDeadline,
+            timeout: limits.handshake)
 
         // The engine writes the archive into one end of a local pair; the relay moves it onto
         // the connection and cuts off a receiver that stops taking it.
@@ -79,8 +82,9 @@ extension MigrationSystem {
         defer { close(engineEnd) }
         let relay: TransferRelay
         do {
-            relay = try TransferRelay(from: relayEnd, to: fd, codec: .seal(channel.sealer), limits: limits, owning: relayEnd,
-                                      name: "amk-send-relay")
+            relay = try TransferRelay(
+                from: relayEnd, to: fd, codec: .seal(channel.sealer), limits: limits, owning: relayEnd,
+                name: "amk-send-relay")
         } catch {
             close(relayEnd)
             throw error
@@ -93,9 +97,11 @@ extension MigrationSystem {
         await withTaskGroup(of: SenderEvent.self) { group in
             group.addTask {
                 do {
-                    return .exported(.success(try await settings.exportResources(
-                        of: exporter, named: name, from: container, request: request, toDestination: .fileDescriptor(engineEnd),
-                        sourceApp: sourceApp, progress: progress)))
+                    return .exported(
+                        .success(
+                            try await settings.exportResources(
+                                of: exporter, named: name, from: container, request: request, toDestination: .fileDescriptor(engineEnd),
+                                sourceApp: sourceApp, progress: progress)))
                 } catch {
                     return .exported(.failure(error))
                 }
@@ -110,7 +116,7 @@ extension MigrationSystem {
                     // The export ended first and the group stopped the watch; a cancellation of
                     // the whole send is seen after the group.
                     return .receiverStirred(false)
-                // cancellation: the clause above takes CancellationError; this one is a failing poll
+                    // cancellation: the clause above takes CancellationError; this one is a failing poll
                 } catch {
                     // The status read says what became of the connection.
                     return .receiverStirred(true)
@@ -145,14 +151,17 @@ extension MigrationSystem {
         if case .success = exported, case .finished = relayed, !stoppedExport { normal = true } else { normal = false }
         let statusWait = normal ? limits.status : min(limits.status, limits.statusAfterFailure)
         let status = try await Self.readStatus(fd, opener: channel.opener, until: ContinuousClock.now + statusWait)
-        return try Self.senderVerdict(exported: exported, relayed: relayed, status: status, statusWait: statusWait,
-                                      stoppedExport: stoppedExport, endpoint: endpoint)
+        return try Self.senderVerdict(
+            exported: exported, relayed: relayed, status: status, statusWait: statusWait,
+            stoppedExport: stoppedExport, endpoint: endpoint)
     }
 
     /// What the sender reports, from what its export, its relay and the status read saw.
-    private static func senderVerdict(exported: Result<DeviceToDeviceExportProperties, any Error>,
-                                      relayed: TransferRelay.Ending, status: StatusOutcome, statusWait: Duration,
-                                      stoppedExport: Bool, endpoint: TransferEndpoint) throws -> (DeviceToDeviceExportProperties, String) {
+    private static func senderVerdict(
+        exported: Result<DeviceToDeviceExportProperties, any Error>,
+        relayed: TransferRelay.Ending, status: StatusOutcome, statusWait: Duration,
+        stoppedExport: Bool, endpoint: TransferEndpoint
+    ) throws -> (DeviceToDeviceExportProperties, String) {
         let sent = "\(relayed.bytes) bytes of the archive"
         if case .success(let properties) = exported, case .frame(let frame) = status, frame.ok {
             return (properties, frame.message)
@@ -168,17 +177,24 @@ extension MigrationSystem {
         // What the relay saw of the receiver, if the stream ended early because of it.
         switch relayed {
         case .idle(let window, let moved, _):
-            throw TransferError(.timedOut, "the receiver at \(endpoint) was idle for \(TransferSocket.seconds(window)): it took "
-                                    + "\(moved) bytes in \(TransferSocket.seconds(window)), after \(sent)")
+            throw TransferError(
+                .timedOut,
+                "the receiver at \(endpoint) was idle for \(TransferSocket.seconds(window)): it took "
+                    + "\(moved) bytes in \(TransferSocket.seconds(window)), after \(sent)")
         case .peerClosed:
-            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: it closed the "
-                                    + "connection after taking \(sent)")
+            throw TransferError(
+                .connectionLost,
+                "the connection to the receiver at \(endpoint) was lost: it closed the "
+                    + "connection after taking \(sent)")
         case .reset:
-            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: it reset the "
-                                    + "connection after taking \(sent)")
+            throw TransferError(
+                .connectionLost,
+                "the connection to the receiver at \(endpoint) was lost: it reset the "
+                    + "connection after taking \(sent)")
         case .failed(let error, _):
-            throw TransferError(error.code, "\(error.message) on the connection to the receiver at \(endpoint), after \(sent)",
-                                underlying: error)
+            throw TransferError(
+                error.code, "\(error.message) on the connection to the receiver at \(endpoint), after \(sent)",
+                underlying: error)
         case .finished, .stopped, .localClosed, .truncated, .tampered, .tooLarge:
             break
         }
@@ -189,23 +205,34 @@ extension MigrationSystem {
             throw TransferError(.notAPeer, "the receiver at \(endpoint) reported success for an incomplete archive: \(frame.message)")
         case .timedOut(let got) where got == 0:
             if case .failure(let error) = exported {
-                throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: \(error)",
-                                    underlying: error)
+                throw TransferError(
+                    .connectionLost, "the connection to the receiver at \(endpoint) was lost: \(error)",
+                    underlying: error)
             }
-            throw TransferError(.timedOut, "no status from the receiver at \(endpoint) within \(TransferSocket.seconds(statusWait)) "
-                                    + "after the end of the archive (it took all \(sent)); its import may still be running")
+            throw TransferError(
+                .timedOut,
+                "no status from the receiver at \(endpoint) within \(TransferSocket.seconds(statusWait)) "
+                    + "after the end of the archive (it took all \(sent)); its import may still be running")
         case .timedOut(let got):
-            throw TransferError(.timedOut, "the receiver at \(endpoint) sent only \(got) bytes of its status "
-                                    + "within \(TransferSocket.seconds(statusWait))")
+            throw TransferError(
+                .timedOut,
+                "the receiver at \(endpoint) sent only \(got) bytes of its status "
+                    + "within \(TransferSocket.seconds(statusWait))")
         case .closed(let got) where got == 0:
-            throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection after taking \(sent), "
-                                    + "without reporting the import's outcome")
+            throw TransferError(
+                .connectionLost,
+                "the receiver at \(endpoint) closed the connection after taking \(sent), "
+                    + "without reporting the import's outcome")
         case .closed(let got):
-            throw TransferError(.connectionLost, "the receiver at \(endpoint) closed the connection in the middle of its "
-                                    + "status, after \(got) bytes of it")
+            throw TransferError(
+                .connectionLost,
+                "the receiver at \(endpoint) closed the connection in the middle of its "
+                    + "status, after \(got) bytes of it")
         case .reset:
-            throw TransferError(.connectionLost, "the connection to the receiver at \(endpoint) was lost: it reset the "
-                                    + "connection without reporting the import's outcome (after \(sent))")
+            throw TransferError(
+                .connectionLost,
+                "the connection to the receiver at \(endpoint) was lost: it reset the "
+                    + "connection without reporting the import's outcome (after \(sent))")
         }
     }
 
@@ -256,8 +283,9 @@ extension MigrationSystem {
         var limits = TransferLimits(idle: idleTimeout)
         if let maxArchiveBytes { limits.maxArchiveBytes = maxArchiveBytes }
         limits.maxFailedPairings = maxFailedPairings
-        return try await receive(importer, named: name, into: container, on: listener, pairingCode: pairingCode,
-                                 acceptTimeout: acceptTimeout, limits: limits, onRefused: onRefused, progress: progress)
+        return try await receive(
+            importer, named: name, into: container, on: listener, pairingCode: pairingCode,
+            acceptTimeout: acceptTimeout, limits: limits, onRefused: onRefused, progress: progress)
     }
 
     /// ``receive(_:named:into:on:pairingCode:acceptTimeout:idleTimeout:maxArchiveBytes:maxFailedPairings:onRefused:progress:)``
@@ -268,8 +296,9 @@ extension MigrationSystem {
         onRefused: (@Sendable (TransferError) -> Void)? = nil, progress: Progress? = nil
     ) async throws -> ResourcesImportRequest {
         let maxBytes = min(limits.maxArchiveBytes, Self.freeSpace(of: container))
-        let (fd, channel) = try await pairedSender(on: listener, code: pairingCode, acceptTimeout: acceptTimeout,
-                                                   limits: limits, onRefused: onRefused)
+        let (fd, channel) = try await pairedSender(
+            on: listener, code: pairingCode, acceptTimeout: acceptTimeout,
+            limits: limits, onRefused: onRefused)
         defer { close(fd) }
         // Paired: the code has done its work, and nobody else gets in.
         listener.stopListening()
@@ -279,15 +308,17 @@ extension MigrationSystem {
         defer { close(engineEnd) }
         let relay: TransferRelay
         do {
-            relay = try TransferRelay(from: fd, to: relayEnd, codec: .open(channel.opener, maxBytes: maxBytes), limits: limits,
-                                      owning: relayEnd, name: "amk-receive-relay")
+            relay = try TransferRelay(
+                from: fd, to: relayEnd, codec: .open(channel.opener, maxBytes: maxBytes), limits: limits,
+                owning: relayEnd, name: "amk-receive-relay")
         } catch {
             close(relayEnd)
             throw error
         }
         let imported = await capture {
-            try await importResources(fromDescriptor: engineEnd, into: container, using: importer, named: name,
-                                      progress: progress)
+            try await importResources(
+                fromDescriptor: engineEnd, into: container, using: importer, named: name,
+                progress: progress)
         }
         // An import that failed before the stream's end leaves the relay running: stop it, and
         // let go of the connection before answering on it.
@@ -295,8 +326,10 @@ extension MigrationSystem {
         let relayed = await relay.ending()
         switch imported {
         case .success(let request):
-            Self.answer(fd, channel, ok: true, "imported into \(container.containerRootDirectory.path(percentEncoded: false))"
-                            + " (source version \(request.sourceVersion.isEmpty ? "unknown" : request.sourceVersion))")
+            Self.answer(
+                fd, channel, ok: true,
+                "imported into \(container.containerRootDirectory.path(percentEncoded: false))"
+                    + " (source version \(request.sourceVersion.isEmpty ? "unknown" : request.sourceVersion))")
             return request
         case .failure(let failure):
             let error = Self.receiverError(failure, relayed: relayed)
@@ -310,20 +343,25 @@ extension MigrationSystem {
 
     /// Accepts connections until one completes the handshake with the code: the connection and
     /// its channel. Everything else is closed and reported to `onRefused`.
-    private func pairedSender(on listener: TransferListener, code: PairingCode, acceptTimeout: Duration?,
-                              limits: TransferLimits, onRefused: (@Sendable (TransferError) -> Void)?) async throws -> (Int32, SecureChannel) {
+    private func pairedSender(
+        on listener: TransferListener, code: PairingCode, acceptTimeout: Duration?,
+        limits: TransferLimits, onRefused: (@Sendable (TransferError) -> Void)?
+    ) async throws -> (Int32, SecureChannel) {
         let deadline = acceptTimeout.map { ContinuousClock.now + $0 }
         var wrongCodes = 0
         while true {
             let left = deadline.map { ContinuousClock.now.duration(to: $0) }
             if let left, left <= .zero {
-                throw TransferError(.timedOut, "no sender with the pairing code connected to \(listener.endpoint) within "
-                                        + "\(TransferSocket.seconds(acceptTimeout ?? .zero))")
+                throw TransferError(
+                    .timedOut,
+                    "no sender with the pairing code connected to \(listener.endpoint) within "
+                        + "\(TransferSocket.seconds(acceptTimeout ?? .zero))")
             }
             let fd = try await listener.accept(timeout: left)
             do {
-                let channel = try await TransferHandshake.receiver(fd, code: code, until: ContinuousClock.now + limits.handshake,
-                                                                   timeout: limits.handshake)
+                let channel = try await TransferHandshake.receiver(
+                    fd, code: code, until: ContinuousClock.now + limits.handshake,
+                    timeout: limits.handshake)
                 return (fd, channel)
             } catch let refusal as TransferError {
                 close(fd)
@@ -331,8 +369,10 @@ extension MigrationSystem {
                 guard refusal.code == .pairingFailed else { continue }
                 wrongCodes += 1
                 if wrongCodes >= limits.maxFailedPairings {
-                    throw TransferError(.pairingFailed, "\(wrongCodes) senders gave a wrong pairing code; stopped listening "
-                                            + "on \(listener.endpoint) (start again for a new code)")
+                    throw TransferError(
+                        .pairingFailed,
+                        "\(wrongCodes) senders gave a wrong pairing code; stopped listening "
+                            + "on \(listener.endpoint) (start again for a new code)")
                 }
             } catch {
                 close(fd)
@@ -359,17 +399,22 @@ extension MigrationSystem {
         case .tampered(let tampered, _):
             return TransferError(.tampered, "\(tampered.message), after \(bytes); nothing was imported", underlying: error)
         case .tooLarge(let limit, _):
-            return TransferError(.tooLarge, "the sender's archive is larger than this receiver accepts (\(limit) bytes: "
-                                    + "the free space of the container's volume, or the limit set); nothing was imported",
-                                 underlying: error)
+            return TransferError(
+                .tooLarge,
+                "the sender's archive is larger than this receiver accepts (\(limit) bytes: "
+                    + "the free space of the container's volume, or the limit set); nothing was imported",
+                underlying: error)
         case .truncated:
-            return TransferError(.connectionLost, "the sender's stream ended without its end record after \(bytes): \(error)",
-                                 underlying: error)
+            return TransferError(
+                .connectionLost, "the sender's stream ended without its end record after \(bytes): \(error)",
+                underlying: error)
         case .idle(let window, let moved, _):
             // The import's error (the archive broke off) is only the consequence of the cut.
-            return TransferError(.timedOut, "the sender was idle for \(TransferSocket.seconds(window)) (\(moved) bytes in "
-                                    + "\(TransferSocket.seconds(window)); \(bytes) in all), so the import was stopped",
-                                 underlying: error)
+            return TransferError(
+                .timedOut,
+                "the sender was idle for \(TransferSocket.seconds(window)) (\(moved) bytes in "
+                    + "\(TransferSocket.seconds(window)); \(bytes) in all), so the import was stopped",
+                underlying: error)
         case .reset:
             return TransferError(.connectionLost, "the sender reset the connection after \(bytes): \(error)", underlying: error)
         case .failed(let failure, _):

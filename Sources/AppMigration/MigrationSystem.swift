@@ -1,10 +1,11 @@
 public import Foundation
 public import IndexedArchive
 public import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The extension host: the part of the system that AppMigrationKit keeps out of sight.
@@ -56,9 +57,11 @@ public struct MigrationSystem: Sendable {
     public var logger = Logger(label: "AppMigration.host", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// A host with these settings; the defaults suit real data on real disks.
-    public init(watchdogPolicy: WatchdogPolicy = WatchdogPolicy(),
-                importWatchdogPolicy: WatchdogPolicy = WatchdogPolicy(defaultStallTimeout: .seconds(600)),
-                compressionPreset: Int = 6, chunkSize: Int = 16 << 20, workers: Int = PackOptions.activeCores) {
+    public init(
+        watchdogPolicy: WatchdogPolicy = WatchdogPolicy(),
+        importWatchdogPolicy: WatchdogPolicy = WatchdogPolicy(defaultStallTimeout: .seconds(600)),
+        compressionPreset: Int = 6, chunkSize: Int = 16 << 20, workers: Int = PackOptions.activeCores
+    ) {
         self.watchdogPolicy = watchdogPolicy
         self.importWatchdogPolicy = importWatchdogPolicy
         self.compressionPreset = compressionPreset
@@ -110,9 +113,10 @@ public struct MigrationSystem: Sendable {
         sourceApp: MigrationAppIdentifier? = nil,
         progress: Progress? = nil
     ) async throws -> DeviceToDeviceExportProperties {
-        try await exportResources(of: migrationExtension, named: name, from: container, request: request,
-                                  toDestination: .file(archive.path(percentEncoded: false)), sourceApp: sourceApp,
-                                  progress: progress)
+        try await exportResources(
+            of: migrationExtension, named: name, from: container, request: request,
+            toDestination: .file(archive.path(percentEncoded: false)), sourceApp: sourceApp,
+            progress: progress)
     }
 
     /// The export, into a file or onto a descriptor (a pipe or a socket, written without seeking;
@@ -126,16 +130,25 @@ public struct MigrationSystem: Sendable {
         progress: Progress?
     ) async throws -> DeviceToDeviceExportProperties {
         let name = name ?? String(describing: Extension.self)
+        guard container.isConfigured else {
+            throw AppMigrationError(
+                .notAContainer,
+                "no container is configured: outside a host, MigrationDataContainer.current "
+                    + "needs AMK_CONTAINER_ROOT (or pass a container)", extensionName: name)
+        }
         let confinement = try ContainerConfinement(container: container, extensionName: name)
         let settings = self
         let logger = logger
-        let metadata: Logger.Metadata = ["extension": "\(TerminalSafe.name(name))",
-                                         "container": "\(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"]
+        let metadata: Logger.Metadata = [
+            "extension": "\(TerminalSafe.name(name))",
+            "container": "\(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"
+        ]
         logger.debug("export starting", metadata: metadata)
         do {
-            let properties = try await lockedExport(migrationExtension, name: name, container: container, confinement: confinement,
-                                                    request: request, destination: destination, sourceApp: sourceApp,
-                                                    progress: progress, settings: settings)
+            let properties = try await lockedExport(
+                migrationExtension, name: name, container: container, confinement: confinement,
+                request: request, destination: destination, sourceApp: sourceApp,
+                progress: progress, settings: settings)
             logger.info("export finished", metadata: metadata.merging(["bytes": "\(properties.uncompressedBytes)"]) { $1 })
             return properties
         } catch is CancellationError {
@@ -157,9 +170,10 @@ public struct MigrationSystem: Sendable {
             do {
                 outcome = try await Watchdog.supervise(policy: settings.watchdogPolicy) { watchdog in
                     try await MigrationDataContainer.withCurrent(container) {
-                        try await settings.runExport(migrationExtension, name: name, container: container,
-                                                     confinement: confinement, request: request, destination: destination,
-                                                     sourceApp: sourceApp, progress: progress, watchdog: watchdog)
+                        try await settings.runExport(
+                            migrationExtension, name: name, container: container,
+                            confinement: confinement, request: request, destination: destination,
+                            sourceApp: sourceApp, progress: progress, watchdog: watchdog)
                     }
                 }
             } catch let error as ArchiveError where error.code == .stalled || error.code == .terminated {
@@ -170,8 +184,9 @@ public struct MigrationSystem: Sendable {
                 if let progress { progress.completedUnitCount = progress.totalUnitCount }
                 return properties
             case .returnedAfterCancellation:
-                throw AppMigrationError(.terminated, "terminated: cancellation ignored: returned normally after being cancelled",
-                                        extensionName: name)
+                throw AppMigrationError(
+                    .terminated, "terminated: cancellation ignored: returned normally after being cancelled",
+                    extensionName: name)
             }
         }
     }
@@ -194,14 +209,19 @@ public struct MigrationSystem: Sendable {
         // The properties are extension code too, and may walk the container: watch them.
         watchdog.begin(.extensionCode)
         let (estimate, version, compressible) = await withTaskExecutorPreference(executor) {
-            (await migrationExtension.resourcesSizeEstimate, migrationExtension.resourcesVersion,
-             migrationExtension.resourcesCompressible)
+            (
+                await migrationExtension.resourcesSizeEstimate, migrationExtension.resourcesVersion,
+                migrationExtension.resourcesCompressible
+            )
         }
         watchdog.end(.extensionCode)
         try Task.checkCancellation()
 
-        let source = sourceApp ?? MigrationAppIdentifier(storeIdentifier: .unknown, bundleIdentifier: container.bundleIdentifier,
-                                                         platform: .current)
+        let source =
+            sourceApp
+            ?? MigrationAppIdentifier(
+                storeIdentifier: .unknown, bundleIdentifier: container.bundleIdentifier,
+                platform: .current)
         var options = PackOptions()
         options.logger = logger
         options.preset = compressionPreset
@@ -218,7 +238,7 @@ public struct MigrationSystem: Sendable {
             ArchiveMetadataKey.sourcePlatform: source.platform.rawValue,
             ArchiveMetadataKey.sourceStoreIdentifier: source.storeIdentifier.rawValue,
             ArchiveMetadataKey.destinationPlatform: request.destinationPlatform.rawValue,
-            ArchiveMetadataKey.extensionName: name,
+            ArchiveMetadataKey.extensionName: name
         ]
         // The engine counts bytes; the caller's progress keeps its own units. As Foundation
         // intends, the bytes go into a child (its total the size estimate) that stands for all the
@@ -248,10 +268,11 @@ public struct MigrationSystem: Sendable {
                 if Task.isCancelled { throw ReturnedAfterCancellation() }
             }
             if let bytes { bytes.completedUnitCount = max(bytes.completedUnitCount, bytes.totalUnitCount) }
-            return .finished(DeviceToDeviceExportProperties(
-                uncompressedBytes: Int(summary.tarBytes),
-                compressedBytes: compressible ? Int(summary.archiveBytes) : nil,
-                sizeEstimate: estimate, version: version))
+            return .finished(
+                DeviceToDeviceExportProperties(
+                    uncompressedBytes: Int(summary.tarBytes),
+                    compressedBytes: compressible ? Int(summary.archiveBytes) : nil,
+                    sizeEstimate: estimate, version: version))
         } catch is ReturnedAfterCancellation {
             // The archive is abandoned; the supervisor, which cancelled us, reports the return as
             // a termination.
@@ -264,8 +285,9 @@ public struct MigrationSystem: Sendable {
         switch error.code {
         case .stalled:
             let detail = error.message.hasPrefix("stalled: ") ? String(error.message.dropFirst(9)) : error.message
-            return AppMigrationError(.stalled, "stalled, so the migration was cancelled: \(detail)",
-                                     extensionName: extensionName, underlying: error)
+            return AppMigrationError(
+                .stalled, "stalled, so the migration was cancelled: \(detail)",
+                extensionName: extensionName, underlying: error)
         default:
             var detail = error.message.hasPrefix("terminated: ") ? String(error.message.dropFirst(12)) : error.message
             if !detail.hasPrefix("cancellation ignored") { detail = "cancellation ignored: \(detail)" }
@@ -305,16 +327,21 @@ public struct MigrationSystem: Sendable {
         if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
         let total = progress.totalUnitCount
         try await logged(importOf: archive.path(percentEncoded: false), into: container, name: name) {
-            try await lockedImport(from: archive, into: container, using: migrationExtension, name: name, progress: progress,
-                                   total: total)
+            try await lockedImport(
+                from: archive, into: container, using: migrationExtension, name: name, progress: progress,
+                total: total)
         }
     }
 
     /// Runs an import, logging its start, its end and, if it failed, why.
-    func logged<Result: Sendable>(importOf source: String, into container: MigrationDataContainer, name: String,
-                                  _ body: () async throws -> Result) async throws -> Result {
-        let metadata: Logger.Metadata = ["extension": "\(TerminalSafe.name(name))", "source": "\(TerminalSafe.name(source))",
-                                         "container": "\(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"]
+    func logged<Result: Sendable>(
+        importOf source: String, into container: MigrationDataContainer, name: String,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        let metadata: Logger.Metadata = [
+            "extension": "\(TerminalSafe.name(name))", "source": "\(TerminalSafe.name(source))",
+            "container": "\(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"
+        ]
         logger.debug("import starting", metadata: metadata)
         do {
             let result = try await body()
@@ -324,8 +351,9 @@ public struct MigrationSystem: Sendable {
             logger.debug("import cancelled", metadata: metadata)
             throw CancellationError()
         } catch {
-            logger.error("import failed; the container was left or cleared as the import status says",
-                         metadata: metadata.merging(["error": "\(TerminalSafe.message("\(error)"))"]) { $1 })
+            logger.error(
+                "import failed; the container was left or cleared as the import status says",
+                metadata: metadata.merging(["error": "\(TerminalSafe.message("\(error)"))"]) { $1 })
             throw error
         }
     }
@@ -334,6 +362,8 @@ public struct MigrationSystem: Sendable {
         from archive: URL, into container: MigrationDataContainer, using migrationExtension: Extension, name: String,
         progress: Progress, total: Int64
     ) async throws {
+        // A failed import clears the container: only into one the host knows.
+        try await HostIO.run { try container.checkKnown(extensionName: name) }
         try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
             var extensionStarted = false
@@ -341,8 +371,9 @@ public struct MigrationSystem: Sendable {
                 let request = try await prepareImport(from: archive, into: container, staging: staging, name: name)
                 progress.completedUnitCount = total / 4
                 extensionStarted = true
-                try await Self.runImporter(migrationExtension, name: name, at: staging, request: request, container: container,
-                                           policy: importWatchdogPolicy, progress: progress, progressRange: (total / 4, total))
+                try await Self.runImporter(
+                    migrationExtension, name: name, at: staging, request: request, container: container,
+                    policy: importWatchdogPolicy, progress: progress, progressRange: (total / 4, total))
                 await HostIO.runToCompletion { Self.removeStaging(staging, of: container) }
             } catch {
                 // Until the extension runs, only the staging folder has been written and the
@@ -361,8 +392,10 @@ public struct MigrationSystem: Sendable {
     }
 
     /// Opens and checks the archive, preflights the space, and extracts it into `staging`.
-    private func prepareImport(from archive: URL, into container: MigrationDataContainer, staging: URL,
-                               name: String) async throws -> ResourcesImportRequest {
+    private func prepareImport(
+        from archive: URL, into container: MigrationDataContainer, staging: URL,
+        name: String
+    ) async throws -> ResourcesImportRequest {
         let path = archive.path(percentEncoded: false)
         let reader: ArchiveReader
         let metadata: [String: String]
@@ -375,8 +408,9 @@ public struct MigrationSystem: Sendable {
             throw error
         } catch {
             // An ArchiveError, or a lower layer's own type (the tar parser's) for a damaged archive.
-            throw AppMigrationError(.unreadableArchive, "cannot read the archive: \(error)", extensionName: name, path: path,
-                                    underlying: error)
+            throw AppMigrationError(
+                .unreadableArchive, "cannot read the archive: \(error)", extensionName: name, path: path,
+                underlying: error)
         }
         // The sizes are the archive's claims: summed without trapping. A sum past 2^64 needs
         // more space than any disk has, and is refused as such.
@@ -418,9 +452,10 @@ public struct MigrationSystem: Sendable {
         }
         let store = metadata[ArchiveMetadataKey.sourceStoreIdentifier].map { MigrationAppIdentifier.StoreIdentifier($0) }
         let platform = metadata[ArchiveMetadataKey.sourcePlatform].map { MigrationPlatform($0) }
-        let source = MigrationAppIdentifier(storeIdentifier: store ?? .unknown,
-                                            bundleIdentifier: metadata[ArchiveMetadataKey.sourceBundleIdentifier] ?? "",
-                                            platform: platform ?? MigrationPlatform("unknown"))
+        let source = MigrationAppIdentifier(
+            storeIdentifier: store ?? .unknown,
+            bundleIdentifier: metadata[ArchiveMetadataKey.sourceBundleIdentifier] ?? "",
+            platform: platform ?? MigrationPlatform("unknown"))
         return ResourcesImportRequest(sourceAppIdentifier: source, sourceVersion: metadata[ArchiveMetadataKey.resourcesVersion] ?? "")
     }
 
@@ -433,8 +468,9 @@ public struct MigrationSystem: Sendable {
         do {
             try await Watchdog.supervise(policy: policy) { watchdog in
                 try await MigrationDataContainer.withCurrent(container) {
-                    try await watchImport(migrationExtension, name: name, at: staged, request: request, watchdog: watchdog,
-                                          progress: progress, progressRange: progressRange)
+                    try await watchImport(
+                        migrationExtension, name: name, at: staged, request: request, watchdog: watchdog,
+                        progress: progress, progressRange: progressRange)
                 }
             }
         } catch let error as ArchiveError where error.code == .stalled || error.code == .terminated {
@@ -497,10 +533,13 @@ public struct MigrationSystem: Sendable {
     /// outside the staging folder) is refused by name; anything else is an archive that cannot
     /// be read.
     static func extractionError(_ error: any Error, extensionName: String, path: String?) -> AppMigrationError {
-        let what = (error as? ArchiveError)?.code == .unsafePath ? "the archive holds an unsafe member, so nothing was imported"
+        let what =
+            (error as? ArchiveError)?.code == .unsafePath
+            ? "the archive holds an unsafe member, so nothing was imported"
             : "cannot extract the archive"
-        return AppMigrationError(.unreadableArchive, "\(what): \(error)", extensionName: extensionName, path: path,
-                                 underlying: error)
+        return AppMigrationError(
+            .unreadableArchive, "\(what): \(error)", extensionName: extensionName, path: path,
+            underlying: error)
     }
 
     /// Removes the container's data: every item under its root but the host's folder, then
@@ -510,9 +549,15 @@ public struct MigrationSystem: Sendable {
     /// what it points to, and the walk never leaves the container root (see
     /// ``UnfollowingRemoval``). The root itself may be a link: it is the caller's choice.
     static func clearContainer(_ container: MigrationDataContainer) {
+        // Never a folder the host does not know (checked before the import began; checked again
+        // here, so that no later path can clear an unmarked folder).
+        let marker = container.hostDirectory.appending(path: MigrationDataContainer.markerName).path(percentEncoded: false)
+        guard container.isConfigured, FileManager.default.fileExists(atPath: marker) else { return }
         // Best effort: one undeletable file must not keep the failure from being recorded.
-        try? UnfollowingRemoval.removeChildren(of: container.containerRootDirectory.path(percentEncoded: false),
-                                               followingFinalLink: true) { $0 != MigrationDataContainer.hostDirectoryName }
+        try? UnfollowingRemoval.removeChildren(
+            of: container.containerRootDirectory.path(percentEncoded: false),
+            followingFinalLink: true
+        ) { $0 != MigrationDataContainer.hostDirectoryName }
         try? container.createStandardDirectories()
     }
 
@@ -521,8 +566,10 @@ public struct MigrationSystem: Sendable {
     /// (``removeStaleStaging(in:)``).
     static func removeStaging(_ staging: URL, of container: MigrationDataContainer) {
         let name = staging.lastPathComponent
-        try? UnfollowingRemoval.removeChildren(of: container.hostDirectory.path(percentEncoded: false),
-                                               followingFinalLink: false) { $0 == name }
+        try? UnfollowingRemoval.removeChildren(
+            of: container.hostDirectory.path(percentEncoded: false),
+            followingFinalLink: false
+        ) { $0 == name }
     }
 
     // MARK: - The lock, seen from outside

@@ -47,12 +47,16 @@ public struct PairingCode: Sendable, Hashable, CustomStringConvertible {
             }
         }
         guard characters.count == Self.length else {
-            throw TransferError(.invalidPairingCode, "a pairing code has \(Self.length) characters (like 7KQ2-9XMF-3PWD-HB6T), "
-                                    + "not \(characters.count)")
+            throw TransferError(
+                .invalidPairingCode,
+                "a pairing code has \(Self.length) characters (like 7KQ2-9XMF-3PWD-HB6T), "
+                    + "not \(characters.count)")
         }
         if let bad = characters.first(where: { !Self.alphabet.contains($0) }) {
-            throw TransferError(.invalidPairingCode, "'\(TerminalSafeCharacter.describe(bad))' cannot be part of a pairing code "
-                                    + "(digits and letters other than U)")
+            throw TransferError(
+                .invalidPairingCode,
+                "'\(TerminalSafeCharacter.describe(bad))' cannot be part of a pairing code "
+                    + "(digits and letters other than U)")
         }
         self.characters = characters
     }

@@ -40,7 +40,8 @@ struct RecordedImportError: Sendable, Hashable, Codable {
         // An `NSError`, or an error that describes itself to people, keeps its localized
         // description; for a plain Swift error `NSError` would say only "The operation could not
         // be completed", so the app gets the Swift description instead.
-        let localized = type(of: error) is NSError.Type || error is any CustomNSError
+        let localized =
+            type(of: error) is NSError.Type || error is any CustomNSError
             || bridged.userInfo[NSLocalizedDescriptionKey] != nil
             || (error as? any LocalizedError)?.errorDescription != nil
         localizedDescription = localized ? bridged.localizedDescription : message

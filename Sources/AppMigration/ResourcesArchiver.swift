@@ -40,8 +40,9 @@ public final class ResourcesArchiver: Sendable {
     public func appendItem(at url: URL, pathInArchive: String? = nil) async throws {
         try Task.checkCancellation()
         let source = try confinement.resolve(url)
-        let name = try ContainerConfinement.normalizedPathInArchive(pathInArchive ?? url.lastPathComponent,
-                                                                   extensionName: confinement.extensionName)
+        let name = try ContainerConfinement.normalizedPathInArchive(
+            pathInArchive ?? url.lastPathComponent,
+            extensionName: confinement.extensionName)
         enterEngine()
         defer { leaveEngine() }
         try await builder.append(PackSource(path: source, archivePath: name))

@@ -10,8 +10,9 @@ public protocol ResourcesExportingWithOptions: AppMigrationExtension {
     associatedtype OptionsType: CaseIterable, Hashable, RawRepresentable, Sendable where OptionsType.RawValue == String
 
     /// Appends the data to export to `archiver`.
-    func exportResources(to archiver: sending ResourcesArchiver,
-                         request: MigrationRequestWithOptions<OptionsType>) async throws
+    func exportResources(
+        to archiver: sending ResourcesArchiver,
+        request: MigrationRequestWithOptions<OptionsType>) async throws
 
     /// About how many bytes the export will hold; recorded in the archive so that the destination
     /// can show progress and check its free space before it starts. Overestimate rather than under.

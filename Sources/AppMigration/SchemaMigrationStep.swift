@@ -28,8 +28,10 @@ public struct SchemaMigrationStep: Sendable {
     ///
     /// - Throws: from the step, ``SchemaMigrationError`` `.notAJSONObject` if the stored data is
     ///   not a JSON object, or what `edit` throws.
-    public static func json(model: String, from fromVersion: Int,
-                            _ edit: @escaping @Sendable (inout [String: Any]) throws -> Void) -> SchemaMigrationStep {
+    public static func json(
+        model: String, from fromVersion: Int,
+        _ edit: @escaping @Sendable (inout [String: Any]) throws -> Void
+    ) -> SchemaMigrationStep {
         SchemaMigrationStep(model: model, from: fromVersion) { data in
             guard var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw SchemaMigrationError.notAJSONObject(model: model, version: fromVersion)

@@ -60,8 +60,10 @@ public struct SchemaMigrator: Sendable {
 
     /// Migrates data that arrived with a version string, such as the `sourceVersion` of an
     /// imported archive (`"1"`, `"2.0"`, `"v3"`): its leading number selects the first step.
-    public func migrate(_ data: Data, model: String, fromSourceVersion sourceVersion: String,
-                        to current: Int) throws(SchemaMigrationError) -> Data {
+    public func migrate(
+        _ data: Data, model: String, fromSourceVersion sourceVersion: String,
+        to current: Int
+    ) throws(SchemaMigrationError) -> Data {
         guard let version = Self.schemaVersion(from: sourceVersion) else {
             throw .unparsableVersion(model: model, version: sourceVersion)
         }
@@ -86,8 +88,10 @@ public struct SchemaMigrator: Sendable {
     /// - Throws: ``SchemaMigrationError`` (`.missingStep`, `.stepFailed`, `.validationFailed`,
     ///   `.storedVersionNewer`, `.rollbackFailed`), or a ``DurableFileError`` from the backup.
     @discardableResult
-    public func migrateStored(_ model: String, in store: VersionedStore, to current: Int,
-                              validate: (Data) throws -> Void = { _ in }) throws -> Data? {
+    public func migrateStored(
+        _ model: String, in store: VersionedStore, to current: Int,
+        validate: (Data) throws -> Void = { _ in }
+    ) throws -> Data? {
         try store.recover(model)
         guard let record = try store.read(model) else { return nil }
         if record.version == current { return record.data }
@@ -99,8 +103,9 @@ public struct SchemaMigrator: Sendable {
                 do {
                     data = try step.transform(data)
                 } catch {
-                    throw SchemaMigrationError.stepFailed(model: model, from: step.fromVersion, to: step.toVersion,
-                                                          underlying: error)
+                    throw SchemaMigrationError.stepFailed(
+                        model: model, from: step.fromVersion, to: step.toVersion,
+                        underlying: error)
                 }
             }
             do {
@@ -126,12 +131,18 @@ public struct SchemaMigrator: Sendable {
 
     /// Migrates `model` in `store` to `current`, validating that the result decodes as `type`,
     /// and returns the decoded value (nil if the model has no data).
-    public func migrateStored<Model: Decodable>(_ model: String, in store: VersionedStore, to current: Int,
-                                                validatingAs type: Model.Type,
-                                                decoder: JSONDecoder = JSONDecoder()) throws -> Model? {
-        guard let data = try migrateStored(model, in: store, to: current, validate: { data in
-            _ = try decoder.decode(type, from: data)
-        }) else { return nil }
+    public func migrateStored<Model: Decodable>(
+        _ model: String, in store: VersionedStore, to current: Int,
+        validatingAs type: Model.Type,
+        decoder: JSONDecoder = JSONDecoder()
+    ) throws -> Model? {
+        guard
+            let data = try migrateStored(
+                model, in: store, to: current,
+                validate: { data in
+                    _ = try decoder.decode(type, from: data)
+                })
+        else { return nil }
         return try decoder.decode(type, from: data)
     }
 }

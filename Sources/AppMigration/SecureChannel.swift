@@ -57,8 +57,10 @@ struct SecureChannel: Sendable {
     ///
     /// `senderHello` and `receiverHello` are the two hellos as sent, public keys included.
     /// - Throws: ``TransferError`` `.notAPeer` if the peer's public key is not a valid X25519 key.
-    init(role: Role, privateKey: Curve25519.KeyAgreement.PrivateKey, peerPublicKey: [UInt8], code: PairingCode,
-         senderHello: [UInt8], receiverHello: [UInt8]) throws {
+    init(
+        role: Role, privateKey: Curve25519.KeyAgreement.PrivateKey, peerPublicKey: [UInt8], code: PairingCode,
+        senderHello: [UInt8], receiverHello: [UInt8]
+    ) throws {
         let peerKey: Curve25519.KeyAgreement.PublicKey
         do {
             peerKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: peerPublicKey)
@@ -71,8 +73,10 @@ struct SecureChannel: Sendable {
         let info = Array("AMK transfer v2 keys ".utf8) + code.characters
         let material = shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: salt, sharedInfo: info, outputByteCount: 128)
         let bytes = material.withUnsafeBytes { Array($0) }
-        let senderData = SymmetricKey(data: bytes[0..<32]), receiverData = SymmetricKey(data: bytes[32..<64])
-        let senderConfirm = SymmetricKey(data: bytes[64..<96]), receiverConfirm = SymmetricKey(data: bytes[96..<128])
+        let senderData = SymmetricKey(data: bytes[0..<32])
+        let receiverData = SymmetricKey(data: bytes[32..<64])
+        let senderConfirm = SymmetricKey(data: bytes[64..<96])
+        let receiverConfirm = SymmetricKey(data: bytes[96..<128])
         self.role = role
         self.transcript = transcript
         switch role {
@@ -92,8 +96,9 @@ struct SecureChannel: Sendable {
     /// Whether `bytes` is the peer's proof that it holds the code (compared in constant time).
     func isPeerConfirmation(_ bytes: [UInt8]) -> Bool {
         let label = role == .sender ? "receiver" : "sender"
-        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Array(label.utf8) + transcript,
-                                                       using: peerConfirmationKey)
+        return HMAC<SHA256>.isValidAuthenticationCode(
+            bytes, authenticating: Array(label.utf8) + transcript,
+            using: peerConfirmationKey)
     }
 
     private static func confirmation(key: SymmetricKey, label: String, transcript: [UInt8]) -> [UInt8] {
@@ -164,13 +169,16 @@ final class RecordOpener: @unchecked Sendable {
     ///   (a flipped byte, or a record out of its place) or the type is unknown.
     func open(header: some Collection<UInt8>, sealed: some Collection<UInt8>) throws(TransferError) -> (SecureChannel.RecordType, [UInt8]) {
         let bytes = Array(sealed)
-        let tampered = TransferError(.tampered, "record \(sequence) failed authentication: it was altered, "
-                                        + "or a record before it was dropped, reordered or replayed")
+        let tampered = TransferError(
+            .tampered,
+            "record \(sequence) failed authentication: it was altered, "
+                + "or a record before it was dropped, reordered or replayed")
         guard bytes.count >= 1 + SecureChannel.tagSize else { throw tampered }
         let plaintext: Data
         do {
-            let box = try ChaChaPoly.SealedBox(nonce: nonce(sequence), ciphertext: bytes[..<(bytes.count - SecureChannel.tagSize)],
-                                               tag: bytes[(bytes.count - SecureChannel.tagSize)...])
+            let box = try ChaChaPoly.SealedBox(
+                nonce: nonce(sequence), ciphertext: bytes[..<(bytes.count - SecureChannel.tagSize)],
+                tag: bytes[(bytes.count - SecureChannel.tagSize)...])
             plaintext = try ChaChaPoly.open(box, using: key, authenticating: Array(header))
         } catch {
             throw tampered

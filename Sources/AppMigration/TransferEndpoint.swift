@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A host and a TCP port: where a receiver listens and a sender connects.
@@ -79,7 +79,8 @@ public struct TransferEndpoint: Sendable, Hashable, CustomStringConvertible {
         var cursor: UnsafeMutablePointer<addrinfo>? = list
         while let entry = cursor {
             if let address = entry.pointee.ai_addr,
-               entry.pointee.ai_family == AF_INET || entry.pointee.ai_family == AF_INET6 {
+                entry.pointee.ai_family == AF_INET || entry.pointee.ai_family == AF_INET6
+            {
                 var storage = sockaddr_storage()
                 withUnsafeMutableBytes(of: &storage) { target in
                     target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(entry.pointee.ai_addrlen)))

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A listening TCP socket for a receiver: bound when created, so that the actual port (when port
@@ -28,7 +28,8 @@ public final class TransferListener: Sendable {
             // Non-blocking, so an accept after poll never hangs on a connection that was aborted in
             // between; accepted sockets do not inherit it.
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            var yes: Int32 = 1, no: Int32 = 0
+            var yes: Int32 = 1
+            var no: Int32 = 0
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
             if address.family == AF_INET6 {
                 // `[::]` takes IPv4 connections too, as people expect of "every address".

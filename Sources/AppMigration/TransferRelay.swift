@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Moves the archive between the TCP connection and the engine's end of a local socket pair, on a
@@ -78,8 +79,8 @@ final class TransferRelay: Sendable {
         var bytes: Int {
             switch self {
             case .finished(let bytes), .truncated(let bytes), .tampered(_, let bytes), .tooLarge(_, let bytes),
-                 .idle(_, _, let bytes), .peerClosed(let bytes), .reset(let bytes), .localClosed(let bytes),
-                 .stopped(let bytes), .failed(_, let bytes):
+                .idle(_, _, let bytes), .peerClosed(let bytes), .reset(let bytes), .localClosed(let bytes),
+                .stopped(let bytes), .failed(_, let bytes):
                 bytes
             }
         }
@@ -96,8 +97,10 @@ final class TransferRelay: Sendable {
     /// Starts relaying from `source` to `destination`; `codec` says which is the connection (the
     /// destination when sealing, the source when opening). `owned` (the engine's pair end on our
     /// side) is closed when the relay ends.
-    init(from source: Int32, to destination: Int32, codec: Codec, limits: TransferLimits, owning owned: Int32,
-         name: String) throws {
+    init(
+        from source: Int32, to destination: Int32, codec: Codec, limits: TransferLimits, owning owned: Int32,
+        name: String
+    ) throws {
         let peer: Peer
         if case .seal = codec { peer = .destination } else { peer = .source }
         wake = try TransferWake()
@@ -106,12 +109,14 @@ final class TransferRelay: Sendable {
             // poll that also watches the wake-up.
             _ = fcntl(source, F_SETFL, fcntl(source, F_GETFL) | O_NONBLOCK)
             _ = fcntl(destination, F_SETFL, fcntl(destination, F_GETFL) | O_NONBLOCK)
-            var pump = Pump(source: source, destination: destination, peer: peer, wake: wake,
-                            window: IdleWindow(length: limits.idle, minimum: limits.minimumProgress))
-            let ending = switch codec {
-            case .seal(let sealer): pump.seal(with: sealer)
-            case .open(let opener, let maxBytes): pump.open(with: opener, maxBytes: maxBytes)
-            }
+            var pump = Pump(
+                source: source, destination: destination, peer: peer, wake: wake,
+                window: IdleWindow(length: limits.idle, minimum: limits.minimumProgress))
+            let ending =
+                switch codec {
+                case .seal(let sealer): pump.seal(with: sealer)
+                case .open(let opener, let maxBytes): pump.open(with: opener, maxBytes: maxBytes)
+                }
             if peer == .destination, case .finished = ending { shutdown(destination, Int32(SHUT_WR)) }
             // The ending is known before the engine's end closes, so whoever sees that end can
             // already ask what became of the stream.
@@ -177,14 +182,15 @@ private struct Pump {
                     if errno == ECONNRESET { return .localClosed(bytes: total) }
                     return .failed(TransferSocket.failure("recv"), bytes: total)
                 }
-                let record = got == 0
+                let record =
+                    got == 0
                     ? try sealer.seal(.end)
                     : try buffer.withUnsafeBytes { try sealer.seal(.data, UnsafeRawBufferPointer(rebasing: $0[..<got])) }
                 if let ending = try write(record) { return ending }
                 if got == 0 { return .finished(bytes: total) }
                 total += got
             }
-        // cancellation: ended(by:) turns the wake-up of stop() into .stopped; the caller checks for cancellation
+            // cancellation: ended(by:) turns the wake-up of stop() into .stopped; the caller checks for cancellation
         } catch {
             return ended(by: error)
         }
@@ -202,12 +208,16 @@ private struct Pump {
                 // Every whole record in the inbox.
                 while inbox.count - start >= 4 {
                     guard let length = RecordOpener.sealedLength(inbox[start..<start + 4]) else {
-                        return .tampered(TransferError(.tampered, "record \(opener.opened) announces a length outside 17 to "
-                                                          + "\(SecureChannel.maxSealedRecord) bytes"), bytes: total)
+                        return .tampered(
+                            TransferError(
+                                .tampered,
+                                "record \(opener.opened) announces a length outside 17 to "
+                                    + "\(SecureChannel.maxSealedRecord) bytes"), bytes: total)
                     }
                     guard inbox.count - start >= 4 + length else { break }
-                    let (type, payload) = try opener.open(header: inbox[start..<start + 4],
-                                                          sealed: inbox[(start + 4)..<(start + 4 + length)])
+                    let (type, payload) = try opener.open(
+                        header: inbox[start..<start + 4],
+                        sealed: inbox[(start + 4)..<(start + 4 + length)])
                     start += 4 + length
                     switch type {
                     case .data:
@@ -224,8 +234,9 @@ private struct Pump {
                         }
                         return .finished(bytes: total)
                     case .statusOK, .statusFailed:
-                        return .tampered(TransferError(.tampered, "record \(opener.opened - 1) is a status, in the archive stream"),
-                                         bytes: total)
+                        return .tampered(
+                            TransferError(.tampered, "record \(opener.opened - 1) is a status, in the archive stream"),
+                            bytes: total)
                     }
                 }
                 if start > 0 {
@@ -246,7 +257,7 @@ private struct Pump {
             }
         } catch let error as TransferError where error.code == .tampered {
             return .tampered(error, bytes: total)
-        // cancellation: ended(by:) turns the wake-up of stop() into .stopped; the caller checks for cancellation
+            // cancellation: ended(by:) turns the wake-up of stop() into .stopped; the caller checks for cancellation
         } catch {
             return ended(by: error)
         }

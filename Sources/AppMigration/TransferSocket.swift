@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The few socket calls the transfer makes itself, outside the engine and the relay.
@@ -39,8 +40,10 @@ enum TransferSocket {
     /// signals the wake-up it polls, and the wait throws `CancellationError` at once. The thread is
     /// never abandoned: the result is awaited, so whatever `body` holds (a socket, a buffer) is
     /// not used after this returns.
-    static func onThread<T: Sendable>(_ name: String,
-                                      _ body: @escaping @Sendable (TransferWake) throws -> T) async throws -> T {
+    static func onThread<T: Sendable>(
+        _ name: String,
+        _ body: @escaping @Sendable (TransferWake) throws -> T
+    ) async throws -> T {
         let wake = try TransferWake()
         if Task.isCancelled { throw CancellationError() }
         return try await withTaskCancellationHandler {
@@ -62,11 +65,15 @@ enum TransferSocket {
     ///
     /// - Returns: false if the deadline passed first; nil `deadline` waits for good.
     /// - Throws: `CancellationError` once `wake` is signalled; ``TransferError`` if `poll` fails.
-    static func wait(_ fd: Int32, for events: Int16, until deadline: ContinuousClock.Instant?,
-                     wake: TransferWake) throws -> Bool {
+    static func wait(
+        _ fd: Int32, for events: Int16, until deadline: ContinuousClock.Instant?,
+        wake: TransferWake
+    ) throws -> Bool {
         while true {
-            var entries = [pollfd(fd: fd, events: events, revents: 0),
-                           pollfd(fd: wake.pollFD, events: Int16(POLLIN), revents: 0)]
+            var entries = [
+                pollfd(fd: fd, events: events, revents: 0),
+                pollfd(fd: wake.pollFD, events: Int16(POLLIN), revents: 0)
+            ]
             let timeout = deadline.map { milliseconds(until: $0) } ?? -1
             let ready = poll(&entries, 2, timeout)
             if ready < 0 {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Removes folders and files without ever following a symbolic link, and without leaving the
@@ -24,14 +24,17 @@ enum UnfollowingRemoval {
     ///   container root, which is the caller's choice) or must be a real directory (a folder
     ///   inside the container, such as the host's own). Links above it are the caller's choice
     ///   too and are followed.
-    static func removeChildren(of path: String, followingFinalLink: Bool,
-                               where shouldRemove: (String) -> Bool) throws(DurableFileError) {
+    static func removeChildren(
+        of path: String, followingFinalLink: Bool,
+        where shouldRemove: (String) -> Bool
+    ) throws(DurableFileError) {
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingFinalLink ? 0 : O_NOFOLLOW)
         let directory = open(path, flags)
         guard directory >= 0 else {
             if errno == ENOENT { return }
-            throw DurableFileError(operation: followingFinalLink ? "open directory" : "open directory without following a link",
-                                   path: path, errno: errno)
+            throw DurableFileError(
+                operation: followingFinalLink ? "open directory" : "open directory without following a link",
+                path: path, errno: errno)
         }
         defer { close(directory) }
         var failures = Failures()
@@ -76,7 +79,10 @@ enum UnfollowingRemoval {
         guard info.st_dev == parentInfo.st_dev else { return failures.record("remove a mount point", path, errno: EXDEV) }
         var current = openDirectory(name, in: parent, path: path, failures: &failures)
         guard current >= 0 else { return }
-        guard let top = level(current, path: path, failures: &failures) else { close(current); return }
+        guard let top = level(current, path: path, failures: &failures) else {
+            close(current)
+            return
+        }
         var stack = [top]
         while !stack.isEmpty {
             let depth = stack.count - 1
@@ -96,7 +102,10 @@ enum UnfollowingRemoval {
                 }
                 let opened = openDirectory(child, in: current, path: childPath, failures: &failures)
                 guard opened >= 0 else { continue }
-                guard let next = level(opened, path: childPath, failures: &failures) else { close(opened); continue }
+                guard let next = level(opened, path: childPath, failures: &failures) else {
+                    close(opened)
+                    continue
+                }
                 close(current)
                 current = opened
                 stack[depth].entered = child

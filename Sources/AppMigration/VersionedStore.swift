@@ -81,8 +81,9 @@ public struct VersionedStore: Sendable {
         let backupPath = path(model, "backup")
         guard let bytes = try DurableFile.read(backupPath) else { return nil }
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),
-              let header = String(data: bytes[..<newline], encoding: .utf8), header.hasPrefix("AMKBACKUP "),
-              let version = Int(header.dropFirst(10)) else {
+            let header = String(data: bytes[..<newline], encoding: .utf8), header.hasPrefix("AMKBACKUP "),
+            let version = Int(header.dropFirst(10))
+        else {
             throw SchemaMigrationError.unreadableVersion(model: model, path: backupPath)
         }
         return Record(data: Data(bytes[(newline + 1)...]), version: version)
@@ -97,15 +98,17 @@ public struct VersionedStore: Sendable {
         let versionPath = path(model, "version")
         guard let bytes = try DurableFile.read(versionPath) else { return nil }
         guard let text = String(data: bytes, encoding: .utf8),
-              let version = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            let version = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else {
             throw SchemaMigrationError.unreadableVersion(model: model, path: versionPath)
         }
         return version
     }
 
     func path(_ model: String, _ kind: String) -> String {
-        precondition(!model.isEmpty && !model.contains("/") && !model.hasPrefix(".") && !model.contains("\0"),
-                     "a model name must be a plain file name: '\(model)'")
+        precondition(
+            !model.isEmpty && !model.contains("/") && !model.hasPrefix(".") && !model.contains("\0"),
+            "a model name must be a plain file name: '\(model)'")
         return directory.appending(path: "\(model).\(kind)", directoryHint: .notDirectory).path(percentEncoded: false)
     }
 }

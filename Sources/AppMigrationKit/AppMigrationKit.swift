@@ -6,5 +6,5 @@
 // one to use and this module adds nothing. Everywhere else (Linux, macOS) it re-exports
 // AppMigration.
 #if !(os(iOS) || targetEnvironment(macCatalyst))
-@_exported public import AppMigration
+    @_exported public import AppMigration
 #endif

@@ -31,14 +31,18 @@ public struct AppMigrationExtensionTrait: SuiteTrait, TestTrait, TestScoping {
     }
 
     /// Runs the test with the extension registered and a fresh container current.
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         let root = FileManager.default.temporaryDirectory
             .appending(path: "amk-test-\(UUID().uuidString)", directoryHint: .isDirectory)
         defer { try? FileManager.default.removeItem(at: root) }
-        let container = MigrationDataContainer(bundleIdentifier: bundleIdentifier,
-                                               containerRootDirectory: root.appending(path: "container",
-                                                                                      directoryHint: .isDirectory))
+        let container = MigrationDataContainer(
+            bundleIdentifier: bundleIdentifier,
+            containerRootDirectory: root.appending(
+                path: "container",
+                directoryHint: .isDirectory))
         try container.createStandardDirectories()
         try seed(container)
         try await AppMigrationTester.withExtension(
@@ -61,7 +65,8 @@ extension Trait where Self == AppMigrationExtensionTrait {
         seed: @escaping @Sendable (MigrationDataContainer) throws -> Void = { _ in },
         system: MigrationSystem = MigrationSystem()
     ) -> Self {
-        AppMigrationExtensionTrait(makeExtension: migrationExtension, bundleIdentifier: bundleIdentifier, seed: seed,
-                                   system: system)
+        AppMigrationExtensionTrait(
+            makeExtension: migrationExtension, bundleIdentifier: bundleIdentifier, seed: seed,
+            system: system)
     }
 }

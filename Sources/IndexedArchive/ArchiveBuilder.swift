@@ -30,8 +30,10 @@ public actor ArchiveBuilder {
     private var appending = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    init(options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>,
-         status: PipelineStatus, metadata: [String: String]) throws {
+    init(
+        options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>,
+        status: PipelineStatus, metadata: [String: String]
+    ) throws {
         self.options = options
         self.io = io
         self.fileSystem = options.fileSystem
@@ -73,8 +75,9 @@ public actor ArchiveBuilder {
     public var entryCount: Int { serializer.memberCount }
 
     private func appendLocked(_ source: PackSource) async throws {
-        var enumerator = DirectoryEnumerator(sources: [source], unreadable: options.unreadable, batchSize: 256,
-                                             pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
+        var enumerator = DirectoryEnumerator(
+            sources: [source], unreadable: options.unreadable, batchSize: 256,
+            pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
         enumerator.exclusion = options.exclusion
         enumerator.readsExtendedAttributes = options.storeExtendedAttributes
         for try await batch in enumerator {
@@ -104,8 +107,8 @@ public actor ArchiveBuilder {
                             if flag.isCancelled { throw CancellationError() }
                             let job = watchdog?.begin(.read, job: path)
                             defer { if let job { watchdog?.end(job) } }
-                            do { return .success(try FileContent.read(path: path, fileSystem: fileSystem)) }
-                            catch let error as ArchiveError { return .failure(error) }
+                            do { return .success(try FileContent.read(path: path, fileSystem: fileSystem)) } catch let error as ArchiveError
+                            { return .failure(error) }
                         }
                     }
                     for (entry, content) in zip(run, contents) {
@@ -141,12 +144,16 @@ public actor ArchiveBuilder {
         options.onEvent?(.warning(warning))
     }
 
-    private func header(for entry: EnumeratedEntry, kind: TarEntryKind, size: UInt64 = 0, status: FileStatus? = nil,
-                        linkTarget: String? = nil) -> TarHeader {
-        let uid = status?.uid ?? entry.uid, gid = status?.gid ?? entry.gid
-        var header = TarHeader(path: entry.archivePath, kind: kind, size: size, mode: status?.mode ?? entry.mode, uid: uid, gid: gid,
-                               mtime: status?.mtime ?? entry.mtime, linkTarget: linkTarget,
-                               userName: OwnerNames.user(uid), groupName: OwnerNames.group(gid))
+    private func header(
+        for entry: EnumeratedEntry, kind: TarEntryKind, size: UInt64 = 0, status: FileStatus? = nil,
+        linkTarget: String? = nil
+    ) -> TarHeader {
+        let uid = status?.uid ?? entry.uid
+        let gid = status?.gid ?? entry.gid
+        var header = TarHeader(
+            path: entry.archivePath, kind: kind, size: size, mode: status?.mode ?? entry.mode, uid: uid, gid: gid,
+            mtime: status?.mtime ?? entry.mtime, linkTarget: linkTarget,
+            userName: OwnerNames.user(uid), groupName: OwnerNames.group(gid))
         header.extendedAttributes = entry.extendedAttributes
         return header
     }
@@ -218,8 +225,9 @@ public actor ArchiveBuilder {
         var checksum = file.checksum
         let size = file.status.size
         if UInt64(bytes.count) < size {
-            try tolerateChange("shrank from \(size) to \(bytes.count) bytes while it was read; the rest is stored as zeros",
-                               path: entry.sourcePath)
+            try tolerateChange(
+                "shrank from \(size) to \(bytes.count) bytes while it was read; the rest is stored as zeros",
+                path: entry.sourcePath)
             bytes.append(contentsOf: repeatElement(0, count: Int(size) - bytes.count))
             checksum = CRC.crc64(bytes)
         }
@@ -227,8 +235,9 @@ public actor ArchiveBuilder {
             try tolerateChange("grew while it was read; only the first \(size) bytes are stored", path: entry.sourcePath)
         }
         rememberIfLinked(entry)
-        try await begin(header(for: entry, kind: .regular, size: size, status: file.status), source: entry.sourcePath,
-                        incompressible: goesApart(entry, size: size, prefix: bytes.prefix(8)))
+        try await begin(
+            header(for: entry, kind: .regular, size: size, status: file.status), source: entry.sourcePath,
+            incompressible: goesApart(entry, size: size, prefix: bytes.prefix(8)))
         try await append(bytes)
         try await end(checksum: checksum, path: entry.archivePath, bytes: size)
     }
@@ -287,8 +296,9 @@ public actor ArchiveBuilder {
         let descriptor = SharedDescriptor(rawDescriptor, close: fileSystem.close)
         defer { descriptor.close() }
         rememberIfLinked(entry)
-        try await begin(header(for: entry, kind: .regular, size: status.size, status: status), source: path,
-                        incompressible: goesApart(entry, size: status.size, prefix: nil))
+        try await begin(
+            header(for: entry, kind: .regular, size: status.size, status: status), source: path,
+            incompressible: goesApart(entry, size: status.size, prefix: nil))
         var remaining = status.size
         var checksum: UInt64 = 0
         let slice = Self.sliceSize
@@ -308,7 +318,9 @@ public actor ArchiveBuilder {
                 return (buffer, CRC.crc64(buffer, previous: previous))
             }
             if bytes.isEmpty {
-                try tolerateChange("shrank to \(status.size - remaining) bytes while it was read (header says \(status.size)); the rest is stored as zeros", path: path)
+                try tolerateChange(
+                    "shrank to \(status.size - remaining) bytes while it was read (header says \(status.size)); the rest is stored as zeros",
+                    path: path)
                 var zeros = [UInt8](repeating: 0, count: 0)
                 while remaining > 0 {
                     let n = Int(min(remaining, UInt64(slice)))

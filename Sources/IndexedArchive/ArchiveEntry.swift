@@ -22,9 +22,11 @@ public struct ArchiveEntry: Sendable, Hashable {
     /// Whether a pax extended header precedes the ustar header.
     public var hasPaxHeader: Bool
 
-    public init(path: String, kind: TarEntryKind, size: UInt64, mode: UInt32, uid: UInt64, gid: UInt64,
-                mtime: TarTimestamp, linkTarget: String?, headerOffset: UInt64, dataOffset: UInt64,
-                checksum: UInt64?, hasPaxHeader: Bool) {
+    public init(
+        path: String, kind: TarEntryKind, size: UInt64, mode: UInt32, uid: UInt64, gid: UInt64,
+        mtime: TarTimestamp, linkTarget: String?, headerOffset: UInt64, dataOffset: UInt64,
+        checksum: UInt64?, hasPaxHeader: Bool
+    ) {
         self.path = path
         self.kind = kind
         self.size = size

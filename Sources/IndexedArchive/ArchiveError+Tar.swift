@@ -16,11 +16,13 @@ extension ArchiveError {
             // The message already says "unsupported: ...".
             return ArchiveError(.notAnArchive, "\(tar.message)\(place)", path: path, member: member, offset: offset, underlying: tar)
         case .tooLarge:
-            return ArchiveError(.limitExceeded, "tar stream\(place): \(tar.message)", path: path, member: member, offset: offset,
-                                underlying: tar)
+            return ArchiveError(
+                .limitExceeded, "tar stream\(place): \(tar.message)", path: path, member: member, offset: offset,
+                underlying: tar)
         default:
-            return ArchiveError(.corrupt, "damaged tar stream\(place): \(tar.message)", path: path, member: member,
-                                offset: offset, underlying: tar)
+            return ArchiveError(
+                .corrupt, "damaged tar stream\(place): \(tar.message)", path: path, member: member,
+                offset: offset, underlying: tar)
         }
     }
 }

@@ -46,8 +46,10 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
     /// parse ``message``. System call failures keep their errno in ``code`` (`.io(errno:)`).
     public var underlying: (any Error)?
 
-    public init(_ code: Code, _ message: String, path: String? = nil, member: String? = nil, offset: UInt64? = nil,
-                underlying: (any Error)? = nil) {
+    public init(
+        _ code: Code, _ message: String, path: String? = nil, member: String? = nil, offset: UInt64? = nil,
+        underlying: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.path = path

@@ -76,9 +76,12 @@ public struct ArchiveIndex: Sendable {
         }
         var meta: [UInt8] = []
         for key in metadata.keys.sorted() {
-            let k = Array(key.utf8), v = Array(metadata[key]!.utf8)
-            meta.appendLE(UInt32(k.count)); meta.append(contentsOf: k)
-            meta.appendLE(UInt32(v.count)); meta.append(contentsOf: v)
+            let k = Array(key.utf8)
+            let v = Array(metadata[key]!.utf8)
+            meta.appendLE(UInt32(k.count))
+            meta.append(contentsOf: k)
+            meta.appendLE(UInt32(v.count))
+            meta.append(contentsOf: v)
         }
         var out = [UInt8](repeating: 0, count: Self.headerSize)
         out.replaceSubrange(0..<8, with: Self.magic)
@@ -140,24 +143,27 @@ public struct ArchiveIndex: Sendable {
         guard bytes.count >= headerSize, hasMagic(bytes) else { throw corrupt("missing AMKINDEX magic") }
         let major: UInt16 = bytes.loadLE(at: 8)
         guard major == majorVersion else {
-            throw ArchiveError(.unsupportedVersion,
-                               "archive index version \(major).\(bytes.loadLE(at: 10) as UInt16) is not supported (this reader knows \(majorVersion).x)",
-                               offset: blockOffset)
+            throw ArchiveError(
+                .unsupportedVersion,
+                "archive index version \(major).\(bytes.loadLE(at: 10) as UInt16) is not supported (this reader knows \(majorVersion).x)",
+                offset: blockOffset)
         }
         let recordSize = Int(bytes.loadLE(at: 12) as UInt32)
         guard recordSize >= Self.recordSize, recordSize <= 1 << 16 else { throw corrupt("record size \(recordSize) is invalid") }
         let count: UInt64 = bytes.loadLE(at: 16)
         let tarSize: UInt64 = bytes.loadLE(at: 24)
         guard count <= UInt64(max(0, maxEntries)) else {
-            throw ArchiveError(.limitExceeded, "archive index lists \(count) entries, more than the limit of \(maxEntries)", offset: blockOffset)
+            throw ArchiveError(
+                .limitExceeded, "archive index lists \(count) entries, more than the limit of \(maxEntries)", offset: blockOffset)
         }
         guard count <= tarSize / 512 else {
             throw corrupt("\(count) entries cannot fit in a tar stream of \(tarSize) bytes (each needs a 512-byte header)")
         }
         if let archiveSize, count > archiveSize / minimumArchiveBytesPerEntry {
-            throw ArchiveError(.limitExceeded,
-                               "archive index lists \(count) entries, more than an archive of \(archiveSize) bytes can hold",
-                               offset: blockOffset)
+            throw ArchiveError(
+                .limitExceeded,
+                "archive index lists \(count) entries, more than an archive of \(archiveSize) bytes can hold",
+                offset: blockOffset)
         }
         let heapSize: UInt64 = bytes.loadLE(at: 40)
         let metadataSize = UInt64(bytes.loadLE(at: 52) as UInt32)
@@ -169,8 +175,9 @@ public struct ArchiveIndex: Sendable {
         guard !(overflow1 || overflow2 || overflow3 || overflow4) else {
             throw corrupt("sizes in the header overflow")
         }
-        return Header(recordSize: recordSize, count: Int(count), tarSize: tarSize, chunkSize: bytes.loadLE(at: 32),
-                      heapSize: heapSize, metadataSize: metadataSize, byteCount: total)
+        return Header(
+            recordSize: recordSize, count: Int(count), tarSize: tarSize, chunkSize: bytes.loadLE(at: 32),
+            heapSize: heapSize, metadataSize: metadataSize, byteCount: total)
     }
 
     /// Decodes and validates a block payload. Every count, offset and length is checked against
@@ -183,8 +190,10 @@ public struct ArchiveIndex: Sendable {
     ///   - archiveSize: the size of the archive file (or of the compressed stream read so far),
     ///     which bounds the entry count; nil skips that bound.
     ///   - blockOffset: where the index block is in the file, for error messages.
-    public static func decode(_ bytes: [UInt8], maxEntries: Int = 10_000_000, archiveSize: UInt64? = nil,
-                              blockOffset: UInt64? = nil) throws(ArchiveError) -> ArchiveIndex {
+    public static func decode(
+        _ bytes: [UInt8], maxEntries: Int = 10_000_000, archiveSize: UInt64? = nil,
+        blockOffset: UInt64? = nil
+    ) throws(ArchiveError) -> ArchiveIndex {
         func corrupt(_ what: String) -> ArchiveError {
             ArchiveError(.corrupt, "archive index: \(what)", offset: blockOffset)
         }
@@ -192,7 +201,10 @@ public struct ArchiveIndex: Sendable {
         guard header.byteCount <= UInt64(bytes.count) else {
             throw corrupt("sizes in the header exceed the block (\(bytes.count) bytes)")
         }
-        let count = header.count, recordSize = header.recordSize, tarSize = header.tarSize, chunkSize = header.chunkSize
+        let count = header.count
+        let recordSize = header.recordSize
+        let tarSize = header.tarSize
+        let chunkSize = header.chunkSize
         let metaSize = Int(header.metadataSize)
         let recordsEnd = headerSize + count * recordSize
         let heapStart = recordsEnd
@@ -238,15 +250,16 @@ public struct ArchiveIndex: Sendable {
             let link = linkLength == 0 ? nil : try string(bytes.loadLE(at: base + 64), linkLength, i)
             let nanos: UInt32 = bytes.loadLE(at: base + 32)
             guard nanos < 1_000_000_000 else { throw corrupt("record \(i) has an invalid mtime") }
-            entries.append(ArchiveEntry(
-                path: path, kind: kind, size: size,
-                mode: bytes.loadLE(at: base + 36),
-                uid: UInt64(bytes.loadLE(at: base + 40) as UInt32),
-                gid: UInt64(bytes.loadLE(at: base + 44) as UInt32),
-                mtime: TarTimestamp(seconds: Int64(bitPattern: bytes.loadLE(at: base + 24)), nanoseconds: nanos),
-                linkTarget: link, headerOffset: headerOffset, dataOffset: dataOffset,
-                checksum: kind == .regular ? bytes.loadLE(at: base + 80) : nil,
-                hasPaxHeader: bytes[base + 49] & 1 != 0))
+            entries.append(
+                ArchiveEntry(
+                    path: path, kind: kind, size: size,
+                    mode: bytes.loadLE(at: base + 36),
+                    uid: UInt64(bytes.loadLE(at: base + 40) as UInt32),
+                    gid: UInt64(bytes.loadLE(at: base + 44) as UInt32),
+                    mtime: TarTimestamp(seconds: Int64(bitPattern: bytes.loadLE(at: base + 24)), nanoseconds: nanos),
+                    linkTarget: link, headerOffset: headerOffset, dataOffset: dataOffset,
+                    checksum: kind == .regular ? bytes.loadLE(at: base + 80) : nil,
+                    hasPaxHeader: bytes[base + 49] & 1 != 0))
         }
         var metadata: [String: String] = [:]
         var cursor = heapStart + heapSize

@@ -24,13 +24,18 @@ public enum ArchivePacker {
     /// ``Watchdog``: a stage silent past its timeout cancels it with an `ArchiveError` `.stalled`
     /// naming the stage.
     @discardableResult
-    public static func pack(_ sources: [PackSource], to destination: ArchiveDestination,
-                            options: PackOptions = PackOptions()) async throws -> PackSummary {
+    public static func pack(
+        _ sources: [PackSource], to destination: ArchiveDestination,
+        options: PackOptions = PackOptions()
+    ) async throws -> PackSummary {
         let logger = options.logger
-        logger.debug("packing", metadata: [
-            "sources": .array(sources.map { .string(TerminalSafe.name($0.path)) }), "destination": "\(TerminalSafe.name("\(destination)"))",
-            "preset": "\(options.preset)", "workers": "\(options.workers)", "chunkSize": "\(options.chunkSize)",
-        ])
+        logger.debug(
+            "packing",
+            metadata: [
+                "sources": .array(sources.map { .string(TerminalSafe.name($0.path)) }),
+                "destination": "\(TerminalSafe.name("\(destination)"))",
+                "preset": "\(options.preset)", "workers": "\(options.workers)", "chunkSize": "\(options.chunkSize)"
+            ])
         do {
             let summary: PackSummary
             if options.watchdog == nil, let policy = options.stallPolicy {
@@ -46,10 +51,12 @@ public enum ArchivePacker {
                     try await builder.append(contentsOf: sources)
                 }.summary
             }
-            logger.info("packed", metadata: [
-                "entries": "\(summary.entries)", "tarBytes": "\(summary.tarBytes)", "archiveBytes": "\(summary.archiveBytes)",
-                "blocks": "\(summary.blocks)", "storedBlocks": "\(summary.storedBlocks)", "seconds": "\(summary.seconds)",
-            ])
+            logger.info(
+                "packed",
+                metadata: [
+                    "entries": "\(summary.entries)", "tarBytes": "\(summary.tarBytes)", "archiveBytes": "\(summary.archiveBytes)",
+                    "blocks": "\(summary.blocks)", "storedBlocks": "\(summary.storedBlocks)", "seconds": "\(summary.seconds)"
+                ])
             return summary
         } catch is CancellationError {
             logger.debug("pack cancelled")
@@ -75,8 +82,9 @@ public enum ArchivePacker {
         var metadata = options.metadata
         metadata["writer"] = writerVersion
         let io = WorkerThreadPool(threads: 2, name: "amk-io")
-        let compressor = CompressorPool(workers: options.workers, preset: options.preset, extreme: options.extreme,
-                                        chunkSize: options.chunkSize, compressible: options.compressible)
+        let compressor = CompressorPool(
+            workers: options.workers, preset: options.preset, extreme: options.extreme,
+            chunkSize: options.chunkSize, compressible: options.compressible)
         let onEvent = options.onEvent
         let logger = options.logger
         let onBlockWritten: @Sendable (Int, UInt64) -> Void = { sequence, bytes in
@@ -93,8 +101,9 @@ public enum ArchivePacker {
             typealias Closing = (entries: [ArchiveEntry], tarSize: UInt64, fileBytes: UInt64)
             let (result, closing) = try await withThrowingTaskGroup(of: Void.self, returning: (Result, Closing).self) { group in
                 group.addTask {
-                    try await runPipeline(chunks: channel, compressor: compressor, writer: writer, limit: limit,
-                                          status: status, options: options)
+                    try await runPipeline(
+                        chunks: channel, compressor: compressor, writer: writer, limit: limit,
+                        status: status, options: options)
                 }
                 do {
                     let result = try await body(builder)
@@ -108,8 +117,9 @@ public enum ArchivePacker {
                     throw status.error.map { $0 is CancellationError ? error : $0 } ?? error
                 }
             }
-            let index = ArchiveIndex(entries: closing.entries, tarSize: closing.tarSize,
-                                     chunkSize: UInt64(options.chunkSize), metadata: metadata)
+            let index = ArchiveIndex(
+                entries: closing.entries, tarSize: closing.tarSize,
+                chunkSize: UInt64(options.chunkSize), metadata: metadata)
             async let richBlock = compressor.compressWhole(index.encoded())
             async let pixzBlock = compressor.compressWhole(
                 PixzIndex.encode(entries: closing.entries, tarSize: closing.tarSize, firstHeaderOffset: 0))
@@ -144,9 +154,13 @@ public enum ArchivePacker {
     /// Each compression hands its block to the writer as soon as it is done, so a block goes out
     /// the moment it and every block before it are ready: a receiver on a pipe or a socket gets
     /// data while the pack goes on, not when the in-flight limit fills.
-    static func runPipeline(chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
-                            limit: Int, status: PipelineStatus, options: PackOptions) async throws {
-        let onEvent = options.onEvent, watchdog = options.watchdog, hook = options.compressionHook
+    static func runPipeline(
+        chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
+        limit: Int, status: PipelineStatus, options: PackOptions
+    ) async throws {
+        let onEvent = options.onEvent
+        let watchdog = options.watchdog
+        let hook = options.compressionHook
         do {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var inFlight = 0
@@ -161,8 +175,9 @@ public enum ArchivePacker {
                     }
                     try Task.checkCancellation()
                     group.addTask {
-                        let block = try await compressor.compress(chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
-                                                                  watchdog: watchdog, hook: hook)
+                        let block = try await compressor.compress(
+                            chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
+                            watchdog: watchdog, hook: hook)
                         onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
                         return try await writer.accept(sequence: chunk.sequence, block: block)
                     }
@@ -189,7 +204,9 @@ public enum ArchivePacker {
         enumerator.exclusion = exclusion
         for try await batch in enumerator {
             for entry in batch.entries {
-                if entry.kind == .regular, entry.linkCount > 1, !linked.insert(.init(device: entry.device, inode: entry.inode)).inserted { continue }
+                if entry.kind == .regular, entry.linkCount > 1, !linked.insert(.init(device: entry.device, inode: entry.inode)).inserted {
+                    continue
+                }
                 total += entry.size
             }
         }

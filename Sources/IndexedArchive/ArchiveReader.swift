@@ -73,14 +73,17 @@ public final class ArchiveReader: Sendable {
     /// Opens `path` on a thread of our own: reading the end of the file and decoding the index
     /// (seconds for millions of members) would otherwise hold one of the cooperative pool's
     /// threads, and with them the tasks that wait for one. Parameters as in ``init(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
-    public static func open(path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
-                            maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
-                            maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory) async throws -> ArchiveReader {
+    public static func open(
+        path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+        maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
+        maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
+    ) async throws -> ArchiveReader {
         let thread = WorkerThreadPool(threads: 1, name: "amk-open")
         defer { thread.shutdown() }
         return try await thread.run { _ in
-            try ArchiveReader(path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-                              maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+            try ArchiveReader(
+                path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+                maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
         }
     }
 
@@ -95,9 +98,11 @@ public final class ArchiveReader: Sendable {
     ///     An index can never list more members than its tar stream has room for.
     ///   - maxBufferedBlockSize: blocks decoding to more are streamed instead of decoded ahead.
     ///   - maxDecoderMemory: refuse blocks whose decoder would need more memory.
-    public init(path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
-                maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
-                maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory) throws {
+    public init(
+        path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+        maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
+        maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
+    ) throws {
         self.path = path
         _ = AllocatorTuning.applied
         let file = try ArchiveFile(path: path)
@@ -137,26 +142,32 @@ public final class ArchiveReader: Sendable {
                 if ArchiveIndex.hasMagic(richHead) {
                     let indexLimit = maxIndexBytes ?? ArchiveReader.indexAllowance(fileSize: file.size)
                     guard rich.uncompressedSize <= UInt64(clamping: indexLimit) else {
-                        throw ArchiveError(.limitExceeded, "index block of \(rich.uncompressedSize) bytes exceeds the limit of \(indexLimit)",
-                                           path: path, offset: rich.compressedOffset)
+                        throw ArchiveError(
+                            .limitExceeded, "index block of \(rich.uncompressedSize) bytes exceeds the limit of \(indexLimit)",
+                            path: path, offset: rich.compressedOffset)
                     }
                     do {
                         // Everything the header promises is checked before the block is decoded.
                         let entryLimit = maxEntries ?? ArchiveReader.defaultMaxEntries
                         let archiveSize = maxEntries == nil ? file.size : nil
-                        let header = try ArchiveIndex.header(richHead, maxEntries: entryLimit, archiveSize: archiveSize,
-                                                             blockOffset: rich.compressedOffset)
+                        let header = try ArchiveIndex.header(
+                            richHead, maxEntries: entryLimit, archiveSize: archiveSize,
+                            blockOffset: rich.compressedOffset)
                         guard header.tarSize == rich.uncompressedOffset else {
-                            throw ArchiveError(.corrupt, "index says the tar stream is \(header.tarSize) bytes, blocks say \(rich.uncompressedOffset)",
-                                               offset: rich.compressedOffset)
+                            throw ArchiveError(
+                                .corrupt, "index says the tar stream is \(header.tarSize) bytes, blocks say \(rich.uncompressedOffset)",
+                                offset: rich.compressedOffset)
                         }
                         guard header.byteCount <= rich.uncompressedSize else {
-                            throw ArchiveError(.corrupt, "archive index: its header describes \(header.byteCount) bytes, the block holds \(rich.uncompressedSize)",
-                                               offset: rich.compressedOffset)
+                            throw ArchiveError(
+                                .corrupt,
+                                "archive index: its header describes \(header.byteCount) bytes, the block holds \(rich.uncompressedSize)",
+                                offset: rich.compressedOffset)
                         }
                         let bytes = try decode(rich, first: nil)
-                        index = try ArchiveIndex.decode(bytes, maxEntries: entryLimit, archiveSize: archiveSize,
-                                                        blockOffset: rich.compressedOffset)
+                        index = try ArchiveIndex.decode(
+                            bytes, maxEntries: entryLimit, archiveSize: archiveSize,
+                            blockOffset: rich.compressedOffset)
                         dataBlocks = blocks.count - 2
                     } catch var error as ArchiveError {
                         error.path = path
@@ -187,8 +198,10 @@ public final class ArchiveReader: Sendable {
 
     /// Decodes the first `count` bytes of a block, or the whole block (its check verified) when
     /// `count` is nil; for the index blocks, whose size the caller has already held to a limit.
-    static func decode(file: ArchiveFile, record: XZIndexRecord, check: XZCheck, first count: UInt64?,
-                       maxDecoderMemory: UInt64) throws -> [UInt8] {
+    static func decode(
+        file: ArchiveFile, record: XZIndexRecord, check: XZCheck, first count: UInt64?,
+        maxDecoderMemory: UInt64
+    ) throws -> [UInt8] {
         let stream = BlockStream(file: file, record: record, check: check, decoder: BlockDecoder(memoryLimit: maxDecoderMemory))
         let wanted = min(count ?? record.uncompressedSize, record.uncompressedSize)
         var out: [UInt8] = []
@@ -223,7 +236,8 @@ public final class ArchiveReader: Sendable {
     /// structure is then unknown (``ArchiveSalvager`` can still recover what precedes the damage).
     public func info() async throws -> ArchiveInfo {
         guard fileIndex != nil else {
-            throw ArchiveError(.corrupt, "the xz index at the end of the file cannot be read: \(fileIndexProblem ?? "unknown reason")", path: path)
+            throw ArchiveError(
+                .corrupt, "the xz index at the end of the file cannot be read: \(fileIndexProblem ?? "unknown reason")", path: path)
         }
         return ArchiveInfo(
             streams: fileIndex?.streams.count ?? 0, blocks: fileIndex?.blocks.count ?? 0, dataBlocks: dataBlockCount,
@@ -282,9 +296,11 @@ public final class ArchiveReader: Sendable {
     /// `onHeader` then receives the header, and `deliver` the content in order. The content
     /// checksum is verified after the last piece: when this returns, every byte delivered was
     /// right; when it throws, the caller must discard what it received.
-    func readMember(_ entry: ArchiveEntry, fileIndex: XZFileIndex, parallelism: Int,
-                    onHeader: (TarHeader) async throws -> Void,
-                    deliver: (DecodedPiece) async throws -> Void) async throws {
+    func readMember(
+        _ entry: ArchiveEntry, fileIndex: XZFileIndex, parallelism: Int,
+        onHeader: (TarHeader) async throws -> Void,
+        deliver: (DecodedPiece) async throws -> Void
+    ) async throws {
         let span = try span(of: entry, fileIndex: fileIndex)
         var cursor = MemberCursor(entry, end: span.end, path: path)
         try await decodeBlocks(span.blocks, from: entry.headerOffset, to: span.end, parallelism: parallelism) { piece in
@@ -301,7 +317,8 @@ public final class ArchiveReader: Sendable {
         let start = entry.headerOffset
         let (end, overflow) = entry.dataOffset.addingReportingOverflow(entry.size)
         guard !overflow, entry.dataOffset > start, let first = fileIndex.locate(uncompressedOffset: start),
-              let last = fileIndex.locate(uncompressedOffset: end - 1), last < dataBlockCount, first <= last else {
+            let last = fileIndex.locate(uncompressedOffset: end - 1), last < dataBlockCount, first <= last
+        else {
             throw ArchiveError(.corrupt, "member lies outside the data blocks", path: path, member: entry.path, offset: start)
         }
         return (first...last, end)
@@ -354,7 +371,8 @@ public final class ArchiveReader: Sendable {
     public func extract(to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> ExtractSummary {
         let start = ContinuousClock.now
         if let index, index.entries.count > options.maxEntries {
-            throw ArchiveError(.limitExceeded, "archive lists \(index.entries.count) members, over the limit of \(options.maxEntries)", path: path)
+            throw ArchiveError(
+                .limitExceeded, "archive lists \(index.entries.count) members, over the limit of \(options.maxEntries)", path: path)
         }
         if let index, let fileIndex, let members = options.members {
             // Matching millions of paths against the selection takes long enough to hold up the
@@ -372,14 +390,17 @@ public final class ArchiveReader: Sendable {
             }
             if bytes < index.tarSize / 4 {
                 let result = try await extractSelected(selected, fileIndex: fileIndex, to: directory, options: options)
-                return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
-                                      seconds: (ContinuousClock.now - start).secondsValue)
+                return ExtractSummary(
+                    entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
+                    seconds: (ContinuousClock.now - start).secondsValue)
             }
         }
-        let result = try await run(TarConsumer(expected: index?.entries, filter: options.members), parallelism: options.parallelism,
-                                   extractTo: (directory, options))
-        return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
-                              seconds: (ContinuousClock.now - start).secondsValue)
+        let result = try await run(
+            TarConsumer(expected: index?.entries, filter: options.members), parallelism: options.parallelism,
+            extractTo: (directory, options))
+        return ExtractSummary(
+            entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
+            seconds: (ContinuousClock.now - start).secondsValue)
     }
 
     /// Extracts `entries` of an indexed archive by random access, decoding each block they span
@@ -392,8 +413,10 @@ public final class ArchiveReader: Sendable {
     /// so of several members with one path the last one wins, as in a full extraction. Every
     /// system call runs on a thread of our own, and the decoded pieces are handed to it as they
     /// are, without a copy.
-    private func extractSelected(_ entries: [ArchiveEntry], fileIndex: XZFileIndex,
-                                 to directory: String, options: ExtractOptions) async throws -> RunResult {
+    private func extractSelected(
+        _ entries: [ArchiveEntry], fileIndex: XZFileIndex,
+        to directory: String, options: ExtractOptions
+    ) async throws -> RunResult {
         let groups = try Self.groups(entries) { entry throws(ArchiveError) in try span(of: entry, fileIndex: fileIndex) }
         let extraction = SelectiveExtraction(path: path)
         let io = WorkerThreadPool(threads: 1, name: "amk-extract")
@@ -405,8 +428,10 @@ public final class ArchiveReader: Sendable {
                 try Task.checkCancellation()
                 extraction.begin(group)
                 let watchdog = options.watchdog
-                try await decodeBlocks(group.blocks, from: group.from, to: group.to, parallelism: options.parallelism,
-                                       watchdog: watchdog) { piece in
+                try await decodeBlocks(
+                    group.blocks, from: group.from, to: group.to, parallelism: options.parallelism,
+                    watchdog: watchdog
+                ) { piece in
                     try await io.run { _ in
                         let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
                         defer { if let job { watchdog?.end(job) } }
@@ -426,8 +451,10 @@ public final class ArchiveReader: Sendable {
     /// group before it when it starts in a block that group reaches and after its last member's
     /// end. A member starting before the previous one ends (an index describing overlapping
     /// members) starts a group of its own.
-    static func groups(_ entries: [ArchiveEntry],
-                       span: (ArchiveEntry) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64)) throws(ArchiveError) -> [SelectiveExtraction.Group] {
+    static func groups(
+        _ entries: [ArchiveEntry],
+        span: (ArchiveEntry) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64)
+    ) throws(ArchiveError) -> [SelectiveExtraction.Group] {
         var groups: [SelectiveExtraction.Group] = []
         for entry in entries {
             let (blocks, end) = try span(entry)
@@ -460,8 +487,10 @@ public final class ArchiveReader: Sendable {
     ///
     /// With `extractTo`, the consumer's extractor is made on the I/O thread (it creates and opens
     /// the destination).
-    private func run(_ consumer: sending TarConsumer, parallelism: Int = PackOptions.activeCores,
-                     extractTo: (directory: String, options: ExtractOptions)? = nil) async throws -> RunResult {
+    private func run(
+        _ consumer: sending TarConsumer, parallelism: Int = PackOptions.activeCores,
+        extractTo: (directory: String, options: ExtractOptions)? = nil
+    ) async throws -> RunResult {
         let box = ConsumerBox(consumer)
         let io = WorkerThreadPool(threads: 1, name: "amk-extract")
         defer { io.shutdown() }
@@ -470,15 +499,18 @@ public final class ArchiveReader: Sendable {
                 let archiveSize = file.size
                 try await io.run { _ in
                     try box.state.withLock { state in
-                        state.consumer.extractor = try Extractor(destination: extractTo.directory, options: extractTo.options,
-                                                                 archiveSize: archiveSize)
+                        state.consumer.extractor = try Extractor(
+                            destination: extractTo.directory, options: extractTo.options,
+                            archiveSize: archiveSize)
                     }
                 }
             }
             if let index, fileIndex != nil {
                 let watchdog = extractTo?.options.watchdog
-                try await decodeBlocks(0...(dataBlockCount - 1), to: index.tarSize, parallelism: parallelism,
-                                       watchdog: watchdog) { piece in
+                try await decodeBlocks(
+                    0...(dataBlockCount - 1), to: index.tarSize, parallelism: parallelism,
+                    watchdog: watchdog
+                ) { piece in
                     try await io.run { _ in
                         let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
                         defer { if let job { watchdog?.end(job) } }
@@ -492,8 +524,9 @@ public final class ArchiveReader: Sendable {
                 try box.state.withLock { state in
                     try state.consumer.finish()
                     let extractor = state.consumer.extractor
-                    return RunResult(members: state.consumer.members, extracted: extractor?.entries ?? 0,
-                                     bytes: extractor?.bytes ?? 0, warnings: extractor?.warnings ?? [])
+                    return RunResult(
+                        members: state.consumer.members, extracted: extractor?.entries ?? 0,
+                        bytes: extractor?.bytes ?? 0, warnings: extractor?.warnings ?? [])
                 }
             }
         } catch {
@@ -533,8 +566,9 @@ public final class ArchiveReader: Sendable {
         /// buffer, not a copy.
         func slice(_ offsets: Range<UInt64>) -> DecodedPiece {
             let lower = range.lowerBound + Int(offsets.lowerBound - offset)
-            return DecodedPiece(bytes: bytes, range: lower..<(lower + Int(offsets.upperBound - offsets.lowerBound)),
-                                offset: offsets.lowerBound)
+            return DecodedPiece(
+                bytes: bytes, range: lower..<(lower + Int(offsets.upperBound - offsets.lowerBound)),
+                offset: offsets.lowerBound)
         }
     }
 
@@ -576,8 +610,10 @@ public final class ArchiveReader: Sendable {
     /// `parallelism` threads, with at most `parallelism + 1` waiting; each is delivered as one
     /// piece. A larger block is decoded when its turn comes, in pieces of ``streamPiece`` bytes
     /// delivered as they come. No buffer is sized from a value in the file beyond those bounds.
-    func decodeBlocks(_ range: ClosedRange<Int>, from: UInt64 = 0, to: UInt64, parallelism: Int, watchdog: Watchdog? = nil,
-                      deliver: (DecodedPiece) async throws -> Void) async throws {
+    func decodeBlocks(
+        _ range: ClosedRange<Int>, from: UInt64 = 0, to: UInt64, parallelism: Int, watchdog: Watchdog? = nil,
+        deliver: (DecodedPiece) async throws -> Void
+    ) async throws {
         guard let fileIndex else { return }
         let file = self.file
         let memory = maxDecoderMemory
@@ -592,7 +628,8 @@ public final class ArchiveReader: Sendable {
         /// Hands on the part of `bytes` (which start at tar offset `at`) between `from` and `to`.
         func hand(_ bytes: [UInt8], at: UInt64) async throws {
             let end = at + UInt64(bytes.count)
-            let lower = max(from, at), upper = min(to, end)
+            let lower = max(from, at)
+            let upper = min(to, end)
             guard lower < upper else { return }
             try await deliver(DecodedPiece(bytes: bytes, range: Int(lower - at)..<Int(upper - at), offset: lower))
         }
@@ -620,8 +657,9 @@ public final class ArchiveReader: Sendable {
                             // Timed from when a thread takes it, like a compression.
                             let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex)")
                             defer { if let job { watchdog?.end(job) } }
-                            return try ArchiveReader.decodeBuffered(file: file, record: record, check: check, limit: stop,
-                                                                    maxDecoderMemory: memory, flag: flag)
+                            return try ArchiveReader.decodeBuffered(
+                                file: file, record: record, check: check, limit: stop,
+                                maxDecoderMemory: memory, flag: flag)
                         }
                         return (blockIndex, bytes)
                     }
@@ -631,8 +669,10 @@ public final class ArchiveReader: Sendable {
                     let check = fileIndex.check(ofBlock: deliverNext)
                     let stop = limit(record)
                     blockDecodes.add(1, ordering: .relaxed)
-                    let block = StreamedBlock(BlockStream(file: file, record: record, check: check,
-                                                          decoder: BlockDecoder(memoryLimit: memory)))
+                    let block = StreamedBlock(
+                        BlockStream(
+                            file: file, record: record, check: check,
+                            decoder: BlockDecoder(memoryLimit: memory)))
                     var at = record.uncompressedOffset
                     let blockIndex = deliverNext
                     while let piece = try await pool.run({ [at] flag in
@@ -660,8 +700,10 @@ public final class ArchiveReader: Sendable {
 
     /// Decodes (the first `limit` bytes of) a block of at most ``maxBufferedBlockSize`` bytes
     /// into one array, on a decode thread, with that thread's decoder.
-    static func decodeBuffered(file: ArchiveFile, record: XZIndexRecord, check: XZCheck, limit: UInt64?,
-                               maxDecoderMemory: UInt64, flag: CancellationFlag) throws -> [UInt8] {
+    static func decodeBuffered(
+        file: ArchiveFile, record: XZIndexRecord, check: XZCheck, limit: UInt64?,
+        maxDecoderMemory: UInt64, flag: CancellationFlag
+    ) throws -> [UInt8] {
         let dictionary = Thread.current.threadDictionary
         let key = "amk.decoder.\(maxDecoderMemory)"
         let decoder: BlockDecoder
@@ -707,8 +749,9 @@ public final class ArchiveReader: Sendable {
                             try state.decoder!.feed(raw) { out in try state.consumer.consume(out) }
                         }
                     } catch let error as XZError {
-                        throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
-                                           path: file.path, offset: error.offset ?? at, underlying: error)
+                        throw ArchiveError(
+                            error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
+                            path: file.path, offset: error.offset ?? at, underlying: error)
                     }
                     return until?(state.consumer) ?? false
                 }

@@ -9,7 +9,8 @@ import XZ
 /// that lie wholly in verified blocks are extracted (safely, as ``ArchiveReader`` does); one cut by
 /// the damage is removed. The xz Index at the end is not needed, so a truncated archive salvages too.
 public enum ArchiveSalvager {
-    public static func salvage(path: String, to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> SalvageReport {
+    public static func salvage(path: String, to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> SalvageReport
+    {
         let file = try ArchiveFile(path: path)
         // The index only sharpens the report (which members were lost): an archive whose index
         // cannot be read is salvaged without it, but a cancellation still ends the salvage.
@@ -18,7 +19,7 @@ public enum ArchiveSalvager {
             indexEntries = try await ArchiveReader.open(path: path).index?.entries
         } catch let error as CancellationError {
             throw error
-        // cancellation: the clause above rethrows CancellationError; an unreadable index is salvaged without
+            // cancellation: the clause above rethrows CancellationError; an unreadable index is salvaged without
         } catch {
             indexEntries = nil
         }
@@ -63,9 +64,10 @@ public enum ArchiveSalvager {
             let times = indexEntries.filter { recoveredSet.contains($0.path) }
             try await io.run { _ in box.state.withLock { $0.consumer.extractor?.restoreTimes(from: times) } }
         }
-        return SalvageReport(recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,
-                             goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
-                             damageOffset: walk.damageOffset, damage: walk.damage)
+        return SalvageReport(
+            recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,
+            goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
+            damageOffset: walk.damageOffset, damage: walk.damage)
     }
 
     struct Walk: Sendable {
@@ -88,8 +90,10 @@ public enum ArchiveSalvager {
     /// fresh parser at the first member that starts after the damaged block, so members of later
     /// intact blocks are recovered. Without those offsets there is no safe place to resume and
     /// the walk stops at the damage.
-    static func walkBlocks(file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag,
-                           memberStarts: [UInt64]? = nil, filter: Set<String>? = nil) throws -> Walk {
+    static func walkBlocks(
+        file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag,
+        memberStarts: [UInt64]? = nil, filter: Set<String>? = nil
+    ) throws -> Walk {
         var walk = Walk()
         var check: XZCheck
         do {
@@ -157,8 +161,9 @@ public enum ArchiveSalvager {
                 }
                 if let declared, let size = info.uncompressedSize { current = (declared, size) }
                 var total = declared ?? (file.size - offset)
-                let stream = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: info.uncompressedSize,
-                                         check: check, decoder: decoder, isOpenEnded: declared == nil)
+                let stream = BlockStream(
+                    file: file, offset: offset, totalSize: total, uncompressedSize: info.uncompressedSize,
+                    check: check, decoder: decoder, isOpenEnded: declared == nil)
                 let isCancelled = { flag.isCancelled }
                 if let size = info.uncompressedSize, size <= maxBufferedBlockSize {
                     // Only verified bytes reach the tar parser: the block is decoded whole, its
@@ -173,8 +178,9 @@ public enum ArchiveSalvager {
                     // verify its check, then again into the parser, a slice at a time.
                     try stream.decode(maxBytes: .max, isCancelled: isCancelled) { _ in }
                     if declared == nil, let end = stream.endOffset { total = end - offset }
-                    let again = BlockStream(file: file, offset: offset, totalSize: total, uncompressedSize: stream.delivered,
-                                            check: check, decoder: decoder)
+                    let again = BlockStream(
+                        file: file, offset: offset, totalSize: total, uncompressedSize: stream.delivered,
+                        check: check, decoder: decoder)
                     var piece: [UInt8] = []
                     while !again.isFinished {
                         piece.removeAll(keepingCapacity: true)
@@ -279,7 +285,8 @@ public enum ArchiveSalvager {
         guard indexEnd <= file.size, file.size - indexEnd >= UInt64(StreamFooter.size) else { return nil }
         let footer = try file.read(at: indexEnd, count: StreamFooter.size)
         guard let size = try? footer.withUnsafeBytes({ try StreamFooter.decode($0, fileOffset: indexEnd).indexSize }),
-              size == indexEnd - indexOffset else { return nil }
+            size == indexEnd - indexOffset
+        else { return nil }
         var next = indexEnd + UInt64(StreamFooter.size)
         while file.size - next >= 4, try file.read(at: next, count: 4).allSatisfy({ $0 == 0 }) { next += 4 }
         guard file.size - next >= UInt64(StreamHeader.size) else { return nil }

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Tar
 import XZ
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Extracts an archive as it arrives on a pipe or a socket, without ever seeking.
 ///
@@ -38,8 +39,10 @@ public enum ArchiveStreamReader {
     /// only up to `maxIndexBytes`, or when that is nil, up to twice
     /// ``ArchiveReader/indexAllowance(fileSize:)`` for the compressed bytes received so far (the
     /// rich index and the pixz index both come there).
-    public static func extract(from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
-                               maxIndexBytes: Int? = nil) async throws -> Result {
+    public static func extract(
+        from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
+        maxIndexBytes: Int? = nil
+    ) async throws -> Result {
         try await read(from: fd, extractingTo: directory, options: options, maxIndexBytes: maxIndexBytes)
     }
 
@@ -47,13 +50,17 @@ public enum ArchiveStreamReader {
     /// checksums), checks every block's check and, when our index arrives at the end, every member
     /// against it. `amk list -` and `amk verify -` on a pipe. `fd` is not closed.
     /// `onProgress` is called with the decompressed bytes read so far.
-    public static func scan(from fd: Int32, maxIndexBytes: Int? = nil,
-                            onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Result {
+    public static func scan(
+        from fd: Int32, maxIndexBytes: Int? = nil,
+        onProgress: (@Sendable (UInt64) -> Void)? = nil
+    ) async throws -> Result {
         try await read(from: fd, extractingTo: nil, options: ExtractOptions(), maxIndexBytes: maxIndexBytes, onProgress: onProgress)
     }
 
-    static func read(from fd: Int32, extractingTo directory: String?, options: ExtractOptions,
-                     maxIndexBytes: Int?, onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Result {
+    static func read(
+        from fd: Int32, extractingTo directory: String?, options: ExtractOptions,
+        maxIndexBytes: Int?, onProgress: (@Sendable (UInt64) -> Void)? = nil
+    ) async throws -> Result {
         let start = ContinuousClock.now
         // A stream's size is unknown: without a limit of the caller's, the free space of the
         // destination bounds what a decompression bomb can write.
@@ -92,7 +99,8 @@ public enum ArchiveStreamReader {
                     do {
                         try state.decoder!.finish { try state.consumer.consume($0) }
                     } catch let error as XZError {
-                        throw ArchiveError(.corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
+                        throw ArchiveError(
+                            .corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
                     }
                     try state.consumer.finish()
                     let index = try verifiedIndex(state.consumer, archiveSize: state.decoder!.totalIn)
@@ -101,11 +109,12 @@ public enum ArchiveStreamReader {
                     if let index, let extractor = state.consumer.extractor {
                         extractor.restoreTimes(from: index.entries.filter { TarConsumer.selected($0.path, by: filter) })
                     }
-                    return Result(entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
-                                  metadata: state.consumer.metadata, indexVerified: verified,
-                                  seconds: (ContinuousClock.now - start).secondsValue,
-                                  extracted: state.consumer.extractor?.entries ?? 0,
-                                  warnings: state.consumer.extractor?.warnings ?? [])
+                    return Result(
+                        entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
+                        metadata: state.consumer.metadata, indexVerified: verified,
+                        seconds: (ContinuousClock.now - start).secondsValue,
+                        extracted: state.consumer.extractor?.entries ?? 0,
+                        warnings: state.consumer.extractor?.warnings ?? [])
                 }
             }
         } catch let error as TarError {
@@ -126,8 +135,9 @@ public enum ArchiveStreamReader {
                 try state.decoder!.feed(raw) { try state.consumer.consume($0) }
             }
         } catch let error as XZError {
-            throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message, offset: error.offset,
-                               underlying: error)
+            throw ArchiveError(
+                error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message, offset: error.offset,
+                underlying: error)
         }
     }
 
@@ -175,8 +185,9 @@ public enum ArchiveStreamReader {
         }
         for (listed, got) in zip(index.entries, seen) {
             guard listed.path == got.path, listed.kind == got.kind, listed.size == got.size,
-                  listed.headerOffset == got.headerOffset, listed.dataOffset == got.dataOffset,
-                  listed.linkTarget == got.linkTarget else {
+                listed.headerOffset == got.headerOffset, listed.dataOffset == got.dataOffset,
+                listed.linkTarget == got.linkTarget
+            else {
                 throw ArchiveError(.corrupt, "member disagrees with the index", member: got.path, offset: got.headerOffset)
             }
             if listed.kind == .regular, listed.checksum != got.checksum {

@@ -1,17 +1,18 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import XZ
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The single owner of an archive's output: writes the stream header, the data blocks in sequence
 /// order whatever order they arrive in, the two index blocks, the xz Index and the footer.
 ///
 /// A file destination is written atomically. On Linux the data goes to an unnamed `O_TMPFILE` in
 /// the destination's directory, which is given a name only once it is complete and synced, so even
-/// a killed process leaves nothing behind; elsewhere to a hidden temporary file created with
-/// `O_EXCL`. Then `rename(2)` puts it in place and the directory is synced. It never seeks, so
+/// a killed process leaves nothing behind; where the file system refuses `O_TMPFILE` (and on other
+/// systems), to a hidden temporary file beside the destination, created with `O_EXCL`. Then `rename(2)` puts it in place and the directory is synced. It never seeks, so
 /// a pipe or a socket works as well as a file.
 actor ArchiveWriter {
     private let destination: ArchiveDestination
@@ -30,8 +31,10 @@ actor ArchiveWriter {
     private let onBlockWritten: (@Sendable (Int, UInt64) -> Void)?
     private let watchdog: Watchdog?
 
-    init(destination: ArchiveDestination, io: WorkerThreadPool, watchdog: Watchdog? = nil,
-         onBlockWritten: (@Sendable (Int, UInt64) -> Void)? = nil) {
+    init(
+        destination: ArchiveDestination, io: WorkerThreadPool, watchdog: Watchdog? = nil,
+        onBlockWritten: (@Sendable (Int, UInt64) -> Void)? = nil
+    ) {
         self.destination = destination
         self.io = io
         self.watchdog = watchdog
@@ -51,10 +54,13 @@ actor ArchiveWriter {
         case .fileDescriptor(let descriptor):
             fd = descriptor
         case .file(let path):
-            let (descriptor, temporary) = try await io.run(abandonOnCancel: true, discard: { fd, temporary in
-                SystemCall.close(fd)
-                if let temporary { SystemCall.unlink(temporary) }
-            }) { _ in try ArchiveWriter.createTemporary(for: path) }
+            let (descriptor, temporary) = try await io.run(
+                abandonOnCancel: true,
+                discard: { fd, temporary in
+                    SystemCall.close(fd)
+                    if let temporary { SystemCall.unlink(temporary) }
+                }
+            ) { _ in try ArchiveWriter.createTemporary(for: path) }
             fd = descriptor
             temporaryPath = temporary
             ownsDescriptor = true
@@ -71,13 +77,13 @@ actor ArchiveWriter {
     private static func createTemporary(for path: String) throws -> (Int32, String?) {
         let (directory, name) = directoryAndName(of: path)
         #if os(Linux)
-        // O_TMPFILE is a composite macro Swift does not import; __O_TMPFILE is 020000000 on Linux.
-        let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
-        let fd = SystemCall.retrying { Glibc.open(directory, tmpfile | O_WRONLY | O_CLOEXEC, 0o644) }
-        if fd >= 0 { return (fd, nil) }
-        if errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL {
-            throw SystemCall.error("create temporary file in '\(directory)'", path: path)
-        }
+            // O_TMPFILE is a composite macro Swift does not import; __O_TMPFILE is 020000000 on Linux.
+            let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
+            let fd = SystemCall.retrying { Glibc.open(directory, tmpfile | O_WRONLY | O_CLOEXEC, 0o644) }
+            if fd >= 0 { return (fd, nil) }
+            if errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL {
+                throw SystemCall.error("create temporary file in '\(directory)'", path: path)
+            }
         #endif
         for _ in 0..<16 {
             let candidate = "\(directory)/.\(name).amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
@@ -89,7 +95,10 @@ actor ArchiveWriter {
     }
 
     private func write(_ bytes: [UInt8]) async throws {
-        let fd = self.fd, path = displayPath, offset = bytesWritten, watchdog = self.watchdog
+        let fd = self.fd
+        let path = displayPath
+        let offset = bytesWritten
+        let watchdog = self.watchdog
         try await io.run { _ in
             let job = watchdog?.begin(.write, job: "\(bytes.count) bytes at offset \(offset) of \(path)")
             defer { if let job { watchdog?.end(job) } }
@@ -117,9 +126,6 @@ actor ArchiveWriter {
         return pending.count
     }
 
-    /// Blocks written so far.
-    var blocksWritten: Int { nextSequence }
-
     /// Writes the index blocks, the xz Index and the footer, syncs, and puts the file in place.
     func finish(trailingBlocks: [EncodedBlock]) async throws {
         precondition(pending.isEmpty, "finish() with blocks still waiting for an earlier one")
@@ -130,8 +136,13 @@ actor ArchiveWriter {
         let encodedIndex = index.encoded()
         try await write(encodedIndex)
         try await write(StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count)))
-        guard case .file(let path) = destination else { finished = true; return }
-        let fd = self.fd, temporary = temporaryPath, watchdog = self.watchdog
+        guard case .file(let path) = destination else {
+            finished = true
+            return
+        }
+        let fd = self.fd
+        let temporary = temporaryPath
+        let watchdog = self.watchdog
         try await io.run { flag in
             try SystemCall.fsync(fd, path: path)
             // The point of no return. Cancelled before it, the archive is dropped; after it, the

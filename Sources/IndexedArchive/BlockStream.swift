@@ -32,8 +32,9 @@ final class BlockStream {
 
     /// A block whose place the xz Index gives.
     convenience init(file: ArchiveFile, record: XZIndexRecord, check: XZCheck, decoder: BlockDecoder) {
-        self.init(file: file, offset: record.compressedOffset, totalSize: record.totalSize,
-                  uncompressedSize: record.uncompressedSize, check: check, decoder: decoder)
+        self.init(
+            file: file, offset: record.compressedOffset, totalSize: record.totalSize,
+            uncompressedSize: record.uncompressedSize, check: check, decoder: decoder)
     }
 
     /// Whether `totalSize` is only an upper bound: a block whose header carries no sizes (as
@@ -43,8 +44,10 @@ final class BlockStream {
     /// Offset in the file just past the block's check, once ``isFinished``.
     private(set) var endOffset: UInt64?
 
-    init(file: ArchiveFile, offset: UInt64, totalSize: UInt64, uncompressedSize: UInt64?, check: XZCheck, decoder: BlockDecoder,
-         isOpenEnded: Bool = false) {
+    init(
+        file: ArchiveFile, offset: UInt64, totalSize: UInt64, uncompressedSize: UInt64?, check: XZCheck, decoder: BlockDecoder,
+        isOpenEnded: Bool = false
+    ) {
         self.isOpenEnded = isOpenEnded
         self.file = file
         self.offset = offset
@@ -68,22 +71,28 @@ final class BlockStream {
     ///   one whose sizes disagree with the xz Index, or one that runs past its place in the file;
     ///   `CancellationError`; whatever `output` throws.
     @discardableResult
-    func decode(maxBytes: Int, isCancelled: () -> Bool = { false },
-                output: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    func decode(
+        maxBytes: Int, isCancelled: () -> Bool = { false },
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
         do {
             return try decodeThrowingXZ(maxBytes: maxBytes, isCancelled: isCancelled, output: output)
         } catch let error as XZError {
-            throw ArchiveError(error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
-                               path: file.path, offset: error.offset ?? offset, underlying: error)
+            throw ArchiveError(
+                error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
+                path: file.path, offset: error.offset ?? offset, underlying: error)
         }
     }
 
-    private func decodeThrowingXZ(maxBytes: Int, isCancelled: () -> Bool,
-                                  output: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    private func decodeThrowingXZ(
+        maxBytes: Int, isCancelled: () -> Bool,
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
         let (end, overflow) = offset.addingReportingOverflow(totalSize)
         guard !overflow, end <= file.size else {
-            throw ArchiveError(.corrupt, "block of \(totalSize) bytes runs past the end of the file (\(file.size) bytes)",
-                               path: file.path, offset: offset)
+            throw ArchiveError(
+                .corrupt, "block of \(totalSize) bytes runs past the end of the file (\(file.size) bytes)",
+                path: file.path, offset: offset)
         }
         if !started {
             // A Block Header is at most 1024 bytes.
@@ -99,8 +108,9 @@ final class BlockStream {
             if inputUsed == input.count {
                 let count = Int(min(UInt64(Self.inputPiece), end - nextRead))
                 guard count > 0 else {
-                    throw ArchiveError(.corrupt, "block does not end within the \(totalSize) bytes the index gives it",
-                                       path: file.path, offset: offset)
+                    throw ArchiveError(
+                        .corrupt, "block does not end within the \(totalSize) bytes the index gives it",
+                        path: file.path, offset: offset)
                 }
                 input = try file.read(at: nextRead, count: count)
                 inputUsed = 0
@@ -108,8 +118,10 @@ final class BlockStream {
             }
             let before = deliveredHere
             let (consumed, finished) = try input.withUnsafeBytes { raw in
-                try decoder.decode(UnsafeRawBufferPointer(rebasing: raw[inputUsed...]), maxOutput: maxBytes - deliveredHere,
-                                   isCancelled: isCancelled) { slice in
+                try decoder.decode(
+                    UnsafeRawBufferPointer(rebasing: raw[inputUsed...]), maxOutput: maxBytes - deliveredHere,
+                    isCancelled: isCancelled
+                ) { slice in
                     deliveredHere += slice.count
                     try output(slice)
                 }
@@ -121,8 +133,9 @@ final class BlockStream {
                 let unread = UInt64(input.count - inputUsed) + (end - nextRead)
                 endOffset = end - unread
                 guard unread == 0 || isOpenEnded else {
-                    throw ArchiveError(.corrupt, "block ends \(unread) bytes before the end the index gives it",
-                                       path: file.path, offset: offset)
+                    throw ArchiveError(
+                        .corrupt, "block ends \(unread) bytes before the end the index gives it",
+                        path: file.path, offset: offset)
                 }
                 input = []
                 inputUsed = 0

@@ -40,9 +40,14 @@ package final class CompressorPool: Sendable {
     /// The job shares nothing with the caller, so a cancelled caller does not wait for it: the job
     /// stops at its next 32 KiB slice, or is left behind if a hook made it hang.
     /// `stored` (members classified incompressible) skips the sample and LZMA altogether.
-    func compress(_ bytes: [UInt8], sequence: Int = 0, stored: Bool = false, watchdog: Watchdog? = nil,
-                  hook: (@Sendable (Int) throws -> Void)? = nil) async throws -> EncodedBlock {
-        let preset = self.preset, extreme = self.extreme, chunkSize = self.chunkSize, compressible = self.compressible
+    func compress(
+        _ bytes: [UInt8], sequence: Int = 0, stored: Bool = false, watchdog: Watchdog? = nil,
+        hook: (@Sendable (Int) throws -> Void)? = nil
+    ) async throws -> EncodedBlock {
+        let preset = self.preset
+        let extreme = self.extreme
+        let chunkSize = self.chunkSize
+        let compressible = self.compressible
         return try await threads.run(abandonOnCancel: true) { flag in
             // Timed from the moment a thread takes it: waiting in the queue is not compressing.
             let job = watchdog?.begin(.compress, job: "block \(sequence)")
@@ -51,14 +56,17 @@ package final class CompressorPool: Sendable {
             let encoder = try CompressorPool.threadEncoder(key: "amk.encoder", preset: preset, extreme: extreme, maxChunkSize: chunkSize)
             return try bytes.withUnsafeBytes { raw in
                 if !compressible || stored { return try encoder.encodeStored(raw) }
-                let sampler = try CompressorPool.threadEncoder(key: "amk.sampler", preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
+                let sampler = try CompressorPool.threadEncoder(
+                    key: "amk.sampler", preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
                 if try CompressorPool.looksIncompressible(raw, sampler: sampler) {
                     return try encoder.encodeStored(raw)
                 }
-                return try encoder.encode(raw, sliceSize: CompressorPool.sliceSize, isCancelled: {
-                    if let job { watchdog?.beat(job) }
-                    return flag.isCancelled
-                })
+                return try encoder.encode(
+                    raw, sliceSize: CompressorPool.sliceSize,
+                    isCancelled: {
+                        if let job { watchdog?.beat(job) }
+                        return flag.isCancelled
+                    })
             }
         }
     }
@@ -72,7 +80,9 @@ package final class CompressorPool: Sendable {
 
     /// Compresses a block that is not a data chunk (the indexes), with no sampling.
     func compressWhole(_ bytes: [UInt8]) async throws -> EncodedBlock {
-        let preset = self.preset, extreme = self.extreme, chunkSize = self.chunkSize
+        let preset = self.preset
+        let extreme = self.extreme
+        let chunkSize = self.chunkSize
         return try await threads.run { flag in
             let encoder = try CompressorPool.threadEncoder(key: "amk.encoder", preset: preset, extreme: extreme, maxChunkSize: chunkSize)
             return try bytes.withUnsafeBytes { try encoder.encode($0, isCancelled: { flag.isCancelled }) }

@@ -39,8 +39,10 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
         self.init(sources: sources, unreadable: unreadable, batchSize: batchSize, pool: nil, fileSystem: .system, watchdog: nil)
     }
 
-    init(sources: [PackSource], unreadable: PackOptions.Tolerance, batchSize: Int, pool: WorkerThreadPool?,
-         fileSystem: FileSystem, watchdog: Watchdog?) {
+    init(
+        sources: [PackSource], unreadable: PackOptions.Tolerance, batchSize: Int, pool: WorkerThreadPool?,
+        fileSystem: FileSystem, watchdog: Watchdog?
+    ) {
         self.sources = sources
         self.unreadable = unreadable
         self.batchSize = Swift.max(1, batchSize)
@@ -50,9 +52,11 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(walker: DirectoryWalker(sources: sources, unreadable: unreadable, fileSystem: fileSystem, exclusion: exclusion,
-                                         readsExtendedAttributes: readsExtendedAttributes),
-                 batchSize: batchSize, pool: pool, watchdog: watchdog)
+        Iterator(
+            walker: DirectoryWalker(
+                sources: sources, unreadable: unreadable, fileSystem: fileSystem, exclusion: exclusion,
+                readsExtendedAttributes: readsExtendedAttributes),
+            batchSize: batchSize, pool: pool, watchdog: watchdog)
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -138,8 +142,10 @@ final class DirectoryWalker: Sendable {
     private let exclusion: PackExclusion
     private let readsExtendedAttributes: Bool
 
-    init(sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion(),
-         readsExtendedAttributes: Bool = false) {
+    init(
+        sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion(),
+        readsExtendedAttributes: Bool = false
+    ) {
         self.readsExtendedAttributes = readsExtendedAttributes
         self.state = Mutex(State(pendingRoots: sources.reversed()))
         self.unreadable = unreadable
@@ -182,8 +188,10 @@ final class DirectoryWalker: Sendable {
                     let otherFileSystem = exclusion.oneFileSystem && rootDevice.map { $0 != entry.device } == true
                     if entry.kind == .directory && !otherFileSystem {
                         let names = try fileSystem.listDirectory(sourcePath)
-                        state.stack.append(Frame(sourcePath: sourcePath, archivePath: archivePath, names: names,
-                                                 device: rootDevice ?? entry.device))
+                        state.stack.append(
+                            Frame(
+                                sourcePath: sourcePath, archivePath: archivePath, names: names,
+                                device: rootDevice ?? entry.device))
                     }
                     entries.append(entry)
                 } catch let error as ArchiveError {

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import Tar
 import CPlatform
+import Tar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Reads and writes extended attributes (`user.comment`, `com.apple.quarantine`...), which the
 /// archive carries as pax `SCHILY.xattr.<name>` records, as GNU tar (`--xattrs`) and bsdtar do.
@@ -52,9 +53,9 @@ enum ExtendedAttributes {
 
     private static func isMissing(_ code: Int32) -> Bool {
         #if canImport(Darwin)
-        code == ENOATTR
+            code == ENOATTR
         #else
-        code == ENODATA
+            code == ENODATA
         #endif
     }
 

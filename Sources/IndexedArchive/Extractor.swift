@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Logging
 import Tar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Writes members under a destination directory and nowhere else.
 ///
@@ -99,8 +100,9 @@ final class Extractor {
         guard parts.count <= options.maxDepth else {
             // Refused like an unsafe path: no real tree is that deep, and a hostile one would make
             // every later walk of the destination slow.
-            throw ArchiveError(.unsafePath, "path is \(parts.count) levels deep, over the limit of \(options.maxDepth); refused",
-                               member: String(path.prefix(200)))
+            throw ArchiveError(
+                .unsafePath, "path is \(parts.count) levels deep, over the limit of \(options.maxDepth); refused",
+                member: String(path.prefix(200)))
         }
         return parts
     }
@@ -146,9 +148,11 @@ final class Extractor {
         } catch {
             switch error {
             case .link(let name):
-                throw ArchiveError(.unsafePath, "'\(name)' is a symbolic link or not a directory; refusing to write through it", member: member)
+                throw ArchiveError(
+                    .unsafePath, "'\(name)' is a symbolic link or not a directory; refusing to write through it", member: member)
             case .system(let operation, let name, let code):
-                throw ArchiveError(.io(errno: code), "\(operation) '\(name)': \(String(cString: strerror(code)))", path: rootPath, member: member)
+                throw ArchiveError(
+                    .io(errno: code), "\(operation) '\(name)': \(String(cString: strerror(code)))", path: rootPath, member: member)
             }
         }
     }
@@ -168,7 +172,8 @@ final class Extractor {
         // "./", the first member of every `tar -C dir -c .` archive, is the destination itself,
         // which exists; its mode and owner are the caller's, not the archive's.
         if header.kind == .directory, header.path.utf8.first != Self.slash, !header.path.utf8.contains(0),
-           Self.byteComponents(header.path.utf8).allSatisfy({ $0.elementsEqual(Self.dot) }) {
+            Self.byteComponents(header.path.utf8).allSatisfy({ $0.elementsEqual(Self.dot) })
+        {
             return
         }
         let parts = try components(of: header.path)
@@ -184,7 +189,8 @@ final class Extractor {
             if RawName.withCString(name, { mkdirat(parent, $0, 0o700) }) != 0 {
                 guard errno == EEXIST else { throw failure("mkdir", member: header.path) }
                 var info = stat()
-                guard RawName.withCString(name, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                guard RawName.withCString(name, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0, info.st_mode & S_IFMT == S_IFDIR
+                else {
                     throw ArchiveError(.unsafePath, "a non-directory is in the way", member: header.path)
                 }
             }
@@ -203,18 +209,24 @@ final class Extractor {
             }
             let parent = try parent(of: parts, member: header.path, create: true)
             _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
-            guard RawName.withCString(target, { target in RawName.withCString(name) { symlinkat(target, parent, $0) } }) == 0 else { throw failure("symlink", member: header.path) }
+            guard RawName.withCString(target, { target in RawName.withCString(name) { symlinkat(target, parent, $0) } }) == 0 else {
+                throw failure("symlink", member: header.path)
+            }
             var times = Self.times(header)
             _ = RawName.withCString(name) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
             if options.restoreOwnership && isRoot {
-                _ = RawName.withCString(name) { fchownat(parent, $0, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid), AT_SYMLINK_NOFOLLOW) }
+                _ = RawName.withCString(name) {
+                    fchownat(parent, $0, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid), AT_SYMLINK_NOFOLLOW)
+                }
             }
         case .hardLink:
             let targetParts = try components(of: header.linkTarget ?? "")
             if skipsLinksToMissingTargets && !targetExists(targetParts) {
                 entries -= 1
-                record(ExtractWarning(member: header.path, kind: .missingLinkTarget,
-                                               message: "skipped: its target '\(header.linkTarget ?? "")' was not recovered"))
+                record(
+                    ExtractWarning(
+                        member: header.path, kind: .missingLinkTarget,
+                        message: "skipped: its target '\(header.linkTarget ?? "")' was not recovered"))
                 return
             }
             // Two descriptors of the cache cannot be held at once: the target's folder is opened
@@ -224,13 +236,18 @@ final class Extractor {
             defer { SystemCall.close(targetParent) }
             let parent = try parent(of: parts, member: header.path, create: true)
             _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
-            guard RawName.withCString(targetParts.last!, { source in RawName.withCString(name) { linkat(targetParent, source, parent, $0, 0) } }) == 0 else {
+            guard
+                RawName.withCString(
+                    targetParts.last!, { source in RawName.withCString(name) { linkat(targetParent, source, parent, $0, 0) } }) == 0
+            else {
                 throw failure("hard link to '\(header.linkTarget ?? "")'", member: header.path)
             }
         default:
             entries -= 1
-            record(ExtractWarning(member: header.path, kind: .unsupportedType,
-                                           message: "skipped, \(header.kind) members are not extracted"))
+            record(
+                ExtractWarning(
+                    member: header.path, kind: .unsupportedType,
+                    message: "skipped, \(header.kind) members are not extracted"))
         }
     }
 
@@ -243,8 +260,10 @@ final class Extractor {
         header.path = path
         if header.kind == .hardLink {
             guard let target = strippedPath(header.linkTarget ?? "") else {
-                throw ArchiveError(.unsafePath, "hard link target '\(header.linkTarget ?? "")' has no name left after stripping \(options.stripComponents) components",
-                                   member: header.path)
+                throw ArchiveError(
+                    .unsafePath,
+                    "hard link target '\(header.linkTarget ?? "")' has no name left after stripping \(options.stripComponents) components",
+                    member: header.path)
             }
             header.linkTarget = target
         }
@@ -291,7 +310,9 @@ final class Extractor {
         guard let current else { return }
         bytes += UInt64(data.count)
         guard bytes <= byteLimit else {
-            throw ArchiveError(.limitExceeded, "more than \(byteLimit) bytes of content; raise the limit if this archive is trusted", member: current.header.path)
+            throw ArchiveError(
+                .limitExceeded, "more than \(byteLimit) bytes of content; raise the limit if this archive is trusted",
+                member: current.header.path)
         }
         do {
             try SystemCall.writeAll(current.fd, data, path: rootPath)
@@ -314,14 +335,19 @@ final class Extractor {
         var mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
         if mode & 0o6000 != 0 && !ownership {
             mode &= ~0o6000
-            record(ExtractWarning(member: header.path, kind: .setIDBitsDropped,
-                                           message: "set-user-ID/set-group-ID bits dropped, since ownership is not restored"))
+            record(
+                ExtractWarning(
+                    member: header.path, kind: .setIDBitsDropped,
+                    message: "set-user-ID/set-group-ID bits dropped, since ownership is not restored"))
         }
         restoreExtendedAttributes(header, fd: file.fd)
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
-        guard RawName.withCString(file.temporary, { temporary in RawName.withCString(file.name) { renameat(file.parent, temporary, file.parent, $0) } }) == 0 else {
+        guard
+            RawName.withCString(
+                file.temporary, { temporary in RawName.withCString(file.name) { renameat(file.parent, temporary, file.parent, $0) } }) == 0
+        else {
             if errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
                 throw ArchiveError(.unsafePath, "a directory is in the way", member: header.path)
             }
@@ -366,7 +392,8 @@ final class Extractor {
     private func applyDirectoryMetadata() {
         for header in directories.reversed() {
             guard let parts = try? components(of: header.path),
-                  let parent = try? parent(of: parts, member: header.path, create: false) else { continue }
+                let parent = try? parent(of: parts, member: header.path, create: false)
+            else { continue }
             let fd = RawName.withCString(parts.last!) { Glibc.openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             guard fd >= 0 else { continue }
             defer { SystemCall.close(fd) }
@@ -387,8 +414,10 @@ final class Extractor {
         guard options.restoreExtendedAttributes, !header.extendedAttributes.isEmpty else { return }
         let failed = ExtendedAttributes.write(header.extendedAttributes, to: fd)
         if !failed.isEmpty {
-            record(ExtractWarning(member: header.path, kind: .extendedAttributesNotRestored,
-                                           message: "extended attributes not restored: \(failed.joined(separator: ", "))"))
+            record(
+                ExtractWarning(
+                    member: header.path, kind: .extendedAttributesNotRestored,
+                    message: "extended attributes not restored: \(failed.joined(separator: ", "))"))
         }
     }
 
@@ -401,7 +430,8 @@ final class Extractor {
     func restoreTimes(from entries: [ArchiveEntry]) {
         for entry in entries where entry.mtime.nanoseconds != 0 && entry.kind != .symbolicLink {
             guard let path = strippedPath(entry.path), let parts = try? components(of: path), !parts.isEmpty,
-                  let parent = try? parent(of: parts, member: path, create: false) else { continue }
+                let parent = try? parent(of: parts, member: path, create: false)
+            else { continue }
             let time = timespec(tv_sec: Int(entry.mtime.seconds), tv_nsec: Int(entry.mtime.nanoseconds))
             var times = [time, time]
             _ = RawName.withCString(parts.last!) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }

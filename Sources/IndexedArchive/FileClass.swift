@@ -18,7 +18,7 @@ enum FileClass {
         "zip", "jar", "war", "whl", "apk", "aar", "nupkg", "epub", "docx", "xlsx", "pptx", "odt", "ods",
         "png", "jpg", "jpeg", "gif", "webp", "heic", "avif", "jxl",
         "mp3", "mp4", "m4a", "m4v", "aac", "ogg", "oga", "opus", "flac", "mkv", "webm", "mov", "avi",
-        "woff", "woff2", "pack",
+        "woff", "woff2", "pack"
     ]
 
     /// Whether a file of `size` bytes named `path` should be stored rather than compressed.
@@ -26,7 +26,8 @@ enum FileClass {
     static func isIncompressible(path: String, size: UInt64, prefix: ArraySlice<UInt8>? = nil) -> Bool {
         guard size >= minimumSize else { return false }
         if let dot = path.utf8.lastIndex(of: UInt8(ascii: ".")),
-           !path[dot...].contains("/") {
+            !path[dot...].contains("/")
+        {
             let ext = path[path.index(after: dot)...].lowercased()
             if compressedExtensions.contains(ext) { return true }
         }
@@ -38,14 +39,14 @@ enum FileClass {
     static func hasCompressedSignature(_ bytes: ArraySlice<UInt8>) -> Bool {
         let head = Array(bytes.prefix(8))
         func starts(_ magic: [UInt8]) -> Bool { head.count >= magic.count && Array(head.prefix(magic.count)) == magic }
-        if starts([0x1f, 0x8b, 0x08]) { return true }                                   // gzip, deflate
-        if starts([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]) { return true }                 // xz
-        if starts([0x28, 0xb5, 0x2f, 0xfd]) { return true }                             // zstd
-        if starts([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]) { return true }                 // 7z
-        if starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) { return true }     // PNG
-        if starts([0xff, 0xd8, 0xff]) { return true }                                   // JPEG
-        if starts([0x50, 0x4b, 0x03, 0x04]) { return true }                             // zip (jar, docx...)
-        if head.count >= 4, starts([0x42, 0x5a, 0x68]), (0x31...0x39).contains(head[3]) { return true } // bzip2
+        if starts([0x1f, 0x8b, 0x08]) { return true }  // gzip, deflate
+        if starts([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]) { return true }  // xz
+        if starts([0x28, 0xb5, 0x2f, 0xfd]) { return true }  // zstd
+        if starts([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c]) { return true }  // 7z
+        if starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) { return true }  // PNG
+        if starts([0xff, 0xd8, 0xff]) { return true }  // JPEG
+        if starts([0x50, 0x4b, 0x03, 0x04]) { return true }  // zip (jar, docx...)
+        if head.count >= 4, starts([0x42, 0x5a, 0x68]), (0x31...0x39).contains(head[3]) { return true }  // bzip2
         return false
     }
 }

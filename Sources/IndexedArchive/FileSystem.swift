@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-package import Glibc
-#elseif canImport(Darwin)
-package import Darwin
-#endif
 import Tar
+
+#if canImport(Glibc)
+    package import Glibc
+#elseif canImport(Darwin)
+    package import Darwin
+#endif
 
 /// The file-system calls the packer reads through.
 ///

@@ -62,12 +62,14 @@ struct MemberCursor: Sendable {
                         }
                     }
                 } catch let error as TarError {
-                    throw ArchiveError(.corrupt, "no valid tar header at the indexed offset: \(error.message)", path: path,
-                                       member: entry.path, offset: entry.headerOffset &+ (error.offset ?? 0), underlying: error)
+                    throw ArchiveError(
+                        .corrupt, "no valid tar header at the indexed offset: \(error.message)", path: path,
+                        member: entry.path, offset: entry.headerOffset &+ (error.offset ?? 0), underlying: error)
                 } catch {
                     // The parser throws only TarError; the closure above throws nothing.
-                    throw ArchiveError(.corrupt, "no valid tar header at the indexed offset: \(error)", path: path,
-                                       member: entry.path, offset: entry.headerOffset)
+                    throw ArchiveError(
+                        .corrupt, "no valid tar header at the indexed offset: \(error)", path: path,
+                        member: entry.path, offset: entry.headerOffset)
                 }
                 self.found = found
                 lower = headerEnd
@@ -89,20 +91,23 @@ struct MemberCursor: Sendable {
     /// may be kept.
     func finish() throws(ArchiveError) {
         guard header != nil else {
-            throw ArchiveError(.corrupt, "the member's header blocks were not decoded", path: path, member: entry.path,
-                               offset: entry.headerOffset)
+            throw ArchiveError(
+                .corrupt, "the member's header blocks were not decoded", path: path, member: entry.path,
+                offset: entry.headerOffset)
         }
         if entry.kind == .regular, let expected = entry.checksum, expected != checksum {
-            throw ArchiveError(.checksumMismatch, "content checksum mismatch", path: path, member: entry.path,
-                               offset: entry.dataOffset)
+            throw ArchiveError(
+                .checksumMismatch, "content checksum mismatch", path: path, member: entry.path,
+                offset: entry.dataOffset)
         }
     }
 
     /// The header found at the entry's offset, if it is the entry's; else why not.
     private func check(_ member: TarMember?) throws(ArchiveError) -> TarHeader {
         func disagree(_ what: String) -> ArchiveError {
-            ArchiveError(.corrupt, "the tar header at the indexed offset disagrees with the index: \(what)",
-                         path: path, member: entry.path, offset: entry.headerOffset)
+            ArchiveError(
+                .corrupt, "the tar header at the indexed offset disagrees with the index: \(what)",
+                path: path, member: entry.path, offset: entry.headerOffset)
         }
         guard let member else {
             throw disagree("no member header ends at the indexed data offset \(entry.dataOffset)")
@@ -125,8 +130,11 @@ struct MemberCursor: Sendable {
             throw disagree("the header gives mode \(String(stored.mode, radix: 8)), the index \(String(entry.mode, radix: 8))")
         }
         guard (stored.linkTarget ?? "").utf8.elementsEqual((entry.linkTarget ?? "").utf8),
-              (stored.linkTarget == nil) == (entry.linkTarget == nil) else {
-            throw disagree("the header links to \(String(reflecting: stored.linkTarget ?? "")), the index to \(String(reflecting: entry.linkTarget ?? ""))")
+            (stored.linkTarget == nil) == (entry.linkTarget == nil)
+        else {
+            throw disagree(
+                "the header links to \(String(reflecting: stored.linkTarget ?? "")), the index to \(String(reflecting: entry.linkTarget ?? ""))"
+            )
         }
         var header = stored
         header.mtime = entry.mtime

@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
 
 #if canImport(Glibc)
-private typealias GroupEntry = Glibc.group
+    import Glibc
 #elseif canImport(Darwin)
-private typealias GroupEntry = Darwin.group
+    import Darwin
+#endif
+
+#if canImport(Glibc)
+    private typealias GroupEntry = Glibc.group
+#elseif canImport(Darwin)
+    private typealias GroupEntry = Darwin.group
 #endif
 
 /// User and group names for numeric ids, as tar stores them (`uname`, `gname`) beside the ids,

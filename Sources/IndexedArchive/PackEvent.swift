@@ -1,5 +1,5 @@
-/// Progress of a pack, as it happens. Every event is also a heartbeat: a stage that stops sending
-/// them has stopped making progress.
+/// Progress of a pack, as it happens, for displays (`amk pack`'s bar and `-v` listing). The
+/// watchdog does not read them: it times the jobs that threads run (see ``Watchdog``).
 public enum PackEvent: Sendable {
     /// A member was stored; `bytes` is its content size.
     case entryStored(path: String, bytes: UInt64)

@@ -82,8 +82,9 @@ final class SelectiveExtraction: Sendable {
         try state.withLock { (state) throws(ArchiveError) in
             guard state.next < state.members.count else { return }
             let entry = state.members[state.next].entry
-            throw ArchiveError(.corrupt, "the member's bytes were not all decoded", path: path, member: entry.path,
-                               offset: entry.headerOffset)
+            throw ArchiveError(
+                .corrupt, "the member's bytes were not all decoded", path: path, member: entry.path,
+                offset: entry.headerOffset)
         }
     }
 
@@ -94,8 +95,9 @@ final class SelectiveExtraction: Sendable {
                 return ArchiveReader.RunResult(members: members, extracted: 0, bytes: 0, warnings: [])
             }
             try extractor.finish()
-            return ArchiveReader.RunResult(members: members, extracted: extractor.entries, bytes: extractor.bytes,
-                                           warnings: extractor.warnings)
+            return ArchiveReader.RunResult(
+                members: members, extracted: extractor.entries, bytes: extractor.bytes,
+                warnings: extractor.warnings)
         }
     }
 

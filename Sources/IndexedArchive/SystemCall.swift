@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Tar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Thin wrappers over the system calls the engine uses: they retry `EINTR` and turn failures into
 /// an ``ArchiveError`` that names the call, the path and the errno's text.
@@ -38,7 +39,8 @@ enum SystemCall {
     }
 
     /// Reads up to `count` bytes at `offset`; fewer only at end of file.
-    static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String?) throws(ArchiveError) -> Int {
+    static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String?) throws(ArchiveError) -> Int
+    {
         var done = 0
         while done < buffer.count {
             let n = retrying { Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
@@ -101,7 +103,9 @@ enum SystemCall {
     }
 
     static func rename(_ from: String, _ to: String) throws(ArchiveError) {
-        guard RawName.withCString(from, { from in RawName.withCString(to) { Glibc.rename(from, $0) } }) == 0 else { throw error("rename to '\(to)'", path: from) }
+        guard RawName.withCString(from, { from in RawName.withCString(to) { Glibc.rename(from, $0) } }) == 0 else {
+            throw error("rename to '\(to)'", path: from)
+        }
     }
 
     static func unlink(_ path: String) {

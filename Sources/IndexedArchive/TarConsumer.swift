@@ -98,8 +98,10 @@ struct TarConsumer {
                 let key = String(record.key.dropFirst(4))
                 kept += key.utf8.count + record.value.utf8.count - (metadata[key].map { key.utf8.count + $0.utf8.count } ?? 0)
                 guard kept <= maxBytes, metadata[key] != nil || metadata.count < maxKeys else {
-                    throw ArchiveError(.limitExceeded, "pax global headers carry more archive metadata than the limit "
-                                       + "(\(maxKeys) keys, \(maxBytes) bytes in total), at tar offset \(offset)")
+                    throw ArchiveError(
+                        .limitExceeded,
+                        "pax global headers carry more archive metadata than the limit "
+                            + "(\(maxKeys) keys, \(maxBytes) bytes in total), at tar offset \(offset)")
                 }
                 metadata[key] = record.value
             }
@@ -115,19 +117,22 @@ struct TarConsumer {
                 let header = member.header
                 // Names byte for byte: String equality is canonical equivalence.
                 guard entry.path.utf8.elementsEqual(header.path.utf8), entry.kind == header.kind, entry.size == header.size,
-                      entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
-                      entry.mode == header.mode, TarSerializer.tarTime(header.mtime, matches: entry.mtime),
-                      entry.linkTarget == header.linkTarget,
-                      (entry.linkTarget ?? "").utf8.elementsEqual((header.linkTarget ?? "").utf8) else {
-                    throw ArchiveError(.corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
-                                       member: header.path, offset: member.headerOffset)
+                    entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
+                    entry.mode == header.mode, TarSerializer.tarTime(header.mtime, matches: entry.mtime),
+                    entry.linkTarget == header.linkTarget,
+                    (entry.linkTarget ?? "").utf8.elementsEqual((header.linkTarget ?? "").utf8)
+                else {
+                    throw ArchiveError(
+                        .corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
+                        member: header.path, offset: member.headerOffset)
                 }
             }
-            collected?.append(ArchiveEntry(
-                path: member.header.path, kind: member.header.kind, size: member.header.size, mode: member.header.mode,
-                uid: member.header.uid, gid: member.header.gid, mtime: member.header.mtime,
-                linkTarget: member.header.linkTarget, headerOffset: member.headerOffset, dataOffset: member.dataOffset,
-                checksum: nil, hasPaxHeader: member.hasPaxHeader))
+            collected?.append(
+                ArchiveEntry(
+                    path: member.header.path, kind: member.header.kind, size: member.header.size, mode: member.header.mode,
+                    uid: member.header.uid, gid: member.header.gid, mtime: member.header.mtime,
+                    linkTarget: member.header.linkTarget, headerOffset: member.headerOffset, dataOffset: member.dataOffset,
+                    checksum: nil, hasPaxHeader: member.hasPaxHeader))
             if let capture, captured == nil, member.header.path == capture || member.header.path == capture + "/" {
                 capturing = true
                 captured = []
@@ -152,8 +157,9 @@ struct TarConsumer {
             if let expected, let member = current {
                 let entry = expected[nextExpected]
                 if entry.kind == .regular, let sum = entry.checksum, sum != checksum {
-                    throw ArchiveError(.checksumMismatch, "content checksum mismatch (index \(hex(sum)), data \(hex(checksum)))",
-                                       member: member.header.path, offset: member.dataOffset)
+                    throw ArchiveError(
+                        .checksumMismatch, "content checksum mismatch (index \(hex(sum)), data \(hex(checksum)))",
+                        member: member.header.path, offset: member.dataOffset)
                 }
                 nextExpected += 1
             }
@@ -161,7 +167,10 @@ struct TarConsumer {
                 collected![last].checksum = checksum
             }
             if currentSelected { try extractor!.endMember() }
-            if capturing { capturing = false; captureDone = true }
+            if capturing {
+                capturing = false
+                captureDone = true
+            }
             current = nil
             currentSelected = false
         case .end(let offset):

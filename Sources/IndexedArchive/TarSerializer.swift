@@ -150,7 +150,8 @@ struct TarSerializer {
 
     private mutating func split(_ bytes: [UInt8], into pieces: Int, ready: inout [Chunk]) {
         guard pieces > 0, !bytes.isEmpty else { return }
-        let base = bytes.count / pieces, extra = bytes.count % pieces
+        let base = bytes.count / pieces
+        let extra = bytes.count % pieces
         var start = 0
         for piece in 0..<pieces {
             let length = base + (piece < extra ? 1 : 0)
@@ -161,7 +162,10 @@ struct TarSerializer {
     }
 
     private mutating func flushHeld(into ready: inout [Chunk]) {
-        if let previous = held { ready.append(previous); held = nil }
+        if let previous = held {
+            ready.append(previous)
+            held = nil
+        }
     }
 
     /// A pax global header at the very start, so a streaming reader knows the metadata before the
@@ -258,7 +262,4 @@ struct TarSerializer {
         append(TarEncoder.endOfArchive, into: &ready)
         flushTail(into: &ready)
     }
-
-    /// Chunks handed out so far.
-    var chunkCount: Int { nextSequence }
 }

@@ -57,10 +57,18 @@ public enum TerminalSafe {
                 continue
             }
             switch scalars[index + 1] {
-            case "\\": out.append("\\"); index += 2
-            case "n": out.append("\n"); index += 2
-            case "t": out.append("\t"); index += 2
-            case "r": out.append("\r"); index += 2
+            case "\\":
+                out.append("\\")
+                index += 2
+            case "n":
+                out.append("\n")
+                index += 2
+            case "t":
+                out.append("\t")
+                index += 2
+            case "r":
+                out.append("\r")
+                index += 2
             case let form where form == "x" || form == "u":
                 let digits = form == "x" ? 2 : 4
                 if let decoded = hexScalar(scalars, from: index + 2, count: digits) {
@@ -68,10 +76,12 @@ public enum TerminalSafe {
                     out.append(form == "x" && decoded.value >= 0x80 ? RawName.escape(UInt8(decoded.value)) : decoded)
                     index += 2 + digits
                 } else {
-                    out.append(scalar); index += 1
+                    out.append(scalar)
+                    index += 1
                 }
             default:
-                out.append(scalar); index += 1
+                out.append(scalar)
+                index += 1
             }
         }
         // Escaped bytes that together spell UTF-8 ("\xc3\xa9") are that text ("é"), as in
@@ -107,7 +117,8 @@ public enum TerminalSafe {
                     out += "\\x" + String(byte, radix: 16)
                 } else if needsEscape(scalar) {
                     let digits = String(scalar.value, radix: 16)
-                    out += scalar.isASCII
+                    out +=
+                        scalar.isASCII
                         ? "\\x" + String(repeating: "0", count: 2 - digits.count) + digits
                         : "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
                 } else {

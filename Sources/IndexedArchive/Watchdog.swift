@@ -103,20 +103,6 @@ public final class Watchdog: Sendable {
         state.withLock { state in _ = state.jobs.removeValue(forKey: job) }
     }
 
-    /// Runs `body` as a job of `stage` named `label`.
-    public func during<T>(_ stage: PipelineStage, job label: String, _ body: () async throws -> T) async rethrows -> T {
-        let job = begin(stage, job: label)
-        defer { end(job) }
-        return try await body()
-    }
-
-    /// Runs `body` as work of `stage`.
-    public func during<T>(_ stage: PipelineStage, _ body: () async throws -> T) async rethrows -> T {
-        begin(stage)
-        defer { end(stage) }
-        return try await body()
-    }
-
     /// The stall that tripped the watchdog, if any.
     public var stall: StallReport? { state.withLock { $0.stall } }
 
@@ -216,7 +202,8 @@ public final class Watchdog: Sendable {
             if let cancelledAt {
                 if ContinuousClock.now - cancelledAt >= policy.gracePeriod {
                     let stall = self.stall
-                    let why = stall.map { "\($0); cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))" }
+                    let why =
+                        stall.map { "\($0); cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))" }
                         ?? "cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))"
                     supervision.answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
                     return
@@ -285,7 +272,9 @@ final class Supervision<T: Sendable>: Sendable {
         switch result {
         case .success:
             // Cancelled work that reports success has ignored the cancellation.
-            let why = stall.map { "\($0); cancelled, it returned as if it had not been" } ?? "cancellation ignored: returned normally after being cancelled"
+            let why =
+                stall.map { "\($0); cancelled, it returned as if it had not been" }
+                ?? "cancellation ignored: returned normally after being cancelled"
             answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
         case .failure(let error):
             if let stall, error is CancellationError || (error as? ArchiveError)?.code != .stalled {

@@ -13,8 +13,10 @@ public struct WatchdogPolicy: Sendable {
     /// Defaults sized for real disks and preset 9: a stage must be silent for a long while before
     /// it counts as stuck. Compression reports progress every 32 KiB of input, so even the slowest
     /// preset beats many times a second.
-    public init(stallTimeouts: [PipelineStage: Duration] = [:], defaultStallTimeout: Duration = .seconds(60),
-                gracePeriod: Duration = .seconds(2), checkInterval: Duration? = nil) {
+    public init(
+        stallTimeouts: [PipelineStage: Duration] = [:], defaultStallTimeout: Duration = .seconds(60),
+        gracePeriod: Duration = .seconds(2), checkInterval: Duration? = nil
+    ) {
         self.stallTimeouts = stallTimeouts
         self.defaultStallTimeout = defaultStallTimeout
         self.gracePeriod = gracePeriod

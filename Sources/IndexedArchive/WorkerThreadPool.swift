@@ -129,13 +129,6 @@ package final class WorkerThreadPool: Sendable {
         }
     }
 
-    /// Jobs being run right now.
-    package var busyThreads: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return state.running
-    }
-
     /// Threads that have left their loop after `shutdown()`.
     package var exitedThreads: Int { exited.load(ordering: .relaxed) }
 
@@ -167,7 +160,10 @@ package final class WorkerThreadPool: Sendable {
             let thread = Thread { [self] in
                 let deadline = ContinuousClock.now + timeout
                 while exitedThreads < threadCount {
-                    if ContinuousClock.now >= deadline { resume(false); return }
+                    if ContinuousClock.now >= deadline {
+                        resume(false)
+                        return
+                    }
                     Thread.sleep(forTimeInterval: 0.001)
                 }
                 resume(true)

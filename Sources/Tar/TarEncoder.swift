@@ -59,7 +59,8 @@ public enum TarEncoder {
             PaxRecords.append(key: "size", value: String(header.size), to: &records)
         }
         if header.mtime.nanoseconds != 0 || header.mtime.seconds < 0
-            || header.mtime.seconds > Int64(UstarBlock.maxOctal11) {
+            || header.mtime.seconds > Int64(UstarBlock.maxOctal11)
+        {
             PaxRecords.append(key: "mtime", value: PaxRecords.formatTime(header.mtime), to: &records)
         }
         if header.uid > UstarBlock.maxOctal7 {
@@ -88,7 +89,7 @@ public enum TarEncoder {
         UstarBlock.writeOctal(min(header.gid, UstarBlock.maxOctal7), into: &block, UstarBlock.gid)
         // Above 8 GiB - 1 GNU tar writes 0 here and relies on the pax size record; so do we.
         let ustarSize = header.size > UstarBlock.maxOctal11 ? 0 : header.size
-        UstarBlock.writeOctal(ustarSize, into: &block, UstarBlock.size_)
+        UstarBlock.writeOctal(ustarSize, into: &block, UstarBlock.sizeField)
         UstarBlock.writeOctal(ustarMtime, into: &block, UstarBlock.mtime)
         block[UstarBlock.typeflag] = header.kind.typeflag
         if !linkTarget.isEmpty {
@@ -128,7 +129,8 @@ public enum TarEncoder {
         for record in records {
             let key = record.key
             if key.isEmpty || key.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
-                throw TarError(code: .invalidValue, message: "pax keyword \"\(UstarBlock.escaped(key))\" is empty or contains '=', a newline or NUL")
+                throw TarError(
+                    code: .invalidValue, message: "pax keyword \"\(UstarBlock.escaped(key))\" is empty or contains '=', a newline or NUL")
             }
             if ["path", "linkpath", "uname", "gname"].contains(key), record.value.utf8.contains(0) {
                 throw TarError(code: .invalidValue, message: "pax keyword \"\(key)\": a name cannot contain a NUL byte")
@@ -158,8 +160,10 @@ public enum TarEncoder {
         func fail(_ message: String) -> TarError {
             TarError(code: .invalidValue, message: "\(message) (path \"\(header.path)\")")
         }
-        for (name, value) in [("path", header.path), ("link target", header.linkTarget),
-                              ("user name", header.userName), ("group name", header.groupName)] {
+        for (name, value) in [
+            ("path", header.path), ("link target", header.linkTarget),
+            ("user name", header.userName), ("group name", header.groupName)
+        ] {
             if let value, value.utf8.contains(0) { throw fail("\(name) contains a NUL byte") }
         }
         for name in header.extendedAttributes.keys
@@ -173,8 +177,11 @@ public enum TarEncoder {
             // Metadata typeflags would make readers misparse what follows; standard ones have
             // a named case and must use it so decoding gives back the same value.
             if TarEntryKind(typeflag: typeflag) != .other(typeflag)
-                || [UInt8(ascii: "x"), UInt8(ascii: "g"), UInt8(ascii: "X"), UInt8(ascii: "L"),
-                    UInt8(ascii: "K"), UInt8(ascii: "S")].contains(typeflag) {
+                || [
+                    UInt8(ascii: "x"), UInt8(ascii: "g"), UInt8(ascii: "X"), UInt8(ascii: "L"),
+                    UInt8(ascii: "K"), UInt8(ascii: "S")
+                ].contains(typeflag)
+            {
                 throw fail("typeflag \(typeflag) cannot be written as .other")
             }
         case .hardLink, .symbolicLink, .directory, .characterDevice, .blockDevice, .fifo:
@@ -223,7 +230,7 @@ public enum TarEncoder {
         UstarBlock.writeOctal(0o644, into: &block, UstarBlock.mode)
         UstarBlock.writeOctal(0, into: &block, UstarBlock.uid)
         UstarBlock.writeOctal(0, into: &block, UstarBlock.gid)
-        UstarBlock.writeOctal(UInt64(records.count), into: &block, UstarBlock.size_)
+        UstarBlock.writeOctal(UInt64(records.count), into: &block, UstarBlock.sizeField)
         UstarBlock.writeOctal(mtime, into: &block, UstarBlock.mtime)
         block[UstarBlock.typeflag] = typeflag
         UstarBlock.writeOctal(0, into: &block, UstarBlock.devmajor)

@@ -121,10 +121,11 @@ extension TarHeader {
         if kind == .directory, !path.hasSuffix("/") {
             path += "/"
         }
-        let linkTarget: String? = switch kind {
-        case .hardLink, .symbolicLink: overrides.linkPath ?? fields.linkName
-        default: nil
-        }
+        let linkTarget: String? =
+            switch kind {
+            case .hardLink, .symbolicLink: overrides.linkPath ?? fields.linkName
+            default: nil
+            }
         let userName = overrides.userName ?? fields.userName
         let groupName = overrides.groupName ?? fields.groupName
         self.init(

@@ -141,12 +141,14 @@ public struct TarParser: Sendable {
         case .end:
             error = nil
         case .header where consumed == 0:
-            error = requireEndMarker
+            error =
+                requireEndMarker
                 ? TarError(code: .notATarStream, message: "not a tar stream: it is empty", offset: 0)
                 : nil
         case .header where blockBuffer.isEmpty && pending.firstOffset == nil,
-             .zeroBlock where blockBuffer.isEmpty:
-            error = requireEndMarker
+            .zeroBlock where blockBuffer.isEmpty:
+            error =
+                requireEndMarker
                 ? TarError(code: .truncated, message: "stream ends without the end-of-archive marker", offset: consumed)
                 : nil
         case .header, .zeroBlock:
@@ -154,22 +156,27 @@ public struct TarParser: Sendable {
                 // Less than one block in all, and not the start of a ustar header.
                 error = TarError(
                     code: .notATarStream,
-                    message: "not a tar stream: it ends after \(blockBuffer.count) bytes, inside the first 512-byte header block, which has no ustar magic",
+                    message:
+                        "not a tar stream: it ends after \(blockBuffer.count) bytes, inside the first 512-byte header block, which has no ustar magic",
                     offset: 0
                 )
             } else if let first = pending.firstOffset {
                 error = TarError(code: .truncated, message: "stream ends inside the header blocks of a member", offset: first)
             } else {
                 let blockOffset = consumed - UInt64(blockBuffer.count)
-                error = TarError(code: .truncated, message: "stream ends inside a header block (\(blockBuffer.count) of 512 bytes)", offset: blockOffset)
+                error = TarError(
+                    code: .truncated, message: "stream ends inside a header block (\(blockBuffer.count) of 512 bytes)", offset: blockOffset)
             }
         case .extended(_, let blockOffset, let remaining, _):
-            error = TarError(code: .truncated, message: "stream ends inside an extended header (\(remaining) bytes missing)", offset: pending.firstOffset ?? blockOffset)
+            error = TarError(
+                code: .truncated, message: "stream ends inside an extended header (\(remaining) bytes missing)",
+                offset: pending.firstOffset ?? blockOffset)
         case .content(let remaining, _):
             let member = currentMember ?? (consumed, "?", remaining)
             error = TarError(
                 code: .truncated,
-                message: "member \"\(UstarBlock.escaped(member.path))\" is truncated: \(member.size - remaining) of \(member.size) content bytes present",
+                message:
+                    "member \"\(UstarBlock.escaped(member.path))\" is truncated: \(member.size - remaining) of \(member.size) content bytes present",
                 offset: member.offset
             )
         case .padding:
@@ -281,7 +288,9 @@ public struct TarParser: Sendable {
     private mutating func headerBlock(_ block: UnsafeRawBufferPointer, at blockOffset: UInt64, handler: (Event) throws -> Void) throws {
         if UstarBlock.isZero(block) {
             if let first = pending.firstOffset {
-                throw TarError(code: .badField, message: "extended header at offset \(first) is followed by a zero block instead of a member header", offset: blockOffset)
+                throw TarError(
+                    code: .badField, message: "extended header at offset \(first) is followed by a zero block instead of a member header",
+                    offset: blockOffset)
             }
             if case .zeroBlock(let first) = state {
                 state = .end
@@ -299,7 +308,8 @@ public struct TarParser: Sendable {
 
         func startExtended(_ kind: ExtendedKind, limit: Int, what: String) throws(TarError) {
             guard limit >= 0, fields.size <= UInt64(limit) else {
-                throw TarError(code: .tooLarge, message: "\(what) of \(fields.size) bytes exceeds the limit of \(limit) bytes", offset: blockOffset)
+                throw TarError(
+                    code: .tooLarge, message: "\(what) of \(fields.size) bytes exceeds the limit of \(limit) bytes", offset: blockOffset)
             }
             extendedBuffer.removeAll(keepingCapacity: true)
             extendedBuffer.reserveCapacity(Int(fields.size))
@@ -328,7 +338,9 @@ public struct TarParser: Sendable {
             try startExtended(kind, limit: limit, what: "GNU long name")
             if fields.size == 0 { try finishExtended(kind, blockOffset: blockOffset, handler: handler) }
         case UInt8(ascii: "S"):
-            throw TarError(code: .unsupported, message: "unsupported: sparse member \"\(UstarBlock.escaped(fields.path))\" (GNU typeflag 'S')", offset: blockOffset)
+            throw TarError(
+                code: .unsupported, message: "unsupported: sparse member \"\(UstarBlock.escaped(fields.path))\" (GNU typeflag 'S')",
+                offset: blockOffset)
         default:
             var merged = pending.overrides.merged(over: globals, except: pending.cleared)
             merged.extendedAttributes = pending.overrides.extendedAttributes
@@ -337,7 +349,9 @@ public struct TarParser: Sendable {
             let hasPax = pending.hasPax
             pending = Pending()
             if header.path.utf8.count > limits.maxPathLength {
-                throw TarError(code: .tooLarge, message: "path of \(header.path.utf8.count) bytes exceeds the limit of \(limits.maxPathLength)", offset: headerOffset)
+                throw TarError(
+                    code: .tooLarge, message: "path of \(header.path.utf8.count) bytes exceeds the limit of \(limits.maxPathLength)",
+                    offset: headerOffset)
             }
             // The stream position must stay representable through the content and padding.
             let padding = TarEncoder.padding(forContentSize: header.size)
@@ -416,7 +430,10 @@ public struct TarParser: Sendable {
     ) throws(TarError) -> String {
         let value = RawName.decode(bytes)
         func bad(_ what: String) -> TarError {
-            TarError(code: .badPaxRecord, message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")", offset: headerOffset)
+            TarError(
+                code: .badPaxRecord,
+                message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")",
+                offset: headerOffset)
         }
         func number() throws(TarError) -> UInt64? {
             if value.isEmpty { return nil }
@@ -426,7 +443,9 @@ public struct TarParser: Sendable {
         func checkedPath() throws(TarError) -> String? {
             if value.isEmpty { return nil }
             guard bytes.count <= limits.maxPathLength else {
-                throw TarError(code: .tooLarge, message: "pax \(key) of \(bytes.count) bytes exceeds the limit of \(limits.maxPathLength)", offset: headerOffset)
+                throw TarError(
+                    code: .tooLarge, message: "pax \(key) of \(bytes.count) bytes exceeds the limit of \(limits.maxPathLength)",
+                    offset: headerOffset)
             }
             return value
         }
@@ -459,7 +478,9 @@ public struct TarParser: Sendable {
             overrides.extendedAttributes[String(key.dropFirst(PaxRecords.xattrPrefix.count))] = Array(bytes)
         default:
             if key.hasPrefix("GNU.sparse.") {
-                throw TarError(code: .unsupported, message: "unsupported: sparse member (pax keyword \"\(UstarBlock.escaped(key))\")", offset: headerOffset)
+                throw TarError(
+                    code: .unsupported, message: "unsupported: sparse member (pax keyword \"\(UstarBlock.escaped(key))\")",
+                    offset: headerOffset)
             }
         }
         return value

@@ -11,7 +11,7 @@ enum UstarBlock {
     static let mode = 100..<108
     static let uid = 108..<116
     static let gid = 116..<124
-    static let size_ = 124..<136
+    static let sizeField = 124..<136
     static let mtime = 136..<148
     static let checksum = 148..<156
     static let typeflag = 156
@@ -93,7 +93,7 @@ enum UstarBlock {
         let mode = try unsigned(mode, "mode")
         let uid = try unsigned(uid, "uid")
         let gid = try unsigned(gid, "gid")
-        let size = try unsigned(size_, "size")
+        let size = try unsigned(sizeField, "size")
         guard let mtime = parseSigned(block, mtime) else {
             throw TarError(code: .badField, message: "mtime field is not a valid number (\(quoted(block, mtime)))", offset: offset)
         }

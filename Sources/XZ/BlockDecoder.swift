@@ -70,8 +70,10 @@ public final class BlockDecoder {
     /// - Returns: the size of the Block Header: the compressed data starts that far into `header`.
     /// - Throws: `XZError` `.data`, `.truncated` or `.options` for a bad header, `.memoryLimit` when
     ///   the block needs more memory than allowed.
-    public func begin(header: UnsafeRawBufferPointer, check: XZCheck, fileOffset: UInt64 = 0,
-                      uncompressedSize: UInt64? = nil) throws -> Int {
+    public func begin(
+        header: UnsafeRawBufferPointer, check: XZCheck, fileOffset: UInt64 = 0,
+        uncompressedSize: UInt64? = nil
+    ) throws -> Int {
         progress = nil
         try options.decodeHeader(header, check: check, fileOffset: fileOffset)
         let info = options.block.pointee
@@ -97,9 +99,10 @@ public final class BlockDecoder {
         }
         let ret = lzma_block_decoder(stream.pointer, options.block)
         guard ret == LZMA_OK else { throw XZError(ret, "starting block decoder", offset: fileOffset) }
-        progress = Progress(headerSize: headerSize, declaredCompressed: declaredCompressed,
-                            declaredUncompressed: declaredUncompressed, expectedSize: uncompressedSize,
-                            check: check, fileOffset: fileOffset)
+        progress = Progress(
+            headerSize: headerSize, declaredCompressed: declaredCompressed,
+            declaredUncompressed: declaredUncompressed, expectedSize: uncompressedSize,
+            check: check, fileOffset: fileOffset)
         return headerSize
     }
 
@@ -121,8 +124,10 @@ public final class BlockDecoder {
     /// - Throws: `CancellationError`; `XZError` `.data` for corrupt data, a check mismatch, or
     ///   output that passes the expected size; `.program` when no block was begun; whatever
     ///   `output` throws. After an error, begin the block again.
-    public func decode(_ input: UnsafeRawBufferPointer, maxOutput: Int = .max, isCancelled: () -> Bool = { false },
-                       output: (UnsafeRawBufferPointer) throws -> Void) throws -> (consumed: Int, finished: Bool) {
+    public func decode(
+        _ input: UnsafeRawBufferPointer, maxOutput: Int = .max, isCancelled: () -> Bool = { false },
+        output: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> (consumed: Int, finished: Bool) {
         guard var state = progress else {
             throw XZError(code: .program, message: "block decoder used before begin(header:)")
         }
@@ -277,7 +282,8 @@ public final class BlockDecoder {
     /// check, bad padding and corrupt data all as `LZMA_DATA_ERROR`; how far it had read tells
     /// them apart when the header declares the compressed size.
     private func decodingError(_ ret: lzma_ret, consumed: UInt64, state: Progress) -> XZError {
-        let compressed = state.declaredCompressed, check = state.check
+        let compressed = state.declaredCompressed
+        let check = state.check
         let dataStart = state.fileOffset + UInt64(state.headerSize)
         guard ret == LZMA_DATA_ERROR else {
             return XZError(ret, "decoding block", offset: dataStart + consumed)

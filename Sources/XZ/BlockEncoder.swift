@@ -5,8 +5,6 @@ import CLZMA
 /// Make one per worker thread: it owns an `lzma_stream` that it reuses across blocks so liblzma
 /// does not reallocate its match finder for every chunk. It is deliberately not `Sendable`.
 public final class BlockEncoder {
-    /// Size of the input slices between cancellation checks when the caller does not choose.
-    static let defaultSliceSize = 256 * 1024
     /// LZMA2 stores uncompressed data in chunks of at most 64 KiB, each with a 3-byte header.
     static let storedChunkSize = 1 << 16
 
@@ -115,7 +113,10 @@ public final class BlockEncoder {
                 while strm.pointee.avail_in > 0 {
                     let ret = lzma_code(strm, LZMA_RUN)
                     guard ret == LZMA_OK else { throw XZError(ret, "compressing block") }
-                    if strm.pointee.avail_out == 0 { fellBack = true; return }
+                    if strm.pointee.avail_out == 0 {
+                        fellBack = true
+                        return
+                    }
                 }
                 position += length
             }
@@ -124,9 +125,15 @@ public final class BlockEncoder {
                 let ret = lzma_code(strm, LZMA_FINISH)
                 if ret == LZMA_STREAM_END { break }
                 guard ret == LZMA_OK else { throw XZError(ret, "finishing block") }
-                if strm.pointee.avail_out == 0 { fellBack = true; return }
+                if strm.pointee.avail_out == 0 {
+                    fellBack = true
+                    return
+                }
             }
-            guard block.pointee.compressed_size < UInt64(storedData) else { fellBack = true; return }
+            guard block.pointee.compressed_size < UInt64(storedData) else {
+                fellBack = true
+                return
+            }
 
             let written = capacity - reserved - strm.pointee.avail_out
             let ret = lzma_block_header_size(block)

@@ -61,7 +61,8 @@ final class BlockOptions {
         }
         let headerSize = Int(amk_lzma_block_header_size_decode(first))
         guard bytes.count >= headerSize else {
-            throw XZError(code: .truncated, message: "block header needs \(headerSize) bytes, only \(bytes.count) available", offset: fileOffset)
+            throw XZError(
+                code: .truncated, message: "block header needs \(headerSize) bytes, only \(bytes.count) available", offset: fileOffset)
         }
         reset(check: check)
         block.pointee.header_size = UInt32(headerSize)

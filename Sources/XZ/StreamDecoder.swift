@@ -189,12 +189,14 @@ public final class StreamDecoder {
         // if its first bytes are not the magic, no stream starts there.
         let notAStream = ret == LZMA_FORMAT_ERROR || (ret == LZMA_BUF_ERROR && !Self.headerMagic.starts(with: streamHead))
         if notAStream && streamsEnded > 0 {
-            return XZError(code: .format, message: "data after the end of the xz stream is neither padding nor another stream",
-                           offset: streamStart)
+            return XZError(
+                code: .format, message: "data after the end of the xz stream is neither padding nor another stream",
+                offset: streamStart)
         }
         if notAStream {
-            return XZError(code: .format, message: "not an xz file (no stream header magic where a stream should start)",
-                           offset: streamStart)
+            return XZError(
+                code: .format, message: "not an xz file (no stream header magic where a stream should start)",
+                offset: streamStart)
         }
         switch ret {
         case LZMA_DATA_ERROR:

@@ -6,9 +6,6 @@ public enum StreamFooter {
     /// Size of the Stream Footer in bytes: 12.
     public static let size = Int(amk_lzma_stream_header_size)
 
-    /// Smallest and largest xz Index sizes the Backward Size field can express.
-    static let indexSizeRange: ClosedRange<UInt64> = 4...(UInt64(1) << 34)
-
     /// Encodes a Stream Footer.
     ///
     /// - Parameters:

@@ -197,7 +197,8 @@ extension XZFileIndex {
             guard indexSize <= footerOffset - headerSize else {
                 throw XZError(
                     code: .corruptIndex,
-                    message: "stream footer gives an xz Index of \(indexSize) bytes, more than the \(footerOffset - headerSize) bytes before it",
+                    message:
+                        "stream footer gives an xz Index of \(indexSize) bytes, more than the \(footerOffset - headerSize) bytes before it",
                     offset: footerOffset)
             }
             let indexOffset = footerOffset - indexSize
@@ -237,9 +238,10 @@ extension XZFileIndex {
             var offset = headerOffset + headerSize
             for (unpadded, uncompressed) in sizes {
                 let total = (unpadded + 3) & ~3
-                records.append(XZIndexRecord(
-                    compressedOffset: offset, uncompressedOffset: 0,
-                    unpaddedSize: unpadded, totalSize: total, uncompressedSize: uncompressed))
+                records.append(
+                    XZIndexRecord(
+                        compressedOffset: offset, uncompressedOffset: 0,
+                        unpaddedSize: unpadded, totalSize: total, uncompressedSize: uncompressed))
                 offset += total
             }
             return XZStreamInfo(

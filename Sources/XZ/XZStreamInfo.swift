@@ -14,7 +14,8 @@ public struct XZStreamInfo: Sendable {
     public var padding: UInt64
 
     /// Creates a stream description.
-    public init(headerOffset: UInt64, check: XZCheck, blocks: [XZIndexRecord], indexSize: UInt64, uncompressedSize: UInt64, padding: UInt64) {
+    public init(headerOffset: UInt64, check: XZCheck, blocks: [XZIndexRecord], indexSize: UInt64, uncompressedSize: UInt64, padding: UInt64)
+    {
         self.headerOffset = headerOffset
         self.check = check
         self.blocks = blocks

@@ -23,7 +23,7 @@ struct AMK: AsyncParsableCommand {
         InfoCommand.self,
         SalvageCommand.self,
         ExportCommand.self, ImportCommand.self, DemoCommand.self,
-        SendCommand.self, ReceiveCommand.self, LegacySweepCommand.self, StallCommand.self,
+        SendCommand.self, ReceiveCommand.self, LegacySweepCommand.self, StallCommand.self
     ]
 
     static let configuration = CommandConfiguration(

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ArgumentParser
 import Foundation
-import Synchronization
 import IndexedArchive
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Where `list`, `extract`, `verify` and `info` read an archive from.
 ///
@@ -69,7 +70,8 @@ enum ArchiveInput {
                     if fd >= 0 {
                         waiting.resume(returning: fd)
                     } else {
-                        waiting.resume(throwing: ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path))
+                        waiting.resume(
+                            throwing: ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path))
                     }
                 }
             }
@@ -110,7 +112,8 @@ enum ArchiveInput {
                     let written = buffer.withUnsafeBytes { write(out, $0.baseAddress! + offset, count - offset) }
                     if written < 0 {
                         if errno == EINTR { continue }
-                        throw ArchiveError(.io(errno: errno), "cannot write the temporary copy of standard input: \(String(cString: strerror(errno)))")
+                        throw ArchiveError(
+                            .io(errno: errno), "cannot write the temporary copy of standard input: \(String(cString: strerror(errno)))")
                     }
                     offset += written
                 }

@@ -11,7 +11,8 @@ struct ByteSize: Sendable, Hashable, ExpressibleByArgument, CustomStringConverti
     var bytes: Int
 
     /// The `--chunk-size` help of every command that packs, worded once.
-    static let chunkSizeHelp = "Uncompressed bytes per xz block, the unit of parallelism and random access: 1M to 1G (16M, 16MiB and 16777216 are the same)."
+    static let chunkSizeHelp =
+        "Uncompressed bytes per xz block, the unit of parallelism and random access: 1M to 1G (16M, 16MiB and 16777216 are the same)."
 
     init(bytes: Int) {
         self.bytes = bytes

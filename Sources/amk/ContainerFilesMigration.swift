@@ -48,8 +48,9 @@ struct ContainerFilesMigration: ResourcesExporting, ResourcesImporting {
         let root = appContainer.containerRootDirectory
         for folder in Self.folders {
             try Task.checkCancellation()
-            try SampleFiles.mergeReceivedFolder(named: folder, in: url,
-                                                into: root.appending(path: folder, directoryHint: .isDirectory))
+            try SampleFiles.mergeReceivedFolder(
+                named: folder, in: url,
+                into: root.appending(path: folder, directoryHint: .isDirectory))
         }
         resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
     }

@@ -41,8 +41,9 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let work = FileManager.default.temporaryDirectory.appending(path: "amk-demo-\(UUID().uuidString.prefix(8))",
-                                                                     directoryHint: .isDirectory)
+        let work = FileManager.default.temporaryDirectory.appending(
+            path: "amk-demo-\(UUID().uuidString.prefix(8))",
+            directoryHint: .isDirectory)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let keep = self.keep
         defer {
@@ -68,10 +69,12 @@ struct DemoRun: Sendable {
     let preset: Int
 
     func run() async throws -> String {
-        let source = MigrationDataContainer(bundleIdentifier: "com.example.notes",
-                                            containerRootDirectory: work.appending(path: "source-device/com.example.notes"))
-        let destination = MigrationDataContainer(bundleIdentifier: "com.example.notes",
-                                                 containerRootDirectory: work.appending(path: "destination-device/com.example.notes"))
+        let source = MigrationDataContainer(
+            bundleIdentifier: "com.example.notes",
+            containerRootDirectory: work.appending(path: "source-device/com.example.notes"))
+        let destination = MigrationDataContainer(
+            bundleIdentifier: "com.example.notes",
+            containerRootDirectory: work.appending(path: "destination-device/com.example.notes"))
         let archive = work.appending(path: "com.example.notes.tar.xz")
 
         var clock = ContinuousClock.now
@@ -104,15 +107,20 @@ struct DemoRun: Sendable {
         let total = generateSeconds + exportSeconds + importSeconds + verifySeconds
         var lines: [String] = []
         lines.append("amk demo: the container of a notes app, migrated through the \"sample\" extension")
-        lines.append("  container  \(made.files) files, \(made.links) link, \(made.folders) folders, \(ByteSize.format(UInt64(made.bytes))): "
-            + made.kinds.map { "\($0.name) \(ByteSize.format(UInt64($0.bytes)))" }.joined(separator: ", "))
+        lines.append(
+            "  container  \(made.files) files, \(made.links) link, \(made.folders) folders, \(ByteSize.format(UInt64(made.bytes))): "
+                + made.kinds.map { "\($0.name) \(ByteSize.format(UInt64($0.bytes)))" }.joined(separator: ", "))
         lines.append("  " + column("generate", 10) + column(ByteSize.formatSeconds(generateSeconds), 9) + rate(generateSeconds))
-        lines.append("  " + column("export", 10) + column(ByteSize.formatSeconds(exportSeconds), 9) + column(rate(exportSeconds), 13)
-            + "\(ByteSize.format(UInt64(properties.uncompressedBytes))) -> \(ByteSize.format(UInt64(archiveBytes))) (\(ratio)), preset \(preset)")
-        lines.append("  " + column("import", 10) + column(ByteSize.formatSeconds(importSeconds), 9) + column(rate(importSeconds), 13)
-            + "free-space check, safe extraction to staging, extension moves the files into place")
-        lines.append("  " + column("verify", 10) + column(ByteSize.formatSeconds(verifySeconds), 9) + column(rate(verifySeconds), 13)
-            + "every byte and mode matches: \(compared.files) files, \(compared.links) link, \(compared.folders) folders")
+        lines.append(
+            "  " + column("export", 10) + column(ByteSize.formatSeconds(exportSeconds), 9) + column(rate(exportSeconds), 13)
+                + "\(ByteSize.format(UInt64(properties.uncompressedBytes))) -> \(ByteSize.format(UInt64(archiveBytes))) (\(ratio)), preset \(preset)"
+        )
+        lines.append(
+            "  " + column("import", 10) + column(ByteSize.formatSeconds(importSeconds), 9) + column(rate(importSeconds), 13)
+                + "free-space check, safe extraction to staging, extension moves the files into place")
+        lines.append(
+            "  " + column("verify", 10) + column(ByteSize.formatSeconds(verifySeconds), 9) + column(rate(verifySeconds), 13)
+                + "every byte and mode matches: \(compared.files) files, \(compared.links) link, \(compared.folders) folders")
         lines.append("  " + column("total", 10) + ByteSize.formatSeconds(total))
         return lines.joined(separator: "\n")
     }
@@ -159,7 +167,8 @@ enum DemoContainer {
         }
     }
 
-    static let words = ("meeting notes project draft budget review travel recipe garden photo family weekend "
+    static let words =
+        ("meeting notes project draft budget review travel recipe garden photo family weekend "
         + "invoice reminder birthday grocery list ideas book chapter summary call plan design sketch "
         + "holiday school report update friday monday lunch coffee deadline team launch release").split(separator: " ").map(String.init)
     static let wordBytes = words.map { Array($0.utf8) }
@@ -290,8 +299,9 @@ enum DemoContainer {
         // Databases: 40%, in three files of different sizes.
         let databaseBytes = targetBytes * 40 / 100
         for (name, share) in [("notes.sqlite", 60), ("search-index.sqlite", 30), ("sync-journal.sqlite", 10)] {
-            try write(database(&random, bytes: databaseBytes * share / 100, table: name), "Databases/\(name)", in: support, mode: 0o600,
-                      made: &made)
+            try write(
+                database(&random, bytes: databaseBytes * share / 100, table: name), "Databases/\(name)", in: support, mode: 0o600,
+                made: &made)
         }
         let afterDatabases = made.bytes
         made.kinds.append(("databases", afterDatabases))
@@ -315,8 +325,9 @@ enum DemoContainer {
         while made.bytes - afterDocuments < mediaBytes {
             let size = min((512 << 10) + random.below(5 << 19), max(1024, mediaBytes - (made.bytes - afterDocuments)))
             let album = ["Camera Roll", "Holidays/2024", "Holidays/2025", "Family"][photo % 4]
-            try write(media(&random, bytes: size, header: jpeg), "Media/\(album)/IMG_\(String(format: "%04d", photo)).jpg",
-                      in: docs, made: &made)
+            try write(
+                media(&random, bytes: size, header: jpeg), "Media/\(album)/IMG_\(String(format: "%04d", photo)).jpg",
+                in: docs, made: &made)
             photo += 1
         }
         let afterMedia = made.bytes
@@ -337,8 +348,9 @@ enum DemoContainer {
         try write(Array(#"{"theme":"dark","fontSize":15,"sync":true}"#.utf8), "settings.json", in: support, made: &made)
         try write(Array("#!/bin/sh\necho migrated\n".utf8), "Hooks/after-import.sh", in: support, mode: 0o755, made: &made)
         try FileManager.default.createDirectory(at: docs.appending(path: "Drafts"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: docs.appending(path: "latest-note.json").path(percentEncoded: false),
-                                                   withDestinationPath: "Notes/2021/01/note-5.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: docs.appending(path: "latest-note.json").path(percentEncoded: false),
+            withDestinationPath: "Notes/2021/01/note-5.json")
         made.links = 1
         made.kinds.append(("other", made.bytes - afterMedia))
         made.folders = try walk(container).folders
@@ -385,7 +397,8 @@ enum DemoContainer {
 
     /// Checks that `destination` holds exactly `source`'s files (bytes and modes), links and folders.
     static func compare(_ source: MigrationDataContainer, _ destination: MigrationDataContainer) async throws
-        -> (files: Int, links: Int, folders: Int) {
+        -> (files: Int, links: Int, folders: Int)
+    {
         let before = try walk(source)
         let after = try walk(destination)
         guard Set(before.files.keys) == Set(after.files.keys) else {
@@ -403,7 +416,8 @@ enum DemoContainer {
             try Task.checkCancellation()
             let found = after.files[path]!
             guard found.mode == expected.mode else {
-                throw DemoMismatch(description: "\(path): mode \(String(found.mode, radix: 8)), expected \(String(expected.mode, radix: 8))")
+                throw DemoMismatch(
+                    description: "\(path): mode \(String(found.mode, radix: 8)), expected \(String(expected.mode, radix: 8))")
             }
             guard found.size == expected.size, try sameBytes(sourceRoot + "/" + path, destinationRoot + "/" + path) else {
                 throw DemoMismatch(description: "\(path): the bytes differ")

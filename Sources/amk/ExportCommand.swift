@@ -28,8 +28,11 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .customLong("extension"), help: ArgumentHelp("The built-in extension to run.", valueName: "name"))
     var migrationExtension: SampleExtension = .sample
 
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The archive to write (replaced if it exists).",
-                                                                 valueName: "archive"))
+    @Option(
+        name: [.customShort("o"), .long],
+        help: ArgumentHelp(
+            "The archive to write (replaced if it exists).",
+            valueName: "archive"))
     var output: String
 
     @Option(help: "The app's bundle identifier, recorded as the source app (default: the container folder's name).")
@@ -64,10 +67,12 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let root = URL(filePath: container)
-        let appContainer = MigrationDataContainer(bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
-                                                  containerRootDirectory: root)
-        var system = MigrationSystem(watchdogPolicy: WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000))),
-                                     compressionPreset: preset)
+        let appContainer = MigrationDataContainer(
+            bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
+            containerRootDirectory: root)
+        var system = MigrationSystem(
+            watchdogPolicy: WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000))),
+            compressionPreset: preset)
         system.logger = Diagnostics.logger("amk.export", verbose: verbose)
         let configured = system
         let archive = URL(filePath: output)
@@ -76,8 +81,10 @@ struct ExportCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         // Units of 0: the host counts the export's bytes against the extension's size estimate.
         let shown = Progress(totalUnitCount: 0)
-        let properties = try await ProgressMonitor.run(shown, label: "exporting", show: progress ?? StandardError.isTerminal,
-                                                       unit: .bytes) {
+        let properties = try await ProgressMonitor.run(
+            shown, label: "exporting", show: progress ?? StandardError.isTerminal,
+            unit: .bytes
+        ) {
             try await SignalCancellation.run {
                 try await chosen.export(with: configured, from: appContainer, to: archive, destination: platform, progress: shown)
             }

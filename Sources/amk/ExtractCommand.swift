@@ -28,18 +28,24 @@ struct ExtractCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The archive to extract; - reads standard input.", valueName: "archive"), completion: .file())
     var archive: String
 
-    @Argument(help: ArgumentHelp("Members to extract, as `amk list` prints them, escapes such as \\n and \\\\ included (default: all).",
-                                 valueName: "member"))
+    @Argument(
+        help: ArgumentHelp(
+            "Members to extract, as `amk list` prints them, escapes such as \\n and \\\\ included (default: all).",
+            valueName: "member"))
     var members: [String] = []
 
-    @Option(name: [.customShort("C"), .customLong("directory")],
-            help: ArgumentHelp("Extract under this directory (created with its parents if missing; default: the current directory).",
-                               valueName: "dir"),
-            completion: .directory)
+    @Option(
+        name: [.customShort("C"), .customLong("directory")],
+        help: ArgumentHelp(
+            "Extract under this directory (created with its parents if missing; default: the current directory).",
+            valueName: "dir"),
+        completion: .directory)
     var directory: String = "."
 
-    @Option(help: ArgumentHelp("Remove this many leading components from each member's name (members left with no name are skipped).",
-                               valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Remove this many leading components from each member's name (members left with no name are skipped).",
+            valueName: "n"))
     var stripComponents: Int = 0
 
     @Flag(help: "Stop with an error rather than replace a file that is already there.")
@@ -51,7 +57,9 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Restore extended attributes stored in the archive (SCHILY.xattr.*), where the file system allows; a refusal is a warning.")
     var xattrs = false
 
-    @Flag(name: [.short, .long], help: "List each member as it is written, and log the engine's diagnostics (swift-log, debug level) on standard error.")
+    @Flag(
+        name: [.short, .long],
+        help: "List each member as it is written, and log the engine's diagnostics (swift-log, debug level) on standard error.")
     var verbose = false
 
     @Flag(name: [.short, .long], help: "Print no summary (warnings and errors still go to standard error).")
@@ -60,8 +68,9 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as a JSON object (see README, \"JSON output\").")
     var json = false
 
-    @Flag(inversion: .prefixedNo,
-          help: "Show a progress bar on standard error (default: only when it is a terminal and -v is not given).")
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Show a progress bar on standard error (default: only when it is a terminal and -v is not given).")
     var progress: Bool?
 
     func validate() throws {
@@ -79,7 +88,9 @@ struct ExtractCommand: AsyncParsableCommand {
     func run() async throws {
         // `amk list` escapes names (a newline prints as \n, a backslash as \\): undo that, so
         // that every member can be named by copying its line.
-        let members = members.map(TerminalSafe.parseName), directory = directory, argument = archive
+        let members = members.map(TerminalSafe.parseName)
+        let directory = directory
+        let argument = archive
         var options = ExtractOptions()
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
@@ -93,8 +104,9 @@ struct ExtractCommand: AsyncParsableCommand {
         let summary = try await SignalCancellation.run { [options] in
             switch try await ArchiveInput.resolve(argument) {
             case .file(let path):
-                return try await Self.extractFile(path, members: members, directory: directory, options: options,
-                                                  showProgress: showProgress)
+                return try await Self.extractFile(
+                    path, members: members, directory: directory, options: options,
+                    showProgress: showProgress)
             case .stream(let fd, let name):
                 let destination = try DestinationDirectory(creating: directory)
                 // A stream's size is unknown until its end: the bar shows bytes and rate.
@@ -107,7 +119,8 @@ struct ExtractCommand: AsyncParsableCommand {
                     if !members.isEmpty && result.extracted == 0 && options.stripComponents == 0 {
                         throw Self.noMatch(members, path: name)
                     }
-                    return ExtractSummary(entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds)
+                    return ExtractSummary(
+                        entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds)
                 } catch {
                     destination.removeIfEmpty()
                     throw error
@@ -121,13 +134,16 @@ struct ExtractCommand: AsyncParsableCommand {
         if json {
             try JSONOutput.print(ExtractReport(summary, archive: argument, directory: directory))
         } else if !quiet {
-            print("extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
-                  + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
+            print(
+                "extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
+                    + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
         }
     }
 
-    static func extractFile(_ path: String, members: [String], directory: String, options: ExtractOptions,
-                            showProgress: Bool) async throws -> ExtractSummary {
+    static func extractFile(
+        _ path: String, members: [String], directory: String, options: ExtractOptions,
+        showProgress: Bool
+    ) async throws -> ExtractSummary {
         let reader = try await ArchiveReader.open(path: path)
         var options = options
         var bar: ProgressBar?
@@ -171,7 +187,8 @@ struct ExtractCommand: AsyncParsableCommand {
     }
 
     static func noMatch(_ members: [String], path: String) -> ArchiveError {
-        ArchiveError(.memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
-                     path: path)
+        ArchiveError(
+            .memberNotFound, "no member matches \(members.map { "'\(TerminalSafe.name($0))'" }.joined(separator: ", "))",
+            path: path)
     }
 }

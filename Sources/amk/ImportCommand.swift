@@ -48,8 +48,9 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let root = URL(filePath: container)
-        let appContainer = MigrationDataContainer(bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
-                                                  containerRootDirectory: root)
+        let appContainer = MigrationDataContainer(
+            bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
+            containerRootDirectory: root)
         try appContainer.createStandardDirectories()
         let chosen = migrationExtension
         let source = URL(filePath: archive)
@@ -64,7 +65,8 @@ struct ImportCommand: AsyncParsableCommand {
             }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)
-        print("imported \(TerminalSafe.name(archive)) into \(TerminalSafe.name(container)) with \(chosen.rawValue) in \(ByteSize.formatSeconds(seconds)); "
-            + "import status: success")
+        print(
+            "imported \(TerminalSafe.name(archive)) into \(TerminalSafe.name(container)) with \(chosen.rawValue) in \(ByteSize.formatSeconds(seconds)); "
+                + "import status: success")
     }
 }

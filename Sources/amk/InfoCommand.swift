@@ -1,11 +1,12 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import IndexedArchive
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `amk info A`: the archive's structure (streams, blocks, sizes, ratio, index, metadata) as a
 /// small two-column table. Reads only the end of an indexed archive.
@@ -58,7 +59,7 @@ struct InfoCommand: AsyncParsableCommand {
             ("uncompressed", sizeWithBytes(info.uncompressedSize)),
             ("ratio", String(format: "%.1f%%", ratio(info) * 100)),
             ("streams", "\(info.streams)"),
-            ("blocks", "\(info.blocks) (\(info.dataBlocks) data, \(info.blocks - info.dataBlocks) index)"),
+            ("blocks", "\(info.blocks) (\(info.dataBlocks) data, \(info.blocks - info.dataBlocks) index)")
         ]
         if let tarSize = info.tarSize { rows.append(("tar size", sizeWithBytes(tarSize))) }
         if let chunkSize = info.chunkSize { rows.append(("chunk size", ByteSize.format(chunkSize))) }

@@ -26,10 +26,13 @@ enum JSONOutput {
 
 /// An optional field that `--json` writes as `null` when absent, so that every object of a schema
 /// has every key (synthesized `Encodable` would leave the key out).
+// swift-format-ignore: UseSynthesizedInitializer
 @propertyWrapper
 struct AlwaysPresent<Value: Encodable>: Encodable {
     var wrappedValue: Value?
 
+    // Not the same as the synthesized one: declaring `init(wrappedValue:)` is what lets a struct
+    // with `@AlwaysPresent var x: T?` keep a memberwise initializer that takes a plain `T?`.
     init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
 
     func encode(to encoder: any Encoder) throws {

@@ -1,10 +1,11 @@
 import AppMigration
 import ArgumentParser
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `amk _legacy-sweep` (hidden, for crash tests): runs a ``LegacyLocationMigrator`` sweep over a
@@ -30,14 +31,20 @@ struct LegacySweepCommand: AsyncParsableCommand {
     func run() async throws {
         let base = URL(filePath: root, directoryHint: .isDirectory)
         var migrator = LegacyLocationMigrator()
-        migrator.register("settings", at: base.appending(path: "Library/Application Support/settings.json"),
-                          legacy: [LegacyLocation(base.appending(path: "Documents/prefs.json")),
-                                   LegacyLocation(base.appending(path: "Documents/settings.plist"))])
-        migrator.register("token", at: base.appending(path: "Library/token"),
-                          legacy: [LegacyLocation(base.appending(path: "Documents/token.b64")) { data in
-                              guard let decoded = Data(base64Encoded: data) else { throw CocoaError(.fileReadCorruptFile) }
-                              return decoded
-                          }])
+        migrator.register(
+            "settings", at: base.appending(path: "Library/Application Support/settings.json"),
+            legacy: [
+                LegacyLocation(base.appending(path: "Documents/prefs.json")),
+                LegacyLocation(base.appending(path: "Documents/settings.plist"))
+            ])
+        migrator.register(
+            "token", at: base.appending(path: "Library/token"),
+            legacy: [
+                LegacyLocation(base.appending(path: "Documents/token.b64")) { data in
+                    guard let decoded = Data(base64Encoded: data) else { throw CocoaError(.fileReadCorruptFile) }
+                    return decoded
+                }
+            ])
         let counter = ChangeCounter()
         let crashAfter = self.crashAfter
         migrator.probe = DurabilityProbe { _ in

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import IndexedArchive
 import Tar
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Formats members like `tar -tv`: `-rw-r--r--  12345 2026-11-22 03:52 src/a.txt`.
 ///
@@ -32,16 +33,17 @@ struct LongListing {
 
     /// `drwxr-xr-x`, with `s`/`S` and `t`/`T` for the set-id and sticky bits, as `ls -l` prints them.
     static func modeString(_ entry: ArchiveEntry) -> String {
-        let type: Character = switch entry.kind {
-        case .regular: "-"
-        case .directory: "d"
-        case .symbolicLink: "l"
-        case .hardLink: "h"
-        case .characterDevice: "c"
-        case .blockDevice: "b"
-        case .fifo: "p"
-        case .other: "?"
-        }
+        let type: Character =
+            switch entry.kind {
+            case .regular: "-"
+            case .directory: "d"
+            case .symbolicLink: "l"
+            case .hardLink: "h"
+            case .characterDevice: "c"
+            case .blockDevice: "b"
+            case .fifo: "p"
+            case .other: "?"
+            }
         let mode = entry.mode
         func bit(_ mask: UInt32, _ letter: Character) -> Character { mode & mask != 0 ? letter : "-" }
         func special(_ execute: UInt32, _ flag: UInt32, _ set: Character, _ unset: Character) -> Character {
@@ -56,7 +58,7 @@ struct LongListing {
             type,
             bit(0o400, "r"), bit(0o200, "w"), special(0o100, 0o4000, "s", "S"),
             bit(0o040, "r"), bit(0o020, "w"), special(0o010, 0o2000, "s", "S"),
-            bit(0o004, "r"), bit(0o002, "w"), special(0o001, 0o1000, "t", "T"),
+            bit(0o004, "r"), bit(0o002, "w"), special(0o001, 0o1000, "t", "T")
         ])
     }
 

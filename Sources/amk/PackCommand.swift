@@ -25,41 +25,57 @@ struct PackCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Directories (or files) to pack; each is stored under its last path component.",
-                                 valueName: "dir"),
-              completion: .directory)
+    @Argument(
+        help: ArgumentHelp(
+            "Directories (or files) to pack; each is stored under its last path component.",
+            valueName: "dir"),
+        completion: .directory)
     var directories: [String]
 
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("The archive to write (replaced if it exists); - writes it to standard output.",
-                                                                 valueName: "archive"))
+    @Option(
+        name: [.customShort("o"), .long],
+        help: ArgumentHelp(
+            "The archive to write (replaced if it exists); - writes it to standard output.",
+            valueName: "archive"))
     var output: String
 
     @Option(help: "LZMA preset, 0 (fastest) to 9 (smallest).")
     var preset: Int = 6
 
-    @Option(help: ArgumentHelp(ByteSize.chunkSizeHelp,
-                               valueName: "size"))
+    @Option(
+        help: ArgumentHelp(
+            ByteSize.chunkSizeHelp,
+            valueName: "size"))
     var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
 
-    @Option(name: [.customShort("j"), .long], help: ArgumentHelp("Compressing threads, 1 to 256 (default: one per core).",
-                                                                 valueName: "n"))
+    @Option(
+        name: [.customShort("j"), .long],
+        help: ArgumentHelp(
+            "Compressing threads, 1 to 256 (default: one per core).",
+            valueName: "n"))
     var jobs: Int?
 
     @Flag(help: "Store every block uncompressed (fastest; for data that does not compress).")
     var noCompress = false
 
-    @Option(help: ArgumentHelp("Seconds one read, compression or write may go without progress before the pack is cancelled as stalled; waiting for a busy compressor or a slow reader of the output does not count.",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds one read, compression or write may go without progress before the pack is cancelled as stalled; waiting for a busy compressor or a slow reader of the output does not count.",
+            valueName: "seconds"))
     var stallTimeout: Double = 60
 
-    @Option(name: .customLong("exclude"),
-            help: ArgumentHelp("Leave out entries matching this wildcard (fnmatch): without a '/', matched against each name ('*.o', '.git'); with one, against the path in the archive ('app/build/*'). Repeatable.",
-                               valueName: "pattern"))
+    @Option(
+        name: .customLong("exclude"),
+        help: ArgumentHelp(
+            "Leave out entries matching this wildcard (fnmatch): without a '/', matched against each name ('*.o', '.git'); with one, against the path in the archive ('app/build/*'). Repeatable.",
+            valueName: "pattern"))
     var excludes: [String] = []
 
-    @Option(help: ArgumentHelp("Read more --exclude patterns from this file, one a line (blank lines ignored).",
-                               valueName: "file"),
-            completion: .file())
+    @Option(
+        help: ArgumentHelp(
+            "Read more --exclude patterns from this file, one a line (blank lines ignored).",
+            valueName: "file"),
+        completion: .file())
     var excludeFrom: String?
 
     @Flag(help: "Do not descend into folders on other file systems (mount points are stored, empty).")
@@ -68,7 +84,11 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(help: "Store extended attributes (as SCHILY.xattr.* pax records, as GNU tar --xattrs and bsdtar write them).")
     var xattrs = false
 
-    @Flag(name: [.short, .long], help: "List each member as it is stored (on standard error when the archive goes to standard output), and log the engine's diagnostics (swift-log, debug level) on standard error.")
+    @Flag(
+        name: [.short, .long],
+        help:
+            "List each member as it is stored (on standard error when the archive goes to standard output), and log the engine's diagnostics (swift-log, debug level) on standard error."
+    )
     var verbose = false
 
     @Flag(name: [.short, .long], help: "Print no summary (warnings and errors still go to standard error).")
@@ -111,8 +131,9 @@ struct PackCommand: AsyncParsableCommand {
         for directory in directories {
             let name = PackSource(path: directory).archivePath
             if let earlier = seen[name] {
-                throw ValidationError("'\(TerminalSafe.name(earlier))' and '\(TerminalSafe.name(directory))' "
-                                      + "would both be stored as '\(TerminalSafe.name(name))'.")
+                throw ValidationError(
+                    "'\(TerminalSafe.name(earlier))' and '\(TerminalSafe.name(directory))' "
+                        + "would both be stored as '\(TerminalSafe.name(name))'.")
             }
             seen[name] = directory
         }

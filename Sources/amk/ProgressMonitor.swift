@@ -11,8 +11,10 @@ enum ProgressMonitor {
     ///
     /// `unit` says what `progress` counts: `.bytes` when its units are bytes (an export's), or
     /// `.fraction` for a share of a whole (an import's).
-    static func run<Result: Sendable>(_ progress: Progress, label: String, show: Bool, unit: ProgressBar.Unit,
-                                      _ body: @Sendable () async throws -> Result) async throws -> Result {
+    static func run<Result: Sendable>(
+        _ progress: Progress, label: String, show: Bool, unit: ProgressBar.Unit,
+        _ body: @Sendable () async throws -> Result
+    ) async throws -> Result {
         guard show else { return try await body() }
         return try await withThrowingTaskGroup(of: Result?.self) { group in
             group.addTask {

@@ -2,10 +2,11 @@ import AppMigration
 import ArgumentParser
 import Foundation
 import IndexedArchive
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `amk receive`: waits for one `amk send` and imports what it sends, as it arrives.
@@ -34,12 +35,16 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ContainerOptions
 
-    @Option(help: ArgumentHelp("The address to listen on, HOST:PORT: 0.0.0.0:7070 (every IPv4 address), [::]:7070 "
-                                   + "(every IPv6 and IPv4 one), 127.0.0.1:0 (a free port).", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "The address to listen on, HOST:PORT: 0.0.0.0:7070 (every IPv4 address), [::]:7070 "
+                + "(every IPv6 and IPv4 one), 127.0.0.1:0 (a free port).", valueName: "host:port"))
     var listen: String
 
-    @Option(help: ArgumentHelp("The largest archive to accept (e.g. 2G); the free space of the container's volume "
-                                   + "bounds it too.", valueName: "size"))
+    @Option(
+        help: ArgumentHelp(
+            "The largest archive to accept (e.g. 2G); the free space of the container's volume "
+                + "bounds it too.", valueName: "size"))
     var maxArchiveSize: ByteSize?
 
     @Option(help: ArgumentHelp("Give up after this many senders with a wrong pairing code.", valueName: "count"))
@@ -51,12 +56,16 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Log the host's and the engine's diagnostics (swift-log, debug level) on standard error.")
     var verbose = false
 
-    @Option(help: ArgumentHelp("Give up if no sender connects within this many seconds (default: wait for good).",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Give up if no sender connects within this many seconds (default: wait for good).",
+            valueName: "seconds"))
     var acceptTimeout: Double?
 
-    @Option(help: ArgumentHelp("Fail if the sender delivers less than 64 KiB of the archive in this many seconds.",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Fail if the sender delivers less than 64 KiB of the archive in this many seconds.",
+            valueName: "seconds"))
     var idleTimeout: Double = 60
 
     func validate() throws {
@@ -83,27 +92,32 @@ struct ReceiveCommand: AsyncParsableCommand {
         let maxFailedPairings = self.maxFailedPairings
         print("listening on \(listener.endpoint)")
         print("pairing code \(pairingCode)")
-        fflush(nil) // the lines must reach a pipe or file now: the caller waits for them
+        fflush(nil)  // the lines must reach a pipe or file now: the caller waits for them
         // The import's share of the whole: a quarter once the archive has arrived and been
         // verified, the rest as the extension imports.
         let shown = Progress(totalUnitCount: 100)
         var system = MigrationSystem()
         system.logger = Diagnostics.logger("amk.receive", verbose: verbose)
         let configured = system
-        let request = try await ProgressMonitor.run(shown, label: "receiving", show: progress ?? StandardError.isTerminal,
-                                                    unit: .fraction) {
+        let request = try await ProgressMonitor.run(
+            shown, label: "receiving", show: progress ?? StandardError.isTerminal,
+            unit: .fraction
+        ) {
             try await SignalCancellation.run {
-                try await chosen.receive(with: configured, into: container, on: listener, pairingCode: pairingCode,
-                                         acceptTimeout: acceptTimeout, idleTimeout: idleTimeout, maxArchiveBytes: maxArchiveBytes,
-                                         maxFailedPairings: maxFailedPairings, onRefused: { refusal in
-                                             StandardError.write("amk: refused a connection: \(refusal.description)\n")
-                                         }, progress: shown)
+                try await chosen.receive(
+                    with: configured, into: container, on: listener, pairingCode: pairingCode,
+                    acceptTimeout: acceptTimeout, idleTimeout: idleTimeout, maxArchiveBytes: maxArchiveBytes,
+                    maxFailedPairings: maxFailedPairings,
+                    onRefused: { refusal in
+                        StandardError.write("amk: refused a connection: \(refusal.description)\n")
+                    }, progress: shown)
             }
         }
         let source = request.sourceAppIdentifier
         // The source app, its platform and version are what the sender's archive says.
-        print("imported into \(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"
-              + " from \(TerminalSafe.name(source.bundleIdentifier))"
-              + " (\(TerminalSafe.name(source.platform.rawValue)), version \(TerminalSafe.name(request.sourceVersion)))")
+        print(
+            "imported into \(TerminalSafe.name(container.containerRootDirectory.path(percentEncoded: false)))"
+                + " from \(TerminalSafe.name(source.bundleIdentifier))"
+                + " (\(TerminalSafe.name(source.platform.rawValue)), version \(TerminalSafe.name(request.sourceVersion)))")
     }
 }

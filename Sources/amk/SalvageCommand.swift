@@ -30,9 +30,10 @@ struct SalvageCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The damaged archive.", valueName: "archive"), completion: .file())
     var archive: String
 
-    @Option(name: [.customShort("C"), .customLong("directory")],
-            help: ArgumentHelp("Write recovered members under this directory (created if missing).", valueName: "dir"),
-            completion: .directory)
+    @Option(
+        name: [.customShort("C"), .customLong("directory")],
+        help: ArgumentHelp("Write recovered members under this directory (created if missing).", valueName: "dir"),
+        completion: .directory)
     var directory: String
 
     @Flag(help: "Print the report as a JSON object (see README, \"JSON output\").")
@@ -42,7 +43,8 @@ struct SalvageCommand: AsyncParsableCommand {
     var progress: Bool?
 
     func run() async throws {
-        let path = archive, directory = directory
+        let path = archive
+        let directory = directory
         // What a damaged archive holds is unknown before it is read: bytes and rate, no total.
         let bar = progress ?? StandardError.isTerminal ? ProgressBar(label: "salvaging", total: 0) : nil
         var options = ExtractOptions()
@@ -69,7 +71,9 @@ struct SalvageCommand: AsyncParsableCommand {
     static func lines(for report: SalvageReport, lostListIsComplete: Bool) -> [String] {
         var lines: [String] = []
         let recovered = report.recovered.count
-        lines.append("recovered \(recovered) \(recovered == 1 ? "member" : "members") from \(report.goodBlocks) good \(report.goodBlocks == 1 ? "block" : "blocks")")
+        lines.append(
+            "recovered \(recovered) \(recovered == 1 ? "member" : "members") from \(report.goodBlocks) good \(report.goodBlocks == 1 ? "block" : "blocks")"
+        )
         guard let offset = report.damageOffset else {
             lines.append("no damage found")
             return lines

@@ -35,84 +35,105 @@ enum SampleExtension: String, CaseIterable, ExpressibleByArgument, Sendable {
     }
 
     /// Runs this extension's export of `container` into `archive`.
-    func export(with system: MigrationSystem, from container: MigrationDataContainer, to archive: URL,
-                destination: MigrationPlatform, sourceApp: MigrationAppIdentifier? = nil,
-                progress: Progress? = nil) async throws -> DeviceToDeviceExportProperties {
+    func export(
+        with system: MigrationSystem, from container: MigrationDataContainer, to archive: URL,
+        destination: MigrationPlatform, sourceApp: MigrationAppIdentifier? = nil,
+        progress: Progress? = nil
+    ) async throws -> DeviceToDeviceExportProperties {
         let request = MigrationRequest(destinationPlatform: destination)
         switch self {
         case .sample:
-            return try await system.exportResources(of: SampleAppMigration(compressible: true), named: rawValue, from: container,
-                                                    request: request, to: archive, sourceApp: sourceApp, progress: progress)
+            return try await system.exportResources(
+                of: SampleAppMigration(compressible: true), named: rawValue, from: container,
+                request: request, to: archive, sourceApp: sourceApp, progress: progress)
         case .sampleStored:
-            return try await system.exportResources(of: SampleAppMigration(compressible: false), named: rawValue, from: container,
-                                                    request: request, to: archive, sourceApp: sourceApp, progress: progress)
+            return try await system.exportResources(
+                of: SampleAppMigration(compressible: false), named: rawValue, from: container,
+                request: request, to: archive, sourceApp: sourceApp, progress: progress)
         case .documents:
-            return try await system.exportResources(of: DocumentsFileByFileMigration(), named: rawValue, from: container,
-                                                    request: request, to: archive, sourceApp: sourceApp, progress: progress)
+            return try await system.exportResources(
+                of: DocumentsFileByFileMigration(), named: rawValue, from: container,
+                request: request, to: archive, sourceApp: sourceApp, progress: progress)
         case .files:
-            return try await system.exportResources(of: ContainerFilesMigration(), named: rawValue, from: container,
-                                                    request: request, to: archive, sourceApp: sourceApp, progress: progress)
+            return try await system.exportResources(
+                of: ContainerFilesMigration(), named: rawValue, from: container,
+                request: request, to: archive, sourceApp: sourceApp, progress: progress)
         }
     }
 
     /// Runs this extension's import of `archive` into `container`.
-    func importArchive(with system: MigrationSystem, from archive: URL, into container: MigrationDataContainer,
-                       progress: Progress? = nil) async throws {
+    func importArchive(
+        with system: MigrationSystem, from archive: URL, into container: MigrationDataContainer,
+        progress: Progress? = nil
+    ) async throws {
         switch self {
         case .sample, .sampleStored:
-            try await system.importResources(from: archive, into: container, using: SampleAppMigration(compressible: true),
-                                             named: rawValue, progress: progress)
+            try await system.importResources(
+                from: archive, into: container, using: SampleAppMigration(compressible: true),
+                named: rawValue, progress: progress)
         case .documents:
-            try await system.importResources(from: archive, into: container, using: DocumentsFileByFileMigration(),
-                                             named: rawValue, progress: progress)
+            try await system.importResources(
+                from: archive, into: container, using: DocumentsFileByFileMigration(),
+                named: rawValue, progress: progress)
         case .files:
-            try await system.importResources(from: archive, into: container, using: ContainerFilesMigration(),
-                                             named: rawValue, progress: progress)
+            try await system.importResources(
+                from: archive, into: container, using: ContainerFilesMigration(),
+                named: rawValue, progress: progress)
         }
     }
 
     /// Runs this extension's export of `container` onto a paired connection to `endpoint`.
-    func send(with system: MigrationSystem, from container: MigrationDataContainer, to endpoint: TransferEndpoint,
-              pairingCode: PairingCode, idleTimeout: Duration, statusTimeout: Duration,
-              progress: Progress? = nil) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
+    func send(
+        with system: MigrationSystem, from container: MigrationDataContainer, to endpoint: TransferEndpoint,
+        pairingCode: PairingCode, idleTimeout: Duration, statusTimeout: Duration,
+        progress: Progress? = nil
+    ) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
         let request = MigrationRequest(destinationPlatform: .current)
         switch self {
         case .sample, .sampleStored:
-            return try await system.send(SampleAppMigration(compressible: self == .sample), named: rawValue, from: container,
-                                         request: request, to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
-                                         statusTimeout: statusTimeout, progress: progress)
+            return try await system.send(
+                SampleAppMigration(compressible: self == .sample), named: rawValue, from: container,
+                request: request, to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
+                statusTimeout: statusTimeout, progress: progress)
         case .documents:
-            return try await system.send(DocumentsFileByFileMigration(), named: rawValue, from: container, request: request,
-                                         to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
-                                         statusTimeout: statusTimeout, progress: progress)
+            return try await system.send(
+                DocumentsFileByFileMigration(), named: rawValue, from: container, request: request,
+                to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
+                statusTimeout: statusTimeout, progress: progress)
         case .files:
-            return try await system.send(ContainerFilesMigration(), named: rawValue, from: container, request: request,
-                                         to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
-                                         statusTimeout: statusTimeout, progress: progress)
+            return try await system.send(
+                ContainerFilesMigration(), named: rawValue, from: container, request: request,
+                to: endpoint, pairingCode: pairingCode, idleTimeout: idleTimeout,
+                statusTimeout: statusTimeout, progress: progress)
         }
     }
 
     /// Runs this extension's import of what the paired sender on `listener` sends.
-    func receive(with system: MigrationSystem, into container: MigrationDataContainer, on listener: TransferListener,
-                 pairingCode: PairingCode, acceptTimeout: Duration?, idleTimeout: Duration, maxArchiveBytes: UInt64?,
-                 maxFailedPairings: Int, onRefused: @escaping @Sendable (TransferError) -> Void,
-                 progress: Progress? = nil) async throws -> ResourcesImportRequest {
+    func receive(
+        with system: MigrationSystem, into container: MigrationDataContainer, on listener: TransferListener,
+        pairingCode: PairingCode, acceptTimeout: Duration?, idleTimeout: Duration, maxArchiveBytes: UInt64?,
+        maxFailedPairings: Int, onRefused: @escaping @Sendable (TransferError) -> Void,
+        progress: Progress? = nil
+    ) async throws -> ResourcesImportRequest {
         switch self {
         case .sample, .sampleStored:
-            try await system.receive(SampleAppMigration(compressible: true), named: rawValue, into: container, on: listener,
-                                     pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
-                                     maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
-                                     onRefused: onRefused, progress: progress)
+            try await system.receive(
+                SampleAppMigration(compressible: true), named: rawValue, into: container, on: listener,
+                pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
+                maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
+                onRefused: onRefused, progress: progress)
         case .documents:
-            try await system.receive(DocumentsFileByFileMigration(), named: rawValue, into: container, on: listener,
-                                     pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
-                                     maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
-                                     onRefused: onRefused, progress: progress)
+            try await system.receive(
+                DocumentsFileByFileMigration(), named: rawValue, into: container, on: listener,
+                pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
+                maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
+                onRefused: onRefused, progress: progress)
         case .files:
-            try await system.receive(ContainerFilesMigration(), named: rawValue, into: container, on: listener,
-                                     pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
-                                     maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
-                                     onRefused: onRefused, progress: progress)
+            try await system.receive(
+                ContainerFilesMigration(), named: rawValue, into: container, on: listener,
+                pairingCode: pairingCode, acceptTimeout: acceptTimeout, idleTimeout: idleTimeout,
+                maxArchiveBytes: maxArchiveBytes, maxFailedPairings: maxFailedPairings,
+                onRefused: onRefused, progress: progress)
         }
     }
 }
@@ -137,8 +158,10 @@ struct SampleAppMigration: ResourcesExporting, ResourcesImporting {
     var resourcesCompressible: Bool { compressible }
 
     func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
-        for (folder, name) in [(appContainer.documentsDirectory, "Documents"),
-                               (appContainer.applicationSupportDirectory, Self.applicationSupportName)]
+        for (folder, name) in [
+            (appContainer.documentsDirectory, "Documents"),
+            (appContainer.applicationSupportDirectory, Self.applicationSupportName)
+        ]
         where SampleFiles.isDirectory(folder) {
             try await archiver.appendItem(at: folder, pathInArchive: name)
         }
@@ -146,8 +169,10 @@ struct SampleAppMigration: ResourcesExporting, ResourcesImporting {
 
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
         let progress = resourcesImportProgress
-        let pairs = [("Documents", appContainer.documentsDirectory),
-                     (Self.applicationSupportName, appContainer.applicationSupportDirectory)]
+        let pairs = [
+            ("Documents", appContainer.documentsDirectory),
+            (Self.applicationSupportName, appContainer.applicationSupportDirectory)
+        ]
         for (index, (name, destination)) in pairs.enumerated() {
             try Task.checkCancellation()
             try SampleFiles.mergeReceivedFolder(named: name, in: url, into: destination)
@@ -178,7 +203,8 @@ struct DocumentsFileByFileMigration: ResourcesExporting, ResourcesImporting {
             let url = docs.appending(path: relative, directoryHint: .notDirectory)
             // Folders come whole with their files' paths; a folder with nothing in it is kept too.
             if SampleFiles.isDirectory(url),
-               (try? FileManager.default.contentsOfDirectory(atPath: url.path(percentEncoded: false)))?.isEmpty == false {
+                (try? FileManager.default.contentsOfDirectory(atPath: url.path(percentEncoded: false)))?.isEmpty == false
+            {
                 continue
             }
             try await archiver.appendItem(at: url, pathInArchive: "documents/\(relative)")
@@ -296,7 +322,8 @@ enum SampleFiles {
             guard let enumerator = FileManager.default.enumerator(atPath: base) else { continue }
             while let relative = enumerator.nextObject() as? String {
                 guard let attributes = try? FileManager.default.attributesOfItem(atPath: base + "/" + relative),
-                      attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+                    attributes[.type] as? FileAttributeType == .typeRegular
+                else { continue }
                 total += (attributes[.size] as? Int) ?? 0
             }
         }

@@ -27,27 +27,37 @@ struct SendCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ContainerOptions
 
-    @Option(help: ArgumentHelp("The receiver's address, HOST:PORT: a name, an IPv4 address, or an IPv6 one in brackets "
-                                   + "([::1]:7070).", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "The receiver's address, HOST:PORT: a name, an IPv4 address, or an IPv6 one in brackets "
+                + "([::1]:7070).", valueName: "host:port"))
     var to: String
 
-    @Option(help: ArgumentHelp("The pairing code the receiver shows (case, dashes and spaces do not matter).",
-                               valueName: "code"))
+    @Option(
+        help: ArgumentHelp(
+            "The pairing code the receiver shows (case, dashes and spaces do not matter).",
+            valueName: "code"))
     var code: String
 
     @Option(help: "LZMA preset, 0 (fastest) to 9 (smallest).")
     var preset: Int = 6
 
-    @Option(help: ArgumentHelp(ByteSize.chunkSizeHelp + " Smaller blocks reach the receiver sooner.",
-                               valueName: "size"))
+    @Option(
+        help: ArgumentHelp(
+            ByteSize.chunkSizeHelp + " Smaller blocks reach the receiver sooner.",
+            valueName: "size"))
     var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
 
-    @Option(help: ArgumentHelp("Fail if the receiver takes less than 64 KiB of the archive in this many seconds.",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Fail if the receiver takes less than 64 KiB of the archive in this many seconds.",
+            valueName: "seconds"))
     var idleTimeout: Double = 60
 
-    @Option(help: ArgumentHelp("Once the whole archive has gone, wait this many seconds for the receiver to report its "
-                                   + "import (it runs its importer meanwhile).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Once the whole archive has gone, wait this many seconds for the receiver to report its "
+                + "import (it runs its importer meanwhile).", valueName: "seconds"))
     var statusTimeout: Double = 300
 
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
@@ -81,14 +91,18 @@ struct SendCommand: AsyncParsableCommand {
         var system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
         system.logger = Diagnostics.logger("amk.send", verbose: verbose)
         let configured = system
-        let idle = TransferTimeout.duration(idleTimeout), status = TransferTimeout.duration(statusTimeout)
+        let idle = TransferTimeout.duration(idleTimeout)
+        let status = TransferTimeout.duration(statusTimeout)
         // Units of 0: the host counts the export's bytes against the extension's size estimate.
         let shown = Progress(totalUnitCount: 0)
-        let (exported, message) = try await ProgressMonitor.run(shown, label: "sending", show: progress ?? StandardError.isTerminal,
-                                                                unit: .bytes) {
+        let (exported, message) = try await ProgressMonitor.run(
+            shown, label: "sending", show: progress ?? StandardError.isTerminal,
+            unit: .bytes
+        ) {
             try await SignalCancellation.run {
-                try await chosen.send(with: configured, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
-                                      statusTimeout: status, progress: shown)
+                try await chosen.send(
+                    with: configured, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
+                    statusTimeout: status, progress: shown)
             }
         }
         let compressed = exported.compressedBytes.map { ", \($0) compressed" } ?? ""

@@ -19,7 +19,7 @@ struct StallCommand: AsyncParsableCommand {
     func run() async throws {
         let seconds = self.seconds
         print("stalling")
-        fflush(nil) // the test waits for this line before it sends the signal
+        fflush(nil)  // the test waits for this line before it sends the signal
         try await SignalCancellation.run {
             // On a thread of its own, so the cooperative pool stays free for the signal watcher.
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

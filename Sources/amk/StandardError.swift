@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes to file descriptor 2 directly.
@@ -26,9 +26,9 @@ enum StandardError {
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { raw in
                 #if canImport(Glibc)
-                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 #else
-                Darwin.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    Darwin.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 #endif
             }
             if written < 0 {

@@ -1,11 +1,11 @@
 // Written for iOS from Apple's AppMigrationKit reference pages alone; lines marked "registration"
 // are the only ones the iOS test target would not hold.
 import AppMigrationKit
-import AppMigrationTesting // registration
+import AppMigrationTesting  // registration
 import Foundation
 import Testing
 
-@Suite(.appMigrationExtension(MediaMigration())) // registration
+@Suite(.appMigrationExtension(MediaMigration()))  // registration
 struct MediaMigrationTests {
     func writeMedia() throws {
         let media = MediaMigration().appContainer.documentsDirectory.appending(path: "Media")
@@ -53,14 +53,16 @@ struct MediaMigrationTests {
     @Test func aRequestWithoutOptionsAsksForNothing() async throws {
         try writeMedia()
         let tester = try await AppMigrationTester(platform: .android)
-        let result = try await tester.exportController.exportResources(request: MigrationRequest(destinationPlatform: .android,
-                                                                                                 options: [:]))
+        let result = try await tester.exportController.exportResources(
+            request: MigrationRequest(
+                destinationPlatform: .android,
+                options: [:]))
         #expect(try text(at: result.extractedResourcesURL.appending(path: "request.txt")) == "android:")
         #expect(!exists(result.extractedResourcesURL.appending(path: "photos")))
     }
 }
 
-@Suite(.appMigrationExtension(RejectingImporter())) // registration
+@Suite(.appMigrationExtension(RejectingImporter()))  // registration
 struct RejectingImporterTests {
     @Test func theImportersErrorKeepsItsDomainAndCodeThroughTheStatus() async throws {
         let received = FileManager.default.temporaryDirectory.appending(path: "received-\(UUID().uuidString)")
@@ -93,7 +95,7 @@ struct RejectingImporterTests {
     }
 }
 
-@Suite(.appMigrationExtension(QuietImporter())) // registration
+@Suite(.appMigrationExtension(QuietImporter()))  // registration
 struct QuietImporterTests {
     @Test func anImporterWhoseProgressCannotBeFollowedStillImports() async throws {
         let received = FileManager.default.temporaryDirectory.appending(path: "received-\(UUID().uuidString)")

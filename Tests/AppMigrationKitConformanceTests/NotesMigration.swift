@@ -30,8 +30,9 @@ struct NotesMigration: ResourcesExporting, ResourcesImporting {
 
     func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
         // A folder under a name of our choosing, and a file under its own name.
-        try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "Notes"),
-                                      pathInArchive: "notes")
+        try await archiver.appendItem(
+            at: appContainer.documentsDirectory.appending(path: "Notes"),
+            pathInArchive: "notes")
         try await archiver.appendItem(at: appContainer.applicationSupportDirectory.appending(path: Self.settingsName))
     }
 
@@ -55,7 +56,8 @@ struct NotesMigration: ResourcesExporting, ResourcesImporting {
         try fileManager.moveItem(at: url.appending(path: Self.settingsName), to: settings)
 
         // What the importer was told, for the tests to check.
-        let told = "\(request.sourceAppIdentifier.storeIdentifier.rawValue)|\(request.sourceAppIdentifier.bundleIdentifier)|"
+        let told =
+            "\(request.sourceAppIdentifier.storeIdentifier.rawValue)|\(request.sourceAppIdentifier.bundleIdentifier)|"
             + "\(request.sourceAppIdentifier.platform.rawValue)|\(request.sourceVersion)"
         try Data(told.utf8).write(to: appContainer.documentsDirectory.appending(path: "import-request.txt"))
         resourcesImportProgress.completedUnitCount = 2
@@ -76,8 +78,10 @@ struct MediaMigration: ResourcesExportingWithOptions {
     /// Media is compressed already.
     var resourcesCompressible: Bool { false }
 
-    func exportResources(to archiver: sending ResourcesArchiver,
-                         request: MigrationRequestWithOptions<MediaOption>) async throws {
+    func exportResources(
+        to archiver: sending ResourcesArchiver,
+        request: MigrationRequestWithOptions<MediaOption>
+    ) async throws {
         let media = appContainer.documentsDirectory.appending(path: "Media")
         for option in MediaOption.allCases where request.options[option] != nil {
             try await archiver.appendItem(at: media.appending(path: option.rawValue), pathInArchive: option.rawValue)
@@ -101,8 +105,9 @@ struct RejectingImporter: ResourcesImporting {
     let resourcesImportProgress = Progress(totalUnitCount: 1)
 
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
-        throw NSError(domain: Self.errorDomain, code: Self.errorCode,
-                      userInfo: [NSLocalizedDescriptionKey: "The notes were written by a newer app."])
+        throw NSError(
+            domain: Self.errorDomain, code: Self.errorCode,
+            userInfo: [NSLocalizedDescriptionKey: "The notes were written by a newer app."])
     }
 }
 
@@ -116,8 +121,9 @@ struct QuietImporter: ResourcesImporting {
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path(percentEncoded: false))
         for name in names {
-            try FileManager.default.copyItem(at: url.appending(path: name),
-                                             to: appContainer.documentsDirectory.appending(path: "quiet-\(name)"))
+            try FileManager.default.copyItem(
+                at: url.appending(path: name),
+                to: appContainer.documentsDirectory.appending(path: "quiet-\(name)"))
         }
     }
 }

@@ -2,11 +2,11 @@
 // what the iOS test target would hold are marked "registration": the import of the trait and the
 // trait on the suite (on iOS the test host registers the extension).
 import AppMigrationKit
-import AppMigrationTesting // registration
+import AppMigrationTesting  // registration
 import Foundation
 import Testing
 
-@Suite(.appMigrationExtension(NotesMigration())) // registration
+@Suite(.appMigrationExtension(NotesMigration()))  // registration
 struct NotesMigrationTests {
     let notes = ["a.txt": "Buy milk", "b.txt": String(repeating: "Lorem ipsum dolor sit amet. ", count: 400)]
     let settings = #"{"sort":"modified"}"#
@@ -37,8 +37,9 @@ struct NotesMigrationTests {
         let extracted: URL = result.extractedResourcesURL
         #expect(try text(at: extracted.appending(path: "notes/a.txt")) == notes["a.txt"])
         #expect(try text(at: extracted.appending(path: "notes/b.txt")) == notes["b.txt"])
-        #expect(try text(at: extracted.appending(path: NotesMigration.settingsName)) == settings,
-                "appended without a pathInArchive: under the file's own name")
+        #expect(
+            try text(at: extracted.appending(path: NotesMigration.settingsName)) == settings,
+            "appended without a pathInArchive: under the file's own name")
 
         let properties: AppMigrationTester.DeviceToDeviceExportProperties = result.exportProperties
         let contentBytes = notes.values.map(\.utf8.count).reduce(settings.utf8.count, +)
@@ -68,8 +69,9 @@ struct NotesMigrationTests {
     @Test func theGenericExportTakesARequestOrNil() async throws {
         _ = try writeAppData()
         let tester = try await AppMigrationTester(platform: .android)
-        let foreign = MigrationRequestWithOptions<MediaMigration.MediaOption>(destinationPlatform: .android,
-                                                                              options: [.photos: Data("all".utf8)])
+        let foreign = MigrationRequestWithOptions<MediaMigration.MediaOption>(
+            destinationPlatform: .android,
+            options: [.photos: Data("all".utf8)])
         let withOptions = try await tester.exportController.exportResources(request: foreign, progress: nil)
         let withNone = try await tester.exportController.exportResources(
             request: nil as MigrationRequestWithOptions<MediaMigration.MediaOption>?)
@@ -107,8 +109,9 @@ struct NotesMigrationTests {
         let tester = try await AppMigrationTester(platform: .android)
         let exported = try await tester.exportController.exportResources()
 
-        let source = MigrationAppIdentifier(storeIdentifier: .googlePlay, bundleIdentifier: "com.example.notes.android",
-                                            platform: .android)
+        let source = MigrationAppIdentifier(
+            storeIdentifier: .googlePlay, bundleIdentifier: "com.example.notes.android",
+            platform: .android)
         #expect(source.storeIdentifier.rawValue == MigrationAppIdentifier.StoreIdentifier.googlePlay.rawValue)
         #expect(source.bundleIdentifier == "com.example.notes.android")
         #expect(source.platform == .android)
@@ -116,8 +119,9 @@ struct NotesMigrationTests {
         #expect(request.sourceAppIdentifier.bundleIdentifier == source.bundleIdentifier)
         #expect(request.sourceVersion == "notes-2")
 
-        try await tester.importController.importResources(from: exported.extractedResourcesURL, importRequest: request,
-                                                          progress: nil)
+        try await tester.importController.importResources(
+            from: exported.extractedResourcesURL, importRequest: request,
+            progress: nil)
         let told = try text(at: container.documentsDirectory.appending(path: "import-request.txt"))
         #expect(told == "googlePlay|com.example.notes.android|android|notes-2")
     }
@@ -152,8 +156,9 @@ struct NotesMigrationTests {
 
     @Test func aFailureRegisteredByTheTestIsReadBackWithItsDomainAndCode() async throws {
         let tester = try await AppMigrationTester(platform: .android)
-        let failure = NSError(domain: "com.example.notes", code: 7,
-                              userInfo: [NSLocalizedDescriptionKey: "The notes could not be read."])
+        let failure = NSError(
+            domain: "com.example.notes", code: 7,
+            userInfo: [NSLocalizedDescriptionKey: "The notes could not be read."])
         try await tester.importController.registerImportCompletion(with: .failure(failure))
         guard case .failure(let error)? = MigrationStatus.importStatus else {
             Issue.record("expected a failure, got \(String(describing: MigrationStatus.importStatus))")
@@ -166,4 +171,3 @@ struct NotesMigrationTests {
         #expect(MigrationStatus.importStatus == nil)
     }
 }
-

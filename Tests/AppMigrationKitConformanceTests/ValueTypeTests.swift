@@ -23,8 +23,9 @@ import Testing
 
     @Test func appIdentifierAndImportRequestKeepWhatTheyAreGiven() {
         let store = MigrationAppIdentifier.StoreIdentifier("com.example.store")
-        let app = MigrationAppIdentifier(storeIdentifier: store, bundleIdentifier: "com.example.app",
-                                         platform: MigrationPlatform("other"))
+        let app = MigrationAppIdentifier(
+            storeIdentifier: store, bundleIdentifier: "com.example.app",
+            platform: MigrationPlatform("other"))
         #expect(app.storeIdentifier.rawValue == "com.example.store")
         #expect(app.bundleIdentifier == "com.example.app")
         #expect(app.platform == MigrationPlatform("other"))
@@ -42,7 +43,7 @@ import Testing
         var visited = 0
         for option: MigrationDefaultSupportedOptions in MigrationDefaultSupportedOptions.allCases {
             visited += 1
-            switch option {} // exhaustive without a case: the type has no values
+            switch option {}  // exhaustive without a case: the type has no values
         }
         #expect(visited == 0)
     }

@@ -26,8 +26,9 @@ import Testing
                 try await archiver.appendItem(at: docs.appending(path: "photos"))
             }
             if let payload = request.options[.messages] {
-                try await archiver.appendItem(at: docs.appending(path: "user_data.json"),
-                                              pathInArchive: String(decoding: payload, as: UTF8.self))
+                try await archiver.appendItem(
+                    at: docs.appending(path: "user_data.json"),
+                    pathInArchive: String(decoding: payload, as: UTF8.self))
             }
         }
     }
@@ -73,11 +74,12 @@ import Testing
         try await Scratch.with { scratch in
             let container = try scratch.container("app")
             let progress = Progress(totalUnitCount: 100)
-            progress.completedUnitCount = 40 // the caller's own work before the export
+            progress.completedUnitCount = 40  // the caller's own work before the export
             let archive = scratch.url("a.tar.xz")
-            try await quickSystem.exportResources(of: ProgressWatchingExporter(watched: progress), from: container,
-                                                  request: MigrationRequest(destinationPlatform: .android), to: archive,
-                                                  progress: progress)
+            try await quickSystem.exportResources(
+                of: ProgressWatchingExporter(watched: progress), from: container,
+                request: MigrationRequest(destinationPlatform: .android), to: archive,
+                progress: progress)
             let extracted = scratch.url("out")
             try FileManager.default.createDirectory(at: extracted, withIntermediateDirectories: true)
             try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))

@@ -1,6 +1,7 @@
-@testable import AppMigration
 import Foundation
 import Testing
+
+@testable import AppMigration
 
 @Suite struct DurabilityProbeTests {
     @Test func aWriteReportsEachChangeBeforeMakingIt() throws {
@@ -8,8 +9,11 @@ import Testing
             let path = scratch.path("file")
             let recorder = PowerCut()
             try DurableFile.write(Data("x".utf8), to: path, probe: recorder.probe)
-            #expect(recorder.points == [.createTemporary(path: path), .writeTemporary(path: path), .syncTemporary(path: path),
-                                        .rename(path: path), .syncDirectory(path: DurableFile.parent(of: path))])
+            #expect(
+                recorder.points == [
+                    .createTemporary(path: path), .writeTemporary(path: path), .syncTemporary(path: path),
+                    .rename(path: path), .syncDirectory(path: DurableFile.parent(of: path))
+                ])
             #expect(DurableFile.parent(of: path) + "/" == scratch.root.path(percentEncoded: false))
             #expect(!recorder.tripped)
         }
@@ -18,7 +22,7 @@ import Testing
     @Test func aThrowingProbeStopsBeforeTheChange() throws {
         try TransferScratch.with { scratch in
             let path = scratch.path("file")
-            let cut = PowerCut(after: 3) // create, write, sync allowed; the rename refused
+            let cut = PowerCut(after: 3)  // create, write, sync allowed; the rename refused
             #expect(throws: PowerCut.Cut.self) { try DurableFile.write(Data("x".utf8), to: path, probe: cut.probe) }
             #expect(cut.tripped)
             let found1 = try DurableFile.read(path)

@@ -1,6 +1,7 @@
-@testable import AppMigration
 import Foundation
 import Testing
+
+@testable import AppMigration
 
 @Suite struct DurableFileTests {
     @Test func writeReadAndReplace() throws {
@@ -12,7 +13,7 @@ import Testing
             #expect(try DurableFile.read(path) == Data("first".utf8))
             try DurableFile.write(Data("second".utf8), to: path)
             #expect(try DurableFile.read(path) == Data("second".utf8))
-            #expect(try scratch.names() == ["file"]) // no temporary left behind
+            #expect(try scratch.names() == ["file"])  // no temporary left behind
         }
     }
 
@@ -39,7 +40,7 @@ import Testing
         try TransferScratch.with { scratch in
             let path = scratch.path("a/b/c")
             try DurableFile.createDirectory(path)
-            try DurableFile.createDirectory(path) // already there: fine
+            try DurableFile.createDirectory(path)  // already there: fine
             var isDirectory: ObjCBool = false
             #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
             try DurableFile.write(Data("x".utf8), to: scratch.path("a/file"))
@@ -65,12 +66,14 @@ import Testing
     /// A power cut before any of the write's changes leaves the old content or the new, whole.
     @Test func aCutAtEveryPointLeavesOldOrNew() throws {
         try TransferScratch.with { scratch in
-            let old = Data("old content".utf8), new = Data(repeating: 7, count: 100_000)
+            let old = Data("old content".utf8)
+            let new = Data(repeating: 7, count: 100_000)
             let count = PowerCut()
             try DurableFile.write(new, to: scratch.path("probe"), probe: count.probe)
             let points = count.points.count
             #expect(points == 5)
-            var sawOld = false, sawNew = false
+            var sawOld = false
+            var sawNew = false
             for allowed in 0...points {
                 let path = scratch.path("file\(allowed)")
                 try DurableFile.write(old, to: path)

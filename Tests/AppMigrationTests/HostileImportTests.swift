@@ -1,8 +1,9 @@
-@testable import AppMigration
 import Foundation
 import IndexedArchive
 import Tar
 import Testing
+
+@testable import AppMigration
 
 /// Issue #10 on the host's writing paths: every class of hostile archive that extraction refuses
 /// is refused the same way by an import from a file, an import from a descriptor (the streamed
@@ -23,7 +24,8 @@ import Testing
 
     /// `member` with `value` patched into its pax `key` record in place of a harmless value of the
     /// same length (the encoder refuses to write a NUL): the tar and a twin the parser accepts.
-    static func withNul(_ key: String, _ value: String, _ member: (String) -> (TarHeader, [UInt8])) throws -> (evil: [UInt8], twin: [UInt8]) {
+    static func withNul(_ key: String, _ value: String, _ member: (String) -> (TarHeader, [UInt8])) throws -> (evil: [UInt8], twin: [UInt8])
+    {
         let bytes = Array(value.utf8)
         let placeholder = "é" + String(repeating: "x", count: bytes.count - 2)
         let twin = try HostileArchive.tar([member(placeholder)])
@@ -48,9 +50,14 @@ import Testing
             try HostileArchive.indexed([HostileArchive.directory("Documents"), HostileArchive.file("Documents/../../../escape", "pwned")])
         },
         Hostile(label: "hard link to a file outside") { outside in
-            try HostileArchive.indexed([HostileArchive.directory("Documents"),
-                                        (TarHeader(path: "Documents/hl", kind: .hardLink, mode: 0o644, mtime: HostileArchive.mtime,
-                                                   linkTarget: outside + "/secret.txt"), [])])
+            try HostileArchive.indexed([
+                HostileArchive.directory("Documents"),
+                (
+                    TarHeader(
+                        path: "Documents/hl", kind: .hardLink, mode: 0o644, mtime: HostileArchive.mtime,
+                        linkTarget: outside + "/secret.txt"), []
+                )
+            ])
         },
         Hostile(label: "600 nested folders") { _ in
             var members = [HostileArchive.directory("Documents")]
@@ -60,7 +67,7 @@ import Testing
                 members.append(HostileArchive.directory(path))
             }
             return try HostileArchive.indexed(members)
-        },
+        }
     ]
 
     static let loopback = TransferEndpoint(host: "127.0.0.1", port: 0)
@@ -87,8 +94,9 @@ import Testing
                     let listener = try TransferListener(Self.loopback)
                     let code = PairingCode.random()
                     async let received = capture {
-                        try await quickSystem.receive(MergingMigration(), into: destination, on: listener, pairingCode: code,
-                                                      acceptTimeout: .seconds(30), idleTimeout: .seconds(30))
+                        try await quickSystem.receive(
+                            MergingMigration(), into: destination, on: listener, pairingCode: code,
+                            acceptTimeout: .seconds(30), idleTimeout: .seconds(30))
                     }
                     try await RawSender.send(bytes, to: listener.endpoint, code: code)
                     _ = try await received.get()

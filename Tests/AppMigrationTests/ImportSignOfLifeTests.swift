@@ -9,8 +9,9 @@ import Testing
 /// time. Here the stall timeout is 2 s, and the healthy importers work silently for three of them.
 @Suite struct ImportSignOfLifeTests {
     static let system: MigrationSystem = {
-        let policy = WatchdogPolicy(defaultStallTimeout: .seconds(2), gracePeriod: .seconds(2),
-                                    checkInterval: .milliseconds(20))
+        let policy = WatchdogPolicy(
+            defaultStallTimeout: .seconds(2), gracePeriod: .seconds(2),
+            checkInterval: .milliseconds(20))
         return MigrationSystem(importWatchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 2)
     }()
 
@@ -73,8 +74,9 @@ import Testing
         let source = try scratch.container("source")
         try SampleData.seed(source)
         let archive = scratch.url("a.tar.xz")
-        try await quickSystem.exportResources(of: MyMigration(), from: source,
-                                              request: MigrationRequest(destinationPlatform: .android), to: archive)
+        try await quickSystem.exportResources(
+            of: MyMigration(), from: source,
+            request: MigrationRequest(destinationPlatform: .android), to: archive)
         return archive
     }
 
@@ -119,7 +121,8 @@ import Testing
             }
             // Blocked, it cannot stop when cancelled: the host gives up after the grace period.
             #expect(error?.code == .terminated, "\(String(describing: error))")
-            #expect(error?.message.contains("stage 'extension' made no progress") == true, "the stall is named: \(String(describing: error))")
+            #expect(
+                error?.message.contains("stage 'extension' made no progress") == true, "the stall is named: \(String(describing: error))")
             #expect(ContinuousClock.now - start < .seconds(25), "stopped long before the importer's wait ends")
             #expect(!exists("half.txt", in: destination.documentsDirectory), "the container is cleared")
             #expect(!exists("old.txt", in: destination.documentsDirectory))

@@ -1,6 +1,7 @@
-@testable import AppMigration
 import Foundation
 import Testing
+
+@testable import AppMigration
 
 @Suite struct LegacyLocationMigratorTests {
     static let old = Data(#"{"theme":"dark"}"#.utf8)
@@ -9,14 +10,20 @@ import Testing
     /// before that Documents/settings.plist.
     static func migrator(in scratch: TransferScratch) -> LegacyLocationMigrator {
         var migrator = LegacyLocationMigrator()
-        migrator.register("settings", at: scratch.url("Library/Application Support/settings.json"),
-                          legacy: [LegacyLocation(scratch.url("Documents/prefs.json")),
-                                   LegacyLocation(scratch.url("Documents/settings.plist"))])
-        migrator.register("token", at: scratch.url("Library/token"),
-                          legacy: [LegacyLocation(scratch.url("Documents/token.b64")) { data in
-                              guard let decoded = Data(base64Encoded: data) else { throw CocoaError(.fileReadCorruptFile) }
-                              return decoded
-                          }])
+        migrator.register(
+            "settings", at: scratch.url("Library/Application Support/settings.json"),
+            legacy: [
+                LegacyLocation(scratch.url("Documents/prefs.json")),
+                LegacyLocation(scratch.url("Documents/settings.plist"))
+            ])
+        migrator.register(
+            "token", at: scratch.url("Library/token"),
+            legacy: [
+                LegacyLocation(scratch.url("Documents/token.b64")) { data in
+                    guard let decoded = Data(base64Encoded: data) else { throw CocoaError(.fileReadCorruptFile) }
+                    return decoded
+                }
+            ])
         return migrator
     }
 
@@ -65,8 +72,11 @@ import Testing
             try Self.plant(Self.old, at: "Documents/prefs.json", in: scratch)
             try Self.plant(Data("secret".utf8).base64EncodedData(), at: "Documents/token.b64", in: scratch)
             let outcomes = try Self.migrator(in: scratch).sweep()
-            #expect(outcomes == ["settings": .migrated(from: scratch.path("Documents/prefs.json")),
-                                 "token": .migrated(from: scratch.path("Documents/token.b64"))])
+            #expect(
+                outcomes == [
+                    "settings": .migrated(from: scratch.path("Documents/prefs.json")),
+                    "token": .migrated(from: scratch.path("Documents/token.b64"))
+                ])
             #expect(try Data(contentsOf: scratch.url("Library/token")) == Data("secret".utf8))
             #expect(try scratch.names(in: scratch.path("Documents")) == [])
             #expect(try Self.migrator(in: scratch).sweep() == ["settings": .current, "token": .current])
@@ -117,7 +127,7 @@ import Testing
             try migrator.sweep()
         }
         let points = counter.points.count
-        #expect(points >= 2 * 7) // per key: mkdir + fsync, 5 for the write, unlink + fsync
+        #expect(points >= 2 * 7)  // per key: mkdir + fsync, 5 for the write, unlink + fsync
         for allowed in 0..<points {
             try TransferScratch.with { scratch in
                 try Self.plant(Self.old, at: "Documents/prefs.json", in: scratch)
@@ -128,7 +138,7 @@ import Testing
                 #expect(throws: PowerCut.Cut.self) { try migrator.sweep() }
                 let checks: [(old: String, new: String, oldBytes: Data, newBytes: Data)] = [
                     ("Documents/prefs.json", "Library/Application Support/settings.json", Self.old, Self.old),
-                    ("Documents/token.b64", "Library/token", secret.base64EncodedData(), secret),
+                    ("Documents/token.b64", "Library/token", secret.base64EncodedData(), secret)
                 ]
                 for check in checks {
                     let oldCopy = try DurableFile.read(scratch.path(check.old))

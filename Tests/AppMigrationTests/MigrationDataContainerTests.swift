@@ -47,9 +47,89 @@ import Testing
             }
             #expect(group == container.appGroupDirectories["group.com.example.myapp"])
             #expect(FileManager.default.fileExists(atPath: try #require(group).path(percentEncoded: false)), "created on demand")
-            #expect(MigrationDataContainer.withCurrent(container) {
-                FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: "group.other")
-            } == nil)
+            #expect(
+                MigrationDataContainer.withCurrent(container) {
+                    FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: "group.other")
+                } == nil)
+        }
+    }
+}
+
+/// Containers are never guessed, and the host clears only a folder it knows (issue #13, item 5).
+@Suite(.serialized) struct ContainerSafetyTests {
+    /// Without a host's binding and without AMK_CONTAINER_ROOT there is no container: not the
+    /// home folder. An import into `current` is refused before anything runs, and so is an export.
+    @Test func withoutAConfiguredRootCurrentIsNoContainer() async throws {
+        unsetenv("AMK_CONTAINER_ROOT")
+        let current = MigrationDataContainer.current
+        #expect(current.containerRootDirectory.path(percentEncoded: false).hasPrefix("/dev/null/"))
+        #expect(current.containerRootDirectory != FileManager.default.homeDirectoryForCurrentUser)
+        #expect(throws: AppMigrationError.self) { try current.createStandardDirectories() }
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 1000)
+            let archive = scratch.url("a.tar.xz")
+            _ = try await quickSystem.exportResources(
+                of: TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let importer = TreeCopyMigration()
+            do {
+                try await quickSystem.importResources(from: archive, into: current, using: importer)
+                Issue.record("an import into no container went ahead")
+            } catch let error as AppMigrationError {
+                #expect(error.code == .notAContainer)
+                #expect(error.message.contains("AMK_CONTAINER_ROOT"), "\(error)")
+            }
+            #expect(!importer.importCalled.value, "the extension never ran")
+            await #expect(throws: AppMigrationError.self) {
+                _ = try await quickSystem.exportResources(
+                    of: TreeCopyMigration(), from: current, request: MigrationRequest(destinationPlatform: .current),
+                    to: scratch.url("b.tar.xz"))
+            }
+        }
+    }
+
+    /// A folder that holds data but was never marked by createStandardDirectories (a home folder,
+    /// a project folder) is refused before the extension runs, and nothing in it changes, even
+    /// when the import would have failed (which clears a container).
+    @Test func anUnmarkedFolderWithDataIsRefusedAndLeftAlone() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 1000)
+            let archive = scratch.url("a.tar.xz")
+            _ = try await quickSystem.exportResources(
+                of: TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let folder = scratch.url("home")
+            try FileManager.default.createDirectory(at: folder.appending(path: "projects"), withIntermediateDirectories: true)
+            try Data("precious\n".utf8).write(to: folder.appending(path: "projects/thesis.tex"))
+            let before = try snapshot(folder, excluding: [])
+            let home = MigrationDataContainer(bundleIdentifier: "com.example.app", containerRootDirectory: folder)
+            var importer = TreeCopyMigration()
+            importer.importFails = true
+            do {
+                try await quickSystem.importResources(from: archive, into: home, using: importer)
+                Issue.record("an import into an unmarked folder went ahead")
+            } catch let error as AppMigrationError {
+                #expect(error.code == .notAContainer)
+                #expect(error.message.contains("is not marked as a container"), "\(error)")
+            }
+            #expect(!importer.importCalled.value)
+            #expect(try snapshot(folder, excluding: []) == before, "nothing in the folder changed")
+            #expect(!FileManager.default.fileExists(atPath: folder.appending(path: ".amk").path(percentEncoded: false)))
+        }
+    }
+
+    /// An absent or empty folder is the host's to make: it is created, marked, and imported into.
+    @Test func anEmptyFolderBecomesAMarkedContainer() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 1000)
+            let archive = scratch.url("a.tar.xz")
+            _ = try await quickSystem.exportResources(
+                of: TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let fresh = MigrationDataContainer(bundleIdentifier: "com.example.app", containerRootDirectory: scratch.url("fresh"))
+            try await quickSystem.importResources(from: archive, into: fresh, using: TreeCopyMigration())
+            #expect(FileManager.default.fileExists(atPath: scratch.url("fresh/.amk/container").path(percentEncoded: false)))
+            #expect(try snapshot(fresh.containerRootDirectory) == snapshot(source.containerRootDirectory))
         }
     }
 }

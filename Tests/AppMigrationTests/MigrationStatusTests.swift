@@ -1,6 +1,7 @@
-@testable import AppMigration
 import Foundation
 import Testing
+
+@testable import AppMigration
 
 @Suite struct MigrationStatusTests {
     struct Failure: Error, CustomStringConvertible {
@@ -12,8 +13,9 @@ import Testing
             let container = try scratch.container("app")
             try MigrationStatus.record(.failure(Failure()), in: container)
             // A "restart": a new container value for the same folder, nothing shared in memory.
-            let restarted = MigrationDataContainer(bundleIdentifier: "com.example.myapp",
-                                                   containerRootDirectory: container.containerRootDirectory)
+            let restarted = MigrationDataContainer(
+                bundleIdentifier: "com.example.myapp",
+                containerRootDirectory: container.containerRootDirectory)
             let status = MigrationDataContainer.withCurrent(restarted) { MigrationStatus.importStatus }
             guard case .failure(let error)? = status else {
                 Issue.record("expected failure, got \(String(describing: status))")
@@ -21,11 +23,13 @@ import Testing
             }
             let recorded = error as NSError
             #expect(recorded.userInfo[MigrationStatus.errorDescriptionUserInfoKey] as? String == "the database was locked")
-            #expect((recorded.userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?
-                .hasSuffix("MigrationStatusTests.Failure") == true)
+            #expect(
+                (recorded.userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?
+                    .hasSuffix("MigrationStatusTests.Failure") == true)
             #expect(recorded.localizedDescription == "the database was locked")
-            #expect(FileManager.default.fileExists(
-                atPath: container.containerRootDirectory.appending(path: ".amk/import-status.json").path(percentEncoded: false)))
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: container.containerRootDirectory.appending(path: ".amk/import-status.json").path(percentEncoded: false)))
         }
     }
 
@@ -54,7 +58,7 @@ import Testing
     @Test(arguments: [
         NSError(domain: "com.example.app.import", code: 42, userInfo: [NSLocalizedDescriptionKey: "Too new."]),
         ImportFailure.tooNew as NSError,
-        CocoaError(.fileReadCorruptFile) as NSError,
+        CocoaError(.fileReadCorruptFile) as NSError
     ])
     func failureKeepsTheDomainAndCode(_ thrown: NSError) async throws {
         try await Scratch.with { scratch in
@@ -92,8 +96,9 @@ import Testing
             #expect((error as NSError).domain == (ImportFailure.tooNew as NSError).domain)
             #expect((error as NSError).code == 1)
             #expect((error as NSError).userInfo[MigrationStatus.errorDescriptionUserInfoKey] as? String == "tooNew")
-            #expect(((error as NSError).userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?
-                .hasSuffix("MigrationStatusTests.ImportFailure") == true)
+            #expect(
+                ((error as NSError).userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?
+                    .hasSuffix("MigrationStatusTests.ImportFailure") == true)
         }
     }
 

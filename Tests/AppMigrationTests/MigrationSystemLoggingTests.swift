@@ -17,15 +17,18 @@ import Testing
             var system = quickSystem
             system.logger = log.logger()
             let archive = scratch.url("a.tar.xz")
-            _ = try await system.exportResources(of: TreeCopyMigration(), named: "copy", from: source,
-                                                 request: MigrationRequest(destinationPlatform: .current), to: archive)
+            _ = try await system.exportResources(
+                of: TreeCopyMigration(), named: "copy", from: source,
+                request: MigrationRequest(destinationPlatform: .current), to: archive)
             try await system.importResources(from: archive, into: destination, using: TreeCopyMigration(), named: "copy")
             let messages = log.all.map(\.message)
             #expect(messages.first == "export starting")
-            #expect(messages.contains("export finished") && messages.contains("import starting") && messages.last == "import finished",
-                    "\(messages)")
+            #expect(
+                messages.contains("export finished") && messages.contains("import starting") && messages.last == "import finished",
+                "\(messages)")
             #expect(messages.contains("extracting into"), "the engine logs through the host's logger: \(messages)")
-            #expect(log.all.filter { $0.message.hasSuffix("finished") }.allSatisfy { $0.level == .info && $0.metadata["extension"] == "copy" })
+            #expect(
+                log.all.filter { $0.message.hasSuffix("finished") }.allSatisfy { $0.level == .info && $0.metadata["extension"] == "copy" })
         }
     }
 
@@ -36,8 +39,9 @@ import Testing
             let destination = try scratch.container("import")
             try seedTransferContainer(source, bigBytes: 4096)
             let archive = scratch.url("a.tar.xz")
-            _ = try await quickSystem.exportResources(of: TreeCopyMigration(), from: source,
-                                                      request: MigrationRequest(destinationPlatform: .current), to: archive)
+            _ = try await quickSystem.exportResources(
+                of: TreeCopyMigration(), from: source,
+                request: MigrationRequest(destinationPlatform: .current), to: archive)
             let log = CapturedLog()
             var system = quickSystem
             system.logger = log.logger(level: .info)

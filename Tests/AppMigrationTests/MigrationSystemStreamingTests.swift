@@ -1,7 +1,8 @@
-@testable import AppMigration
 import Foundation
 import IndexedArchive
 import Testing
+
+@testable import AppMigration
 
 /// Tests `MigrationSystem+Streaming.swift`: export and import joined by a pipe.
 // Serialized: each test compresses megabytes, and the host's watchdog tests measure time.
@@ -23,7 +24,8 @@ import Testing
             #expect(sent.count >= 8)
             #expect(try snapshot(destination.containerRootDirectory) == sent)
             guard case .success? = importStatus(of: destination) else {
-                Issue.record("status \(String(describing: importStatus(of: destination)))"); return
+                Issue.record("status \(String(describing: importStatus(of: destination)))")
+                return
             }
             #expect(try stagingFolders(in: destination).isEmpty)
         }
@@ -58,34 +60,36 @@ import Testing
                     try await Task.sleep(for: .milliseconds(10))
                 }
             }
-            try await quickSystem.migrate(exporting: migration, from: source,
-                                          request: MigrationRequest(destinationPlatform: .current),
-                                          importing: migration, into: destination)
+            try await quickSystem.migrate(
+                exporting: migration, from: source,
+                request: MigrationRequest(destinationPlatform: .current),
+                importing: migration, into: destination)
             #expect(stagingSeen.value, "nothing was staged while the export was still running")
             #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
         }
     }
 
-/// Release 1 exported a v1 profile; this app stores v3. The archive's `sourceVersion` picks
-/// the schema steps to run on import.
-@Test func aV1ArchiveImportsIntoAV3App() async throws {
-    try await Scratch.with { scratch in
-        let source = try scratch.container("export")
-        let destination = try scratch.container("import")
-        try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
-        let store = destination.applicationSupportDirectory.appending(path: "store")
-        let migration = ProfileMigration(store: store)
-        try await quickSystem.migrate(exporting: migration, from: source,
-                                      request: MigrationRequest(destinationPlatform: .current),
-                                      importing: migration, into: destination)
-        let record = try #require(try VersionedStore(directory: store).read("user_profile"))
-        #expect(record.version == 3)
-        let profile = try JSONDecoder().decode(UserProfile.self, from: record.data)
-        #expect(profile.userId == "usr_123")
-        #expect(profile.preferences.theme == "system")
-        #expect(!profile.notificationSettings.marketingOptIn)
+    /// Release 1 exported a v1 profile; this app stores v3. The archive's `sourceVersion` picks
+    /// the schema steps to run on import.
+    @Test func aV1ArchiveImportsIntoAV3App() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
+            let store = destination.applicationSupportDirectory.appending(path: "store")
+            let migration = ProfileMigration(store: store)
+            try await quickSystem.migrate(
+                exporting: migration, from: source,
+                request: MigrationRequest(destinationPlatform: .current),
+                importing: migration, into: destination)
+            let record = try #require(try VersionedStore(directory: store).read("user_profile"))
+            #expect(record.version == 3)
+            let profile = try JSONDecoder().decode(UserProfile.self, from: record.data)
+            #expect(profile.userId == "usr_123")
+            #expect(profile.preferences.theme == "system")
+            #expect(!profile.notificationSettings.marketingOptIn)
+        }
     }
-}
 
     /// The same through the host's archive-file path: export to a file, import from it.
     @Test func aV1ArchiveFileImportsIntoAV3App() async throws {
@@ -96,8 +100,9 @@ import Testing
             let store = destination.applicationSupportDirectory.appending(path: "store")
             let migration = ProfileMigration(store: store)
             let archive = scratch.url("v1.tar.xz")
-            try await quickSystem.exportResources(of: migration, from: source,
-                                                  request: MigrationRequest(destinationPlatform: .current), to: archive)
+            try await quickSystem.exportResources(
+                of: migration, from: source,
+                request: MigrationRequest(destinationPlatform: .current), to: archive)
             try await quickSystem.importResources(from: archive, into: destination, using: migration)
             let record = try #require(try VersionedStore(directory: store).read("user_profile"))
             #expect(record.version == 3)
@@ -115,8 +120,9 @@ import Testing
             try write("keep me", to: "old.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
             let archive = scratch.url("whole.tar.xz")
-            try await quickSystem.exportResources(of: TreeCopyMigration(), from: source,
-                                                  request: MigrationRequest(destinationPlatform: .current), to: archive)
+            try await quickSystem.exportResources(
+                of: TreeCopyMigration(), from: source,
+                request: MigrationRequest(destinationPlatform: .current), to: archive)
             let bytes = try Data(contentsOf: archive)
             let length = cut >= 0 ? cut : bytes.count + cut
             #expect(length < bytes.count)
@@ -132,7 +138,10 @@ import Testing
             #expect(!migration.importCalled.value)
             #expect(try snapshot(destination.containerRootDirectory) == before)
             #expect(try stagingFolders(in: destination).isEmpty)
-            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
         }
     }
 
@@ -145,16 +154,20 @@ import Testing
             migration.afterFirstAppend = { throw TreeCopyMigration.Failure(description: "exporter gave up") }
             let before = try snapshot(destination.containerRootDirectory)
             do {
-                try await quickSystem.migrate(exporting: migration, from: source,
-                                              request: MigrationRequest(destinationPlatform: .current),
-                                              importing: migration, into: destination)
+                try await quickSystem.migrate(
+                    exporting: migration, from: source,
+                    request: MigrationRequest(destinationPlatform: .current),
+                    importing: migration, into: destination)
                 Issue.record("the migration succeeded")
             } catch let error as TreeCopyMigration.Failure {
                 #expect(error.description == "exporter gave up")
             }
             #expect(!migration.importCalled.value)
             #expect(try snapshot(destination.containerRootDirectory) == before)
-            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
         }
     }
 
@@ -167,14 +180,18 @@ import Testing
             var migration = TreeCopyMigration()
             migration.importFails = true
             await #expect(throws: TreeCopyMigration.Failure.self) {
-                try await quickSystem.migrate(exporting: migration, from: source,
-                                              request: MigrationRequest(destinationPlatform: .current),
-                                              importing: migration, into: destination)
+                try await quickSystem.migrate(
+                    exporting: migration, from: source,
+                    request: MigrationRequest(destinationPlatform: .current),
+                    importing: migration, into: destination)
             }
             #expect(migration.importCalled.value)
             // Cleared: the standard folders, empty.
             #expect(try snapshot(destination.containerRootDirectory).filter { $0.value != Data("<dir>".utf8) }.isEmpty)
-            guard case .failure(let error)? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure(let error)? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
             #expect("\(error)".contains("importer failed"))
         }
     }
@@ -186,9 +203,10 @@ import Testing
             try seedTransferContainer(source, bigBytes: 4096)
             try write("half", to: ".amk/staging-dead/Documents/x", in: destination.containerRootDirectory)
             let migration = TreeCopyMigration()
-            try await quickSystem.migrate(exporting: migration, from: source,
-                                          request: MigrationRequest(destinationPlatform: .current),
-                                          importing: migration, into: destination)
+            try await quickSystem.migrate(
+                exporting: migration, from: source,
+                request: MigrationRequest(destinationPlatform: .current),
+                importing: migration, into: destination)
             #expect(try stagingFolders(in: destination).isEmpty)
         }
     }
@@ -213,8 +231,9 @@ extension MigrationSystemStreamingTests {
                 }
             }
             #expect(error?.code == .unreadableArchive)
-            try expectRefused(link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
-                              outside: outside, outsideBefore: outsideBefore)
+            try expectRefused(
+                link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
+                outside: outside, outsideBefore: outsideBefore)
         }
     }
 
@@ -233,13 +252,15 @@ extension MigrationSystemStreamingTests {
             try write("mine", to: "keep.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
             let error = await #expect(throws: AppMigrationError.self) {
-                try await quickSystem.migrate(exporting: MergingMigration(), from: source,
-                                              request: MigrationRequest(destinationPlatform: .current),
-                                              importing: MergingMigration(), into: destination)
+                try await quickSystem.migrate(
+                    exporting: MergingMigration(), from: source,
+                    request: MigrationRequest(destinationPlatform: .current),
+                    importing: MergingMigration(), into: destination)
             }
             #expect(error?.code == .unreadableArchive)
-            try expectRefused(link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
-                              outside: outside, outsideBefore: outsideBefore)
+            try expectRefused(
+                link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
+                outside: outside, outsideBefore: outsideBefore)
         }
     }
 
@@ -261,7 +282,10 @@ extension MigrationSystemStreamingTests {
             #expect(!migration.importCalled.value)
             #expect(try snapshot(destination.containerRootDirectory) == before)
             #expect(try stagingFolders(in: destination).isEmpty)
-            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
         }
     }
 
@@ -280,9 +304,10 @@ extension MigrationSystemStreamingTests {
             try FileManager.default.createSymbolicLink(atPath: host + "/staging-dead/Library", withDestinationPath: outside.path)
             try FileManager.default.createSymbolicLink(atPath: host + "/staging-link", withDestinationPath: outside.path)
             let migration = TreeCopyMigration()
-            try await quickSystem.migrate(exporting: migration, from: source,
-                                          request: MigrationRequest(destinationPlatform: .current),
-                                          importing: migration, into: destination)
+            try await quickSystem.migrate(
+                exporting: migration, from: source,
+                request: MigrationRequest(destinationPlatform: .current),
+                importing: migration, into: destination)
             #expect(try stagingFolders(in: destination).isEmpty)
             #expect(try outside.contents() == outsideBefore)
         }
@@ -297,8 +322,9 @@ struct ProfileMigration: ResourcesExporting, ResourcesImporting {
     var resourcesCompressible: Bool { true }
     var resourcesSizeEstimate: Int { get async { 1024 } }
     func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
-        try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"),
-                                      pathInArchive: "profile.json")
+        try await archiver.appendItem(
+            at: appContainer.documentsDirectory.appending(path: "profile.json"),
+            pathInArchive: "profile.json")
     }
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
         let data = try Data(contentsOf: url.appending(path: "profile.json"))

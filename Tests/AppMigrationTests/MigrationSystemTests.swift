@@ -35,21 +35,25 @@ import Testing
         }
     }
 
-    func exportSample(in scratch: Scratch, exporter: DocumentsExporter = DocumentsExporter(),
-                      sourceApp: MigrationAppIdentifier? = nil) async throws -> (URL, DeviceToDeviceExportProperties) {
+    func exportSample(
+        in scratch: Scratch, exporter: DocumentsExporter = DocumentsExporter(),
+        sourceApp: MigrationAppIdentifier? = nil
+    ) async throws -> (URL, DeviceToDeviceExportProperties) {
         let source = try scratch.container("source-\(UUID().uuidString)", bundleIdentifier: "com.example.source")
         try SampleData.seed(source)
         let archive = scratch.url("\(UUID().uuidString).tar.xz")
-        let properties = try await quickSystem.exportResources(of: exporter, from: source,
-                                                               request: MigrationRequest(destinationPlatform: MigrationPlatform("windows")),
-                                                               to: archive, sourceApp: sourceApp)
+        let properties = try await quickSystem.exportResources(
+            of: exporter, from: source,
+            request: MigrationRequest(destinationPlatform: MigrationPlatform("windows")),
+            to: archive, sourceApp: sourceApp)
         return (archive, properties)
     }
 
     @Test func exportRecordsItsMetadataInTheArchive() async throws {
         try await Scratch.with { scratch in
-            let sourceApp = MigrationAppIdentifier(storeIdentifier: .googlePlay, bundleIdentifier: "com.example.android",
-                                                   platform: .android)
+            let sourceApp = MigrationAppIdentifier(
+                storeIdentifier: .googlePlay, bundleIdentifier: "com.example.android",
+                platform: .android)
             let (archive, properties) = try await exportSample(in: scratch, sourceApp: sourceApp)
             let metadata = try await ArchiveReader(path: archive.path(percentEncoded: false)).metadata()
             #expect(metadata["resourcesVersion"] == "4.2")
@@ -61,7 +65,8 @@ import Testing
             #expect(metadata["extension"] == "DocumentsExporter")
             #expect(properties.sizeEstimate == 123_456)
             #expect(properties.version == "4.2")
-            let archiveSize = try #require(try FileManager.default.attributesOfItem(atPath: archive.path(percentEncoded: false))[.size] as? Int)
+            let archiveSize = try #require(
+                try FileManager.default.attributesOfItem(atPath: archive.path(percentEncoded: false))[.size] as? Int)
             #expect(properties.compressedBytes == archiveSize)
             #expect(properties.uncompressedBytes > archiveSize, "sample data compresses")
         }
@@ -71,7 +76,8 @@ import Testing
         try await Scratch.with { scratch in
             let (archive, properties) = try await exportSample(in: scratch, exporter: DocumentsExporter(compressible: false))
             #expect(properties.compressedBytes == nil)
-            let archiveSize = try #require(try FileManager.default.attributesOfItem(atPath: archive.path(percentEncoded: false))[.size] as? Int)
+            let archiveSize = try #require(
+                try FileManager.default.attributesOfItem(atPath: archive.path(percentEncoded: false))[.size] as? Int)
             // Stored blocks hold the tar stream as it is, so the file is no smaller than it.
             #expect(archiveSize >= properties.uncompressedBytes)
             try await ArchiveReader(path: archive.path(percentEncoded: false)).verify()
@@ -80,8 +86,9 @@ import Testing
 
     @Test func importPassesSourceVersionAndSourceAppFromTheArchive() async throws {
         try await Scratch.with { scratch in
-            let sourceApp = MigrationAppIdentifier(storeIdentifier: .googlePlay, bundleIdentifier: "com.example.android",
-                                                   platform: .android)
+            let sourceApp = MigrationAppIdentifier(
+                storeIdentifier: .googlePlay, bundleIdentifier: "com.example.android",
+                platform: .android)
             let (archive, _) = try await exportSample(in: scratch, sourceApp: sourceApp)
             let seen = Box<ResourcesImportRequest?>(nil)
             let destination = try scratch.container("destination")
@@ -144,20 +151,23 @@ import Testing
             let seen = Box<ResourcesImportRequest?>(nil)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try await quickSystem.importResources(from: archive, into: destination,
-                                                          using: RecordingImporter(seen: seen, gate: gate, started: started))
+                    try await quickSystem.importResources(
+                        from: archive, into: destination,
+                        using: RecordingImporter(seen: seen, gate: gate, started: started))
                 }
                 #expect(try await eventually { started.current })
                 #expect(MigrationSystem.isMigrationInProgress(container: destination))
                 let second = await #expect(throws: AppMigrationError.self) {
-                    try await quickSystem.importResources(from: archive, into: destination,
-                                                          using: RecordingImporter(seen: Box(nil)))
+                    try await quickSystem.importResources(
+                        from: archive, into: destination,
+                        using: RecordingImporter(seen: Box(nil)))
                 }
                 #expect(second?.code == .migrationInProgress)
                 let export = await #expect(throws: AppMigrationError.self) {
-                    try await quickSystem.exportResources(of: DocumentsExporter(), from: destination,
-                                                          request: MigrationRequest(destinationPlatform: .android),
-                                                          to: scratch.url("second.tar.xz"))
+                    try await quickSystem.exportResources(
+                        of: DocumentsExporter(), from: destination,
+                        request: MigrationRequest(destinationPlatform: .android),
+                        to: scratch.url("second.tar.xz"))
                 }
                 #expect(export?.code == .migrationInProgress)
                 gate.open()
@@ -182,8 +192,9 @@ import Testing
                 }
             }
             let task = Task {
-                try await quickSystem.exportResources(of: Slow(), from: container,
-                                                      request: MigrationRequest(destinationPlatform: .android), to: archive)
+                try await quickSystem.exportResources(
+                    of: Slow(), from: container,
+                    request: MigrationRequest(destinationPlatform: .android), to: archive)
             }
             try await Task.sleep(for: .milliseconds(200))
             task.cancel()
@@ -225,30 +236,37 @@ extension MigrationSystemTests {
                 try await quickSystem.importResources(from: archive, into: destination, using: MergingMigration())
             }
             #expect(error?.code == .unreadableArchive)
-            try expectRefused(link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
-                              outside: outside, outsideBefore: outsideBefore)
+            try expectRefused(
+                link, message: error.map { "\($0)" }, destination: destination, containerBefore: before,
+                outside: outside, outsideBefore: outsideBefore)
         }
     }
 
     /// Links that stay inside what was received are data like any other and arrive as links.
     @Test func linksThatStayInsideStillImport() async throws {
         try await Scratch.with { scratch in
-            let archive = try write(Data(try HostileArchive.indexed([
-                HostileArchive.directory("Documents"),
-                HostileArchive.file("Documents/notes/a.txt", "hello\n"),
-                HostileArchive.symlink("Documents/latest", to: "notes/a.txt"),
-                HostileArchive.symlink("Library/notes", to: "../Documents/notes"),
-            ])), to: "inside.tar.xz", in: scratch.root)
+            let archive = try write(
+                Data(
+                    try HostileArchive.indexed([
+                        HostileArchive.directory("Documents"),
+                        HostileArchive.file("Documents/notes/a.txt", "hello\n"),
+                        HostileArchive.symlink("Documents/latest", to: "notes/a.txt"),
+                        HostileArchive.symlink("Library/notes", to: "../Documents/notes")
+                    ])), to: "inside.tar.xz", in: scratch.root)
             let destination = try scratch.container("destination")
             try await quickSystem.importResources(from: archive, into: destination, using: MergingMigration())
             let docs = destination.documentsDirectory
             #expect(try read("notes/a.txt", in: docs) == "hello\n")
-            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: docs.appending(path: "latest").path(percentEncoded: false))
-                        == "notes/a.txt")
+            #expect(
+                try FileManager.default.destinationOfSymbolicLink(atPath: docs.appending(path: "latest").path(percentEncoded: false))
+                    == "notes/a.txt")
             #expect(try read("latest", in: docs) == "hello\n")
             let library = destination.containerRootDirectory.appending(path: "Library/notes").path(percentEncoded: false)
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: library) == "../Documents/notes")
-            guard case .success? = importStatus(of: destination) else { Issue.record("no success status"); return }
+            guard case .success? = importStatus(of: destination) else {
+                Issue.record("no success status")
+                return
+            }
         }
     }
 
@@ -274,7 +292,10 @@ extension MigrationSystemTests {
             #expect(error?.message.contains("not enough space to import") == true, "\(String(describing: error))")
             #expect(seen.current == nil, "the extension never ran")
             #expect(try snapshot(destination.containerRootDirectory) == before)
-            guard case .failure(let recorded)? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure(let recorded)? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
             #expect("\(recorded)".contains("not enough space to import"), "\(recorded)")
         }
     }
@@ -294,7 +315,10 @@ extension MigrationSystemTests {
             #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
             #expect(error?.message.contains("Documents/huge.bin") == true, "\(String(describing: error))")
             #expect(try snapshot(destination.containerRootDirectory) == before)
-            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
         }
     }
 
@@ -312,13 +336,16 @@ extension MigrationSystemTests {
                 func importResources(at url: URL, request: ResourcesImportRequest) async throws {
                     let root = appContainer.containerRootDirectory
                     let manager = FileManager.default
-                    try manager.createSymbolicLink(atPath: root.appending(path: "Documents/escape").path(percentEncoded: false),
-                                                   withDestinationPath: outside)
+                    try manager.createSymbolicLink(
+                        atPath: root.appending(path: "Documents/escape").path(percentEncoded: false),
+                        withDestinationPath: outside)
                     try manager.removeItem(at: root.appending(path: "Library"))
-                    try manager.createSymbolicLink(atPath: root.appending(path: "Library").path(percentEncoded: false),
-                                                   withDestinationPath: outside)
-                    try manager.createSymbolicLink(atPath: root.appending(path: "tmp/nested").path(percentEncoded: false),
-                                                   withDestinationPath: outside + "/nested")
+                    try manager.createSymbolicLink(
+                        atPath: root.appending(path: "Library").path(percentEncoded: false),
+                        withDestinationPath: outside)
+                    try manager.createSymbolicLink(
+                        atPath: root.appending(path: "tmp/nested").path(percentEncoded: false),
+                        withDestinationPath: outside + "/nested")
                     throw CocoaError(.fileWriteUnknown)
                 }
             }
@@ -328,9 +355,15 @@ extension MigrationSystemTests {
             #expect(try outside.contents() == outsideBefore)
             // Cleared: the standard folders, real and empty.
             let left = try snapshot(destination.containerRootDirectory)
-            #expect(left == ["Documents": Data("<dir>".utf8), "Library": Data("<dir>".utf8),
-                             "Library/Application Support": Data("<dir>".utf8), "tmp": Data("<dir>".utf8)], "\(left.keys.sorted())")
-            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            #expect(
+                left == [
+                    "Documents": Data("<dir>".utf8), "Library": Data("<dir>".utf8),
+                    "Library/Application Support": Data("<dir>".utf8), "tmp": Data("<dir>".utf8)
+                ], "\(left.keys.sorted())")
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
-@testable import AppMigration
 import Foundation
 import Synchronization
 import Testing
+
+@testable import AppMigration
 
 /// Tests `MigrationSystem+Transfer.swift`: a paired, encrypted migration over a loopback TCP
 /// connection, in one process (the two-process version is in amkTests), and every peer that
@@ -17,14 +18,17 @@ import Testing
     }
 
     /// Receives on `listener` with `code`, collecting the refusals.
-    static func receive(into destination: MigrationDataContainer, on listener: TransferListener, code: PairingCode,
-                        using importer: TreeCopyMigration = TreeCopyMigration(), acceptTimeout: Duration = .seconds(20),
-                        limits: TransferLimits = TransferLimits(idle: .seconds(20))) async -> Received {
+    static func receive(
+        into destination: MigrationDataContainer, on listener: TransferListener, code: PairingCode,
+        using importer: TreeCopyMigration = TreeCopyMigration(), acceptTimeout: Duration = .seconds(20),
+        limits: TransferLimits = TransferLimits(idle: .seconds(20))
+    ) async -> Received {
         let refusals = Mutex<[TransferError]>([])
         let result = await capture {
-            try await quickSystem.receive(importer, into: destination, on: listener, pairingCode: code,
-                                          acceptTimeout: acceptTimeout, limits: limits,
-                                          onRefused: { refusal in refusals.withLock { $0.append(refusal) } })
+            try await quickSystem.receive(
+                importer, into: destination, on: listener, pairingCode: code,
+                acceptTimeout: acceptTimeout, limits: limits,
+                onRefused: { refusal in refusals.withLock { $0.append(refusal) } })
         }
         return Received(result: result, refusals: refusals.withLock { $0 })
     }
@@ -36,8 +40,10 @@ import Testing
         acceptTimeout: Duration = .seconds(20),
         send: @Sendable (TransferEndpoint, PairingCode) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String),
         via route: (@Sendable (TransferEndpoint) throws -> TransferEndpoint)? = nil
-    ) async throws -> (received: Received,
-                       sent: Result<(exported: DeviceToDeviceExportProperties, receiverMessage: String), any Error>) {
+    ) async throws -> (
+        received: Received,
+        sent: Result<(exported: DeviceToDeviceExportProperties, receiverMessage: String), any Error>
+    ) {
         let listener = try TransferListener(loopback)
         let code = PairingCode.random()
         let target = try route?(listener.endpoint) ?? listener.endpoint
@@ -46,12 +52,16 @@ import Testing
         return (await received, sent)
     }
 
-    static func send(_ source: MigrationDataContainer, _ migration: TreeCopyMigration = TreeCopyMigration(),
-                     limits: TransferLimits = TransferLimits())
-        -> @Sendable (TransferEndpoint, PairingCode) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String) {
+    static func send(
+        _ source: MigrationDataContainer, _ migration: TreeCopyMigration = TreeCopyMigration(),
+        limits: TransferLimits = TransferLimits()
+    )
+        -> @Sendable (TransferEndpoint, PairingCode) async throws -> (exported: DeviceToDeviceExportProperties, receiverMessage: String)
+    {
         { endpoint, code in
-            try await quickSystem.send(migration, from: source, request: MigrationRequest(destinationPlatform: .current),
-                                       to: endpoint, pairingCode: code, limits: limits)
+            try await quickSystem.send(
+                migration, from: source, request: MigrationRequest(destinationPlatform: .current),
+                to: endpoint, pairingCode: code, limits: limits)
         }
     }
 
@@ -68,7 +78,10 @@ import Testing
             #expect(received.refusals.isEmpty)
             #expect(message.contains("imported into \(destination.containerRootDirectory.path(percentEncoded: false))"), "\(message)")
             #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
-            guard case .success? = importStatus(of: destination) else { Issue.record("no success status"); return }
+            guard case .success? = importStatus(of: destination) else {
+                Issue.record("no success status")
+                return
+            }
         }
     }
 
@@ -231,7 +244,7 @@ import Testing
                 let fd = accept(listening, nil, nil)
                 _ = receiveExactly(fd, 48)
                 _ = sendAll(fd, PairedPeer.hello(version: 9).bytes)
-                _ = receiveExactly(fd, 1) // until the sender hangs up
+                _ = receiveExactly(fd, 1)  // until the sender hangs up
                 close(fd)
                 close(listening)
             }
@@ -263,7 +276,13 @@ import Testing
             migration.afterFirstAppend = { while !tried.isOpenNow { try await Task.sleep(for: .milliseconds(20)) } }
             async let first = capture { try await Self.send(source, migration)(endpoint, code) }
             // Wait until the first has paired (the listener stops), then try a second.
-            #expect(try await eventually(timeout: .seconds(20)) { (try? rawConnect(endpoint)).map { close($0); return false } ?? true })
+            #expect(
+                try await eventually(timeout: .seconds(20)) {
+                    (try? rawConnect(endpoint)).map {
+                        close($0)
+                        return false
+                    } ?? true
+                })
             let second = await capture { try await Self.send(source)(endpoint, code) }
             tried.open()
             if case .failure(let error as TransferError) = second {
@@ -289,13 +308,14 @@ import Testing
             try seedTransferContainer(source, bigBytes: 300_000)
             try write("keep", to: "kept.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
-            let tampering: TamperingProxy.Tampering = switch attack {
-            case "flip early": .flip(at: senderHandshakeBytes + 10)
-            case "flip late": .flipFromEnd(40)
-            case "drop": .dropRecord(1)
-            case "swap": .swapRecords(0)
-            default: .dropLastRecord
-            }
+            let tampering: TamperingProxy.Tampering =
+                switch attack {
+                case "flip early": .flip(at: senderHandshakeBytes + 10)
+                case "flip late": .flipFromEnd(40)
+                case "drop": .dropRecord(1)
+                case "swap": .swapRecords(0)
+                default: .dropLastRecord
+                }
             let (received, sent) = try await Self.transfer(into: destination, send: Self.send(source)) { target in
                 try TamperingProxy(to: target, tampering).endpoint
             }
@@ -319,7 +339,10 @@ import Testing
             }
             #expect(try snapshot(destination.containerRootDirectory) == before, "\(attack)")
             #expect(try stagingFolders(in: destination).isEmpty, "\(attack)")
-            guard case .failure? = importStatus(of: destination) else { Issue.record("\(attack): no failure status"); return }
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("\(attack): no failure status")
+                return
+            }
         }
     }
 
@@ -391,8 +414,10 @@ import Testing
                 let before = try snapshot(destination.containerRootDirectory)
                 let box = ProxyBox()
                 let inHandshake = cut > 0 && cut < senderHandshakeBytes
-                let (received, sent) = try await Self.transfer(into: destination, acceptTimeout: inHandshake ? .seconds(2) : .seconds(20),
-                                                               send: Self.send(source)) { target in
+                let (received, sent) = try await Self.transfer(
+                    into: destination, acceptTimeout: inHandshake ? .seconds(2) : .seconds(20),
+                    send: Self.send(source)
+                ) { target in
                     cut > 0 ? try box.make(target, limit: cut) : try TamperingProxy(to: target, .truncateLast(-cut)).endpoint
                 }
                 let context = cut > 0 ? "cut after \(cut) of about \(total) bytes (seed \(seed))" : "cut \(-cut) bytes before the end"
@@ -406,18 +431,23 @@ import Testing
                 case .failure(let error as TransferError):
                     // The receiver names what the sender did; the import's error is underneath.
                     #expect(error.code == .connectionLost, "\(context): \(error)")
-                    #expect(error.message.hasPrefix("the sender's stream ended without its end record after")
-                                || error.message.hasPrefix("the sender reset the connection after"), "\(context): \(error)")
+                    #expect(
+                        error.message.hasPrefix("the sender's stream ended without its end record after")
+                            || error.message.hasPrefix("the sender reset the connection after"), "\(context): \(error)")
                     #expect((error.underlying as? AppMigrationError)?.code == .unreadableArchive, "\(context): \(error)")
-                    guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status: \(context)"); return }
+                    guard case .failure? = importStatus(of: destination) else {
+                        Issue.record("no failure status: \(context)")
+                        return
+                    }
                 case .failure(let error):
                     Issue.record("\(context): unexpected receiver error \(error)")
                 }
                 switch sent {
                 case .success: Issue.record("sender succeeded: \(context)")
                 case .failure(let error as TransferError):
-                    #expect(error.code == .connectionLost || error.code == .remoteFailure || error.code == .pairingFailed,
-                            "\(context): \(error)")
+                    #expect(
+                        error.code == .connectionLost || error.code == .remoteFailure || error.code == .pairingFailed,
+                        "\(context): \(error)")
                 case .failure(let error):
                     Issue.record("\(context): unexpected sender error \(error)")
                 }
@@ -508,12 +538,13 @@ import Testing
             let destination = try scratch.container("import")
             let listener = try TransferListener(Self.loopback)
             let code = PairingCode.random()
-            async let received = Self.receive(into: destination, on: listener, code: code,
-                                              limits: TransferLimits(idle: .milliseconds(500)))
+            async let received = Self.receive(
+                into: destination, on: listener, code: code,
+                limits: TransferLimits(idle: .milliseconds(500)))
             let fd = try rawConnect(listener.endpoint)
             defer { close(fd) }
             let channel = try #require(PairedPeer.actAsSender(fd, code: code))
-            _ = sendAll(fd, PairedPeer.record(channel, .data, [0xFD, 0x37, 0x7A, 0x58])) // an xz header's start, then silence
+            _ = sendAll(fd, PairedPeer.record(channel, .data, [0xFD, 0x37, 0x7A, 0x58]))  // an xz header's start, then silence
             let start = ContinuousClock.now
             do {
                 _ = try await received.result.get()
@@ -526,7 +557,10 @@ import Testing
             #expect(ContinuousClock.now - start < .seconds(10))
             let status = PairedPeer.readRecord(fd, channel)
             #expect(status?.0 == .statusFailed, "the sender is told of the failure")
-            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
         }
     }
 
@@ -544,8 +578,8 @@ import Testing
             let peer = Thread {
                 let fd = accept(listening, nil, nil)
                 _ = PairedPeer.actAsReceiver(fd, code: code)
-                archived.current = readToEnd(fd) // to the sender's half-close
-                release.blockThread() // and silence
+                archived.current = readToEnd(fd)  // to the sender's half-close
+                release.blockThread()  // and silence
                 close(fd)
                 close(listening)
             }
@@ -553,13 +587,15 @@ import Testing
             defer { release.open() }
             let start = ContinuousClock.now
             do {
-                _ = try await quickSystem.send(TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
-                                               to: endpoint, pairingCode: code, statusTimeout: .seconds(2))
+                _ = try await quickSystem.send(
+                    TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                    to: endpoint, pairingCode: code, statusTimeout: .seconds(2))
                 Issue.record("the sender succeeded without a status")
             } catch let error as TransferError {
                 #expect(error.code == .timedOut)
-                #expect(error.message.hasPrefix("no status from the receiver at \(endpoint) within 2 s after the end of the archive"),
-                        "\(error)")
+                #expect(
+                    error.message.hasPrefix("no status from the receiver at \(endpoint) within 2 s after the end of the archive"),
+                    "\(error)")
             }
             let elapsed = ContinuousClock.now - start
             #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(20), "\(elapsed)")
@@ -589,8 +625,9 @@ import Testing
             defer { release.open() }
             let start = ContinuousClock.now
             do {
-                _ = try await quickSystem.send(TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
-                                               to: endpoint, pairingCode: code, idleTimeout: .seconds(1))
+                _ = try await quickSystem.send(
+                    TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                    to: endpoint, pairingCode: code, idleTimeout: .seconds(1))
                 Issue.record("the sender succeeded")
             } catch let error as TransferError {
                 #expect(error.code == .timedOut, "\(error)")
@@ -615,8 +652,9 @@ import Testing
             let fd = try rawConnect(listener.endpoint)
             defer { close(fd) }
             let channel = try #require(PairedPeer.actAsSender(fd, code: code))
-            let trickler = Trickler(fd, bytes: PairedPeer.record(channel, .data, [UInt8](repeating: 1, count: 100)),
-                                    every: .milliseconds(200))
+            let trickler = Trickler(
+                fd, bytes: PairedPeer.record(channel, .data, [UInt8](repeating: 1, count: 100)),
+                every: .milliseconds(200))
             defer { trickler.finish() }
             let result = await received
             let elapsed = ContinuousClock.now - start
@@ -632,7 +670,10 @@ import Testing
             #expect(trickler.sent >= 3, "the sender kept sending while it was cut off")
             #expect(try snapshot(destination.containerRootDirectory) == before)
             #expect(try stagingFolders(in: destination).isEmpty)
-            guard case .failure? = importStatus(of: destination) else { Issue.record("no failure status"); return }
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
         }
     }
 
@@ -646,8 +687,9 @@ import Testing
             var limits = TransferLimits()
             limits.handshake = .seconds(1)
             let start = ContinuousClock.now
-            async let received = Self.receive(into: destination, on: listener, code: PairingCode.random(),
-                                              acceptTimeout: .seconds(3), limits: limits)
+            async let received = Self.receive(
+                into: destination, on: listener, code: PairingCode.random(),
+                acceptTimeout: .seconds(3), limits: limits)
             let fd = try rawConnect(listener.endpoint)
             defer { close(fd) }
             let trickler = Trickler(fd, bytes: PairedPeer.hello().bytes, every: .seconds(1))
@@ -677,7 +719,7 @@ import Testing
                 let fd = accept(listening, nil, nil)
                 _ = receiveExactly(fd, 48)
                 trickler.current = Trickler(fd, bytes: PairedPeer.hello().bytes, every: .seconds(1))
-                _ = readToEnd(fd) // until the sender hangs up
+                _ = readToEnd(fd)  // until the sender hangs up
                 trickler.current?.finish()
                 close(fd)
             }
@@ -701,9 +743,9 @@ import Testing
     /// of its own (the socket and the wake-up of cancellation: two descriptors), instead of waking
     /// every few milliseconds on the cooperative pool; cancelling it ends the wait at once.
     #if arch(x86_64)
-    static let canSeeSystemCalls = FileManager.default.isReadableFile(atPath: "/proc/self/task/\(getpid())/syscall")
+        static let canSeeSystemCalls = FileManager.default.isReadableFile(atPath: "/proc/self/task/\(getpid())/syscall")
     #else
-    static let canSeeSystemCalls = false
+        static let canSeeSystemCalls = false
     #endif
 
     @Test(.enabled(if: canSeeSystemCalls, "reads x86-64 system call numbers from /proc/self/task/*/syscall"))
@@ -775,12 +817,14 @@ extension MigrationSystemTransferTests {
             let listener = try TransferListener(Self.loopback)
             let code = PairingCode.random()
             async let received = capture {
-                try await quickSystem.receive(MergingMigration(), into: destination, on: listener, pairingCode: code,
-                                              acceptTimeout: .seconds(20), idleTimeout: .seconds(20))
+                try await quickSystem.receive(
+                    MergingMigration(), into: destination, on: listener, pairingCode: code,
+                    acceptTimeout: .seconds(20), idleTimeout: .seconds(20))
             }
             let sent = await capture {
-                try await quickSystem.send(MergingMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
-                                           to: listener.endpoint, pairingCode: code)
+                try await quickSystem.send(
+                    MergingMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                    to: listener.endpoint, pairingCode: code)
             }
             let receiverError: (any Error)?
             if case .failure(let error) = await received { receiverError = error } else { receiverError = nil }
@@ -791,8 +835,9 @@ extension MigrationSystemTransferTests {
             } else {
                 Issue.record("the sender reported success")
             }
-            try expectRefused(link, message: receiverError.map { "\($0)" }, destination: destination, containerBefore: before,
-                              outside: outside, outsideBefore: outsideBefore)
+            try expectRefused(
+                link, message: receiverError.map { "\($0)" }, destination: destination, containerBefore: before,
+                outside: outside, outsideBefore: outsideBefore)
         }
     }
 }

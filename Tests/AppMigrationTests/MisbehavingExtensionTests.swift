@@ -49,10 +49,13 @@ import Testing
     }
 
     /// Exports with `system` and returns the error, how long the answer took, and the archive URL.
-    func failingExport<E: ResourcesExportingWithOptions>(_ exporter: E, in scratch: Scratch, system: MigrationSystem = fastSystem,
-                                                         name: String = "app",
-                                                         seed: (MigrationDataContainer) throws -> Void = SampleData.seed)
-        async throws -> (error: (any Error)?, elapsed: Duration, archive: URL) {
+    func failingExport<E: ResourcesExportingWithOptions>(
+        _ exporter: E, in scratch: Scratch, system: MigrationSystem = fastSystem,
+        name: String = "app",
+        seed: (MigrationDataContainer) throws -> Void = SampleData.seed
+    )
+        async throws -> (error: (any Error)?, elapsed: Duration, archive: URL)
+    {
         let container = try scratch.container(name)
         try seed(container)
         let archive = scratch.url("\(name)-out/export.tar.xz")
@@ -60,8 +63,9 @@ import Testing
         let start = ContinuousClock.now
         var caught: (any Error)?
         do {
-            try await system.exportResources(of: exporter, from: container,
-                                             request: MigrationRequestWithOptions(destinationPlatform: .android), to: archive)
+            try await system.exportResources(
+                of: exporter, from: container,
+                request: MigrationRequestWithOptions(destinationPlatform: .android), to: archive)
         } catch {
             caught = error
         }
@@ -196,8 +200,9 @@ import Testing
             let codes = try await withThrowingTaskGroup(of: AppMigrationError.Code?.self) { group in
                 for index in 0..<count {
                     group.addTask {
-                        let found = try await failingExport(ThreadBlocker(gate: gate, reached: Box(false)), in: scratch,
-                                                            name: "blocker\(index)")
+                        let found = try await failingExport(
+                            ThreadBlocker(gate: gate, reached: Box(false)), in: scratch,
+                            name: "blocker\(index)")
                         return (found.error as? AppMigrationError)?.code
                     }
                 }
@@ -220,8 +225,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["outside/secret.txt", "app/Documents/../../outside/secret.txt", "app/Documents/link/secret.txt",
-                      "app2/secret.txt"])
+    @Test(arguments: [
+        "outside/secret.txt", "app/Documents/../../outside/secret.txt", "app/Documents/link/secret.txt",
+        "app2/secret.txt"
+    ])
     func extensionAppendingOutsideItsContainerIsRefused(path: String) async throws {
         try await Scratch.with { scratch in
             try write("secret", to: "outside/secret.txt", in: scratch.root)
@@ -229,8 +236,9 @@ import Testing
             let target = scratch.url(path)
             let (error, _, archive) = try await failingExport(Escaper(target: target), in: scratch, system: quickSystem) { container in
                 try SampleData.seed(container)
-                try FileManager.default.createSymbolicLink(atPath: container.documentsDirectory.appending(path: "link").path(percentEncoded: false),
-                                                           withDestinationPath: "../../outside")
+                try FileManager.default.createSymbolicLink(
+                    atPath: container.documentsDirectory.appending(path: "link").path(percentEncoded: false),
+                    withDestinationPath: "../../outside")
             }
             let failure = try #require(error as? AppMigrationError, "got \(String(describing: error))")
             #expect(failure.code == .outsideContainer)
@@ -277,8 +285,9 @@ import Testing
             let source = try scratch.container("source")
             try SampleData.seed(source)
             let archive = scratch.url("a.tar.xz")
-            try await quickSystem.exportResources(of: AppDataMigration(), from: source,
-                                                  request: MigrationRequest(destinationPlatform: .android), to: archive)
+            try await quickSystem.exportResources(
+                of: AppDataMigration(), from: source,
+                request: MigrationRequest(destinationPlatform: .android), to: archive)
             let destination = try scratch.container("destination")
             try write("existing", to: "old.txt", in: destination.documentsDirectory)
             try write("cache", to: "Caches/c.bin", in: destination.libraryDirectory)
@@ -291,8 +300,9 @@ import Testing
             let root = destination.containerRootDirectory
             #expect(files(under: root).allSatisfy { $0.hasPrefix(".amk/") }, "\(files(under: root))")
             #expect(!files(under: root).contains { $0.contains("staging") }, "the staging folder is removed")
-            #expect(exists("Documents", in: root) && exists("Library/Application Support", in: root),
-                    "the empty standard folders are back")
+            #expect(
+                exists("Documents", in: root) && exists("Library/Application Support", in: root),
+                "the empty standard folders are back")
             #expect(try read("shared.txt", in: group) == "shared", "app-group data is untouched")
             #expect(exists("imported-by-extension", in: group), "even what the extension wrote there: its job to clear")
             let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
@@ -317,8 +327,9 @@ import Testing
             let source = try scratch.container("source")
             try SampleData.seed(source)
             let archive = scratch.url("a.tar.xz")
-            try await quickSystem.exportResources(of: MyMigration(), from: source,
-                                                  request: MigrationRequest(destinationPlatform: .android), to: archive)
+            try await quickSystem.exportResources(
+                of: MyMigration(), from: source,
+                request: MigrationRequest(destinationPlatform: .android), to: archive)
             let destination = try scratch.container("destination")
             let start = ContinuousClock.now
             let error = await #expect(throws: AppMigrationError.self) {

@@ -16,15 +16,18 @@ import Testing
         }
     }
 
-    func export(in scratch: Scratch, system: MigrationSystem = quickSystem,
-                seed: (MigrationDataContainer) throws -> Void = { _ in },
-                _ body: @escaping @Sendable (ResourcesArchiver, MigrationDataContainer) async throws -> Void) async throws -> URL {
+    func export(
+        in scratch: Scratch, system: MigrationSystem = quickSystem,
+        seed: (MigrationDataContainer) throws -> Void = { _ in },
+        _ body: @escaping @Sendable (ResourcesArchiver, MigrationDataContainer) async throws -> Void
+    ) async throws -> URL {
         let container = try scratch.container("app-\(UUID().uuidString)")
         try SampleData.seed(container)
         try seed(container)
         let archive = scratch.url("\(UUID().uuidString).tar.xz")
-        try await system.exportResources(of: Scripted(body: body), from: container,
-                                         request: MigrationRequest(destinationPlatform: .android), to: archive)
+        try await system.exportResources(
+            of: Scripted(body: body), from: container,
+            request: MigrationRequest(destinationPlatform: .android), to: archive)
         return archive
     }
 
@@ -34,13 +37,18 @@ import Testing
                 try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"))
                 try await archiver.appendItem(at: container.documentsDirectory.appending(path: "media"))
             }
-            #expect(try await memberNames(of: archive) == ["profile.json", "media", "media/clips", "media/clips/one.mp4",
-                                                           "media/cover.jpg"])
+            #expect(
+                try await memberNames(of: archive) == [
+                    "profile.json", "media", "media/clips", "media/clips/one.mp4",
+                    "media/cover.jpg"
+                ])
         }
     }
 
-    @Test(arguments: [("a/b/c.json", "a/b/c.json"), ("/rooted/c.json", "rooted/c.json"), ("./x//y/./c.json", "x/y/c.json"),
-                      ("x/../y/c.json", "y/c.json")])
+    @Test(arguments: [
+        ("a/b/c.json", "a/b/c.json"), ("/rooted/c.json", "rooted/c.json"), ("./x//y/./c.json", "x/y/c.json"),
+        ("x/../y/c.json", "y/c.json")
+    ])
     func pathInArchiveIsUsedAsGivenWithinTheRoot(given: String, stored: String) async throws {
         try await Scratch.with { scratch in
             let archive = try await export(in: scratch) { archiver, container in
@@ -55,8 +63,9 @@ import Testing
         try await Scratch.with { scratch in
             await #expect {
                 _ = try await export(in: scratch) { archiver, container in
-                    try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"),
-                                                  pathInArchive: given)
+                    try await archiver.appendItem(
+                        at: container.documentsDirectory.appending(path: "profile.json"),
+                        pathInArchive: given)
                 }
             } throws: { error in
                 (error as? AppMigrationError)?.code == .invalidPathInArchive
@@ -126,15 +135,19 @@ import Testing
         // appendItem for about 6 s: the engine's stages are watched meanwhile, and the export
         // succeeds. Were the extension's clock running inside appendItem, it would stall. The
         // margins (3x both ways) keep a busy machine from deciding the outcome.
-        let policy = WatchdogPolicy(stallTimeouts: [.extensionCode: .seconds(2)], defaultStallTimeout: .seconds(60),
-                                    gracePeriod: .seconds(10), checkInterval: .milliseconds(10))
+        let policy = WatchdogPolicy(
+            stallTimeouts: [.extensionCode: .seconds(2)], defaultStallTimeout: .seconds(60),
+            gracePeriod: .seconds(10), checkInterval: .milliseconds(10))
         var system = MigrationSystem(watchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 1)
         system.compressionHook = { _ in usleep(1_500_000) }
         try await Scratch.with { scratch in
             let elapsed = Box(Duration.zero)
-            let archive = try await export(in: scratch, system: system, seed: { container in
-                try write(Data(count: 6 << 20), to: "big.bin", in: container.documentsDirectory)
-            }) { archiver, container in
+            let archive = try await export(
+                in: scratch, system: system,
+                seed: { container in
+                    try write(Data(count: 6 << 20), to: "big.bin", in: container.documentsDirectory)
+                }
+            ) { archiver, container in
                 let start = ContinuousClock.now
                 try await archiver.appendItem(at: container.documentsDirectory.appending(path: "big.bin"))
                 elapsed.current = ContinuousClock.now - start
@@ -146,10 +159,12 @@ import Testing
 
     /// Stalls after 300 ms, but waits 20 s for the cancelled extension to return.
     static let patientSystem: MigrationSystem = {
-        let policy = WatchdogPolicy(defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(20),
-                                    checkInterval: .milliseconds(10))
-        return MigrationSystem(watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
-                               chunkSize: 1 << 20, workers: 2)
+        let policy = WatchdogPolicy(
+            defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(20),
+            checkInterval: .milliseconds(10))
+        return MigrationSystem(
+            watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
+            chunkSize: 1 << 20, workers: 2)
     }()
 
     @Test func appendItemThrowsCancellationErrorOnceTheExportIsCancelled() async throws {

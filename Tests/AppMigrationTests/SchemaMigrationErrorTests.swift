@@ -14,7 +14,7 @@ import Testing
             (.unreadableVersion(model: "m", path: "/x/m.version"), ["/x/m.version"]),
             (.notAJSONObject(model: "m", version: 2), ["version 2", "JSON object"]),
             (.unparsableVersion(model: "m", version: "beta"), ["'beta'"]),
-            (.rollbackFailed(model: "m", underlying: Boom(), rollback: Boom()), ["backup is kept"]),
+            (.rollbackFailed(model: "m", underlying: Boom(), rollback: Boom()), ["backup is kept"])
         ]
         for (error, fragments) in cases {
             for fragment in fragments {

@@ -1,13 +1,21 @@
-@testable import AppMigration
 import Foundation
 import Synchronization
 import Testing
 
+@testable import AppMigration
+
 /// The reference article's model (reference/data-migration-patterns.txt), at its current version 3.
 struct UserProfile: Codable, Equatable {
-    struct Preferences: Codable, Equatable { let theme: String; let language: String; let currency: String }
+    struct Preferences: Codable, Equatable {
+        let theme: String
+        let language: String
+        let currency: String
+    }
     struct NotificationSettings: Codable, Equatable {
-        let pushEnabled: Bool; let emailEnabled: Bool; let transactionAlerts: Bool; let marketingOptIn: Bool
+        let pushEnabled: Bool
+        let emailEnabled: Bool
+        let transactionAlerts: Bool
+        let marketingOptIn: Bool
     }
     static let schemaVersion = 3
     static let modelIdentifier = "user_profile"
@@ -24,16 +32,19 @@ let userProfileSteps: [SchemaMigrationStep] = [
         json["preferences"] = ["theme": "system", "language": "en", "currency": "USD"]
     },
     .json(model: "user_profile", from: 2) { json in
-        json["notificationSettings"] = ["pushEnabled": true, "emailEnabled": true, "transactionAlerts": true,
-                                        "marketingOptIn": false]
-    },
+        json["notificationSettings"] = [
+            "pushEnabled": true, "emailEnabled": true, "transactionAlerts": true,
+            "marketingOptIn": false
+        ]
+    }
 ]
 
 let v1Profile = Data(#"{"userId":"usr_123","displayName":"Ahmed","email":"ahmed@example.com"}"#.utf8)
-let v2Profile = Data(#"""
-{"userId":"usr_456","displayName":"Sara","email":"sara@example.com",
- "preferences":{"theme":"dark","language":"ar","currency":"EGP"}}
-"""#.utf8)
+let v2Profile = Data(
+    #"""
+    {"userId":"usr_456","displayName":"Sara","email":"sara@example.com",
+     "preferences":{"theme":"dark","language":"ar","currency":"EGP"}}
+    """#.utf8)
 
 @Suite struct SchemaMigratorTests {
     struct Boom: Error {}
@@ -62,14 +73,23 @@ let v2Profile = Data(#"""
     @Test func aMissingStepNamesTheModelAndVersionsBeforeAnythingRuns() throws {
         var migrator = SchemaMigrator()
         let ran = RanFlag()
-        migrator.register(model: "notes", from: 1) { data in ran.set(); return data }
-        migrator.register(model: "notes", from: 3) { data in ran.set(); return data }
+        migrator.register(model: "notes", from: 1) { data in
+            ran.set()
+            return data
+        }
+        migrator.register(model: "notes", from: 3) { data in
+            ran.set()
+            return data
+        }
         #expect(throws: SchemaMigrationError.self) { try migrator.migrate(Data(), model: "notes", from: 1, to: 4) }
         do {
             _ = try migrator.steps(for: "notes", from: 1, to: 4)
             Issue.record("a gap was accepted")
         } catch {
-            guard case .missingStep(let model, let from, let to) = error else { Issue.record("\(error)"); return }
+            guard case .missingStep(let model, let from, let to) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(model == "notes" && from == 2 && to == 3)
         }
         #expect(!ran.value)
@@ -100,9 +120,10 @@ let v2Profile = Data(#"""
     @Test func storedDataIsMigratedAndTheVersionUpdated() throws {
         try TransferScratch.with { scratch in
             let store = try VersionedStore(directory: scratch.root)
-            try Data(v1Profile).write(to: scratch.url("user_profile.data")) // a release before versioning
-            let profile = try SchemaMigrator(userProfileSteps).migrateStored("user_profile", in: store, to: 3,
-                                                                            validatingAs: UserProfile.self)
+            try Data(v1Profile).write(to: scratch.url("user_profile.data"))  // a release before versioning
+            let profile = try SchemaMigrator(userProfileSteps).migrateStored(
+                "user_profile", in: store, to: 3,
+                validatingAs: UserProfile.self)
             #expect(profile?.email == "ahmed@example.com")
             #expect(try store.read("user_profile")?.version == 3)
             #expect(try scratch.names() == ["user_profile.data", "user_profile.version"])
@@ -142,7 +163,8 @@ let v2Profile = Data(#"""
                 Issue.record("a throwing step succeeded")
             } catch {
                 guard case .stepFailed(let model, 2, 3, let underlying) = error as? SchemaMigrationError else {
-                    Issue.record("wrong error \(error)"); return
+                    Issue.record("wrong error \(error)")
+                    return
                 }
                 #expect(model == "user_profile" && underlying is Boom)
             }
@@ -162,7 +184,8 @@ let v2Profile = Data(#"""
                 Issue.record("invalid data was stored")
             } catch {
                 guard case .validationFailed("user_profile", 3, let underlying) = error as? SchemaMigrationError else {
-                    Issue.record("wrong error \(error)"); return
+                    Issue.record("wrong error \(error)")
+                    return
                 }
                 #expect(underlying is DecodingError)
             }
@@ -203,7 +226,7 @@ let v2Profile = Data(#"""
             try SchemaMigrator(userProfileSteps).migrateStored("user_profile", in: store, to: 3)
         }
         let points = counter.points.count
-        #expect(points >= 15) // backup, data, version: 5 each; unlink + fsync of the backup
+        #expect(points >= 15)  // backup, data, version: 5 each; unlink + fsync of the backup
         for allowed in 0..<points {
             try TransferScratch.with { scratch in
                 var store = try VersionedStore(directory: scratch.root)
@@ -215,7 +238,10 @@ let v2Profile = Data(#"""
                     Issue.record("no cut after \(allowed) changes")
                 } catch let error as SchemaMigrationError {
                     // The rollback ran into the cut as well.
-                    guard case .rollbackFailed(_, let underlying, let rollback) = error else { Issue.record("\(error)"); return }
+                    guard case .rollbackFailed(_, let underlying, let rollback) = error else {
+                        Issue.record("\(error)")
+                        return
+                    }
                     #expect(underlying is PowerCut.Cut && rollback is PowerCut.Cut)
                 } catch {
                     #expect(error is PowerCut.Cut, "\(error)")
@@ -225,8 +251,9 @@ let v2Profile = Data(#"""
                 store.probe = nil
                 try store.recover("user_profile")
                 let record = try store.read("user_profile")
-                #expect(record == .init(data: v1Profile, version: 1) || record == .init(data: migrated, version: 3),
-                        "cut after \(allowed) changes: \(String(describing: record))")
+                #expect(
+                    record == .init(data: v1Profile, version: 1) || record == .init(data: migrated, version: 3),
+                    "cut after \(allowed) changes: \(String(describing: record))")
                 let data = try SchemaMigrator(userProfileSteps).migrateStored("user_profile", in: store, to: 3)
                 #expect(data == migrated)
                 #expect(try scratch.names() == ["user_profile.data", "user_profile.version"])

@@ -1,7 +1,8 @@
-@testable import AppMigration
 import Crypto
 import Foundation
 import Testing
+
+@testable import AppMigration
 
 /// Tests `TransferRelay.swift`: the idle rule and the records, on local socket pairs (a "peer"
 /// end the test writes sealed records to, and an "engine" end it reads plain bytes from).
@@ -9,19 +10,24 @@ import Testing
     /// A relay from a peer to an engine end, with `idle` and `minimum`; the test gets the peer's
     /// writing end and the engine's reading end (both closed by the caller).
     static func receiving(idle: Duration, minimum: Int, maxBytes: UInt64 = .max)
-        throws -> (relay: TransferRelay, peer: Int32, engine: Int32, close: () -> Void) {
+        throws -> (relay: TransferRelay, peer: Int32, engine: Int32, close: () -> Void)
+    {
         let (peer, relaySource) = try TransferSocket.socketPair()
         let (engine, relayDestination) = try TransferSocket.socketPair()
         var limits = TransferLimits()
         limits.idle = idle
         limits.minimumProgress = minimum
-        let relay = try TransferRelay(from: relaySource, to: relayDestination, codec: .open(RecordOpener(key: key), maxBytes: maxBytes),
-                                      limits: limits, owning: relayDestination, name: "test-relay")
-        return (relay, peer, engine, {
-            close(peer)
-            close(engine)
-            close(relaySource)
-        })
+        let relay = try TransferRelay(
+            from: relaySource, to: relayDestination, codec: .open(RecordOpener(key: key), maxBytes: maxBytes),
+            limits: limits, owning: relayDestination, name: "test-relay")
+        return (
+            relay, peer, engine,
+            {
+                close(peer)
+                close(engine)
+                close(relaySource)
+            }
+        )
     }
 
     /// The key of the test's records.
@@ -29,8 +35,10 @@ import Testing
 
     /// Seals `count` pieces of `size` bytes (in records of at most 64 KiB), sending one piece every
     /// `interval`, then the end record (unless `end` is false), then half-closes; on a thread.
-    static func pace(_ fd: Int32, pieces count: Int, of size: Int, every interval: Duration, end: Bool = true,
-                     alter: (@Sendable (inout [UInt8], Int) -> Void)? = nil) {
+    static func pace(
+        _ fd: Int32, pieces count: Int, of size: Int, every interval: Duration, end: Bool = true,
+        alter: (@Sendable (inout [UInt8], Int) -> Void)? = nil
+    ) {
         let sealer = RecordSealer(key: key)
         let thread = Thread {
             var index = 0

@@ -1,6 +1,7 @@
-@testable import AppMigration
 import Foundation
 import Testing
+
+@testable import AppMigration
 
 /// Tests `UnfollowingRemoval.swift`: what the host removes, it removes without following links.
 @Suite struct UnfollowingRemovalTests {
@@ -12,8 +13,10 @@ import Testing
             let before = try outside.contents()
             let root = scratch.url("root").path(percentEncoded: false)
             try write("x", to: "doomed/deep/file.txt", in: scratch.url("root"))
-            for (link, target) in [("doomed/to-folder", outside.path), ("doomed/deep/to-file", outside.path + "/secret.txt"),
-                                   ("doomed/deep/dangling", "/no/such/place"), ("top-link", outside.path)] {
+            for (link, target) in [
+                ("doomed/to-folder", outside.path), ("doomed/deep/to-file", outside.path + "/secret.txt"),
+                ("doomed/deep/dangling", "/no/such/place"), ("top-link", outside.path)
+            ] {
                 try FileManager.default.createSymbolicLink(atPath: root + "/" + link, withDestinationPath: target)
             }
             try write("stays", to: "kept/file.txt", in: scratch.url("root"))

@@ -1,6 +1,7 @@
-@testable import AppMigration
 import Foundation
 import Testing
+
+@testable import AppMigration
 
 @Suite struct VersionedStoreTests {
     @Test func writeThenRead() throws {

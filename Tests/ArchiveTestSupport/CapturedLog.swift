@@ -37,8 +37,10 @@ public final class CapturedLog: Sendable {
         }
 
         public func log(event: LogEvent) {
-            log.append(Record(level: event.level, message: "\(event.message)",
-                              metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
+            log.append(
+                Record(
+                    level: event.level, message: "\(event.message)",
+                    metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
         }
     }
 }

@@ -112,8 +112,9 @@ public enum Craft {
         data.append(0)
         let size = UInt64(chunks) * UInt64(chunkSize)
         let crc = crc64OfZeros(size - UInt64(prefix.count), previous: CRC.crc64(prefix))
-        return block(header: blockHeader(compressedSize: UInt64(data.count), uncompressedSize: size),
-                     data: data, check: crc, indexedSize: size)
+        return block(
+            header: blockHeader(compressedSize: UInt64(data.count), uncompressedSize: size),
+            data: data, check: crc, indexedSize: size)
     }
 
     /// The pixz index of `entries`.
@@ -127,10 +128,17 @@ public enum Craft {
 
     /// An archive in our layout: `dataBlocks`, then the rich index (`richIndex`, or the encoding
     /// of `entries`), the pixz index, the xz Index (with each block's `indexedSize`) and the footer.
-    public static func archive(dataBlocks: [CraftedBlock], entries: [ArchiveEntry], tarSize: UInt64,
-                        richIndex: CraftedBlock? = nil) throws -> [UInt8] {
-        let rich = try richIndex ?? block(ArchiveIndex(entries: entries, tarSize: tarSize, chunkSize: 1 << 20,
-                                                       metadata: ["writer": "crafted"]).encoded())
+    public static func archive(
+        dataBlocks: [CraftedBlock], entries: [ArchiveEntry], tarSize: UInt64,
+        richIndex: CraftedBlock? = nil
+    ) throws -> [UInt8] {
+        let rich =
+            try richIndex
+            ?? block(
+                ArchiveIndex(
+                    entries: entries, tarSize: tarSize, chunkSize: 1 << 20,
+                    metadata: ["writer": "crafted"]
+                ).encoded())
         var out = StreamHeader.encode(check: .crc64)
         var index = XZIndexBuilder()
         let pixz = try block(pixzIndex(entries, tarSize: tarSize))
@@ -155,10 +163,12 @@ public enum Craft {
                 case .member(let member):
                     let h = member.header
                     crc = 0
-                    entries.append(ArchiveEntry(path: h.path, kind: h.kind, size: h.size, mode: h.mode, uid: h.uid, gid: h.gid,
-                                                mtime: h.mtime, linkTarget: h.linkTarget, headerOffset: member.headerOffset,
-                                                dataOffset: member.dataOffset, checksum: h.kind == .regular ? 0 : nil,
-                                                hasPaxHeader: member.hasPaxHeader))
+                    entries.append(
+                        ArchiveEntry(
+                            path: h.path, kind: h.kind, size: h.size, mode: h.mode, uid: h.uid, gid: h.gid,
+                            mtime: h.mtime, linkTarget: h.linkTarget, headerOffset: member.headerOffset,
+                            dataOffset: member.dataOffset, checksum: h.kind == .regular ? 0 : nil,
+                            hasPaxHeader: member.hasPaxHeader))
                 case .data(let bytes, _):
                     crc = CRC.crc64(bytes, previous: crc)
                 case .memberEnd:

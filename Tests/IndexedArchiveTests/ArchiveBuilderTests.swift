@@ -1,6 +1,7 @@
 import Foundation
-@testable import IndexedArchive
 import Testing
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     @Suite struct ArchiveBuilderTests {
@@ -80,7 +81,9 @@ extension EngineSuites {
                         try await builder.append(PackSource(path: dir.path + "/missing"))
                     } catch {
                         // Carrying on would store a tar stream that may end mid-member.
-                        let again = await expectArchiveError("second append") { try await builder.append(PackSource(path: dir.path + "/src")) }
+                        let again = await expectArchiveError("second append") {
+                            try await builder.append(PackSource(path: dir.path + "/src"))
+                        }
                         #expect(again?.code == .io(errno: ENOENT))
                     }
                 }
@@ -105,7 +108,7 @@ extension EngineSuites {
         func anUnreadableFileFailsThePackOrIsSkippedWithAWarning(_ name: String) async throws {
             let dir = try TemporaryDirectory()
             try dir.file("src/before.txt", "before")
-            try dir.file("src/large.bin", Samples.noise1_2M)  // read in slices, not whole
+            try dir.file("src/large.bin", Samples.noise1Point2M)  // read in slices, not whole
             try dir.file("src/small.txt", "small")
             try dir.file("src/z.txt", "after")
             let victim = dir.path + "/src/" + name
@@ -144,7 +147,7 @@ extension EngineSuites {
         @Test(arguments: [("small.txt", 10), ("small.txt", -3), ("large.bin", 1000), ("large.bin", -1000)])
         func aFileThatChangesWhileReadFailsOrIsStoredAtItsHeaderSize(_ name: String, _ delta: Int) async throws {
             let dir = try TemporaryDirectory()
-            let original = name == "large.bin" ? Samples.noise1_2M : Array("small content".utf8)
+            let original = name == "large.bin" ? Samples.noise1Point2M : Array("small content".utf8)
             try dir.file("src/" + name, original)
             let victim = dir.path + "/src/" + name
             var options = testOptions()

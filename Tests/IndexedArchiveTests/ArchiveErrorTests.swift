@@ -32,8 +32,9 @@ import XZ
     /// A member name is chosen by whoever made the archive: printed raw, its escape sequences
     /// would reach the terminal of whoever reads the error.
     @Test func descriptionEscapesControlCharacters() {
-        let error = ArchiveError(.unsafePath, "link to '\u{1B}]0;owned\u{7}' refused",
-                                 path: "in\ncoming.tar.xz", member: "x\u{1B}[2J\\y\u{202E}", offset: 7)
+        let error = ArchiveError(
+            .unsafePath, "link to '\u{1B}]0;owned\u{7}' refused",
+            path: "in\ncoming.tar.xz", member: "x\u{1B}[2J\\y\u{202E}", offset: 7)
         #expect(error.description == #"in\ncoming.tar.xz, member 'x\x1b[2J\\y\u202e', offset 7: link to '\x1b]0;owned\x07' refused"#)
         #expect(!error.description.unicodeScalars.contains { $0.properties.generalCategory == .control })
         // The fields themselves stay raw, for programs.

@@ -7,24 +7,30 @@ extension EngineSuites {
     @Suite struct ArchiveIndexTests {
         static let sample: ArchiveIndex = {
             let entries = [
-                ArchiveEntry(path: "app/", kind: .directory, size: 0, mode: 0o755, uid: 501, gid: 20,
-                             mtime: TarTimestamp(seconds: 1_600_000_000, nanoseconds: 5), linkTarget: nil,
-                             headerOffset: 1024, dataOffset: 1536, checksum: nil, hasPaxHeader: true),
-                ArchiveEntry(path: "app/ünïcödé-名前.txt", kind: .regular, size: 700, mode: 0o4755, uid: 0, gid: 0,
-                             mtime: TarTimestamp(seconds: 0), linkTarget: nil,
-                             headerOffset: 1536, dataOffset: 2560, checksum: 0xDEAD_BEEF_0123_4567, hasPaxHeader: true),
-                ArchiveEntry(path: "app/link", kind: .symbolicLink, size: 0, mode: 0o777, uid: 1, gid: 2,
-                             mtime: TarTimestamp(seconds: -5, nanoseconds: 999_999_999), linkTarget: "../" + String(repeating: "t", count: 300),
-                             headerOffset: 3584, dataOffset: 5120, checksum: nil, hasPaxHeader: true),
-                ArchiveEntry(path: "app/hard", kind: .hardLink, size: 0, mode: 0o644, uid: 1, gid: 2,
-                             mtime: TarTimestamp(seconds: 7), linkTarget: "app/ünïcödé-名前.txt",
-                             headerOffset: 5120, dataOffset: 5632, checksum: nil, hasPaxHeader: false),
-                ArchiveEntry(path: "app/empty", kind: .regular, size: 0, mode: 0o600, uid: 1, gid: 2,
-                             mtime: TarTimestamp(seconds: 8), linkTarget: nil,
-                             headerOffset: 5632, dataOffset: 6144, checksum: 0, hasPaxHeader: false),
+                ArchiveEntry(
+                    path: "app/", kind: .directory, size: 0, mode: 0o755, uid: 501, gid: 20,
+                    mtime: TarTimestamp(seconds: 1_600_000_000, nanoseconds: 5), linkTarget: nil,
+                    headerOffset: 1024, dataOffset: 1536, checksum: nil, hasPaxHeader: true),
+                ArchiveEntry(
+                    path: "app/ünïcödé-名前.txt", kind: .regular, size: 700, mode: 0o4755, uid: 0, gid: 0,
+                    mtime: TarTimestamp(seconds: 0), linkTarget: nil,
+                    headerOffset: 1536, dataOffset: 2560, checksum: 0xDEAD_BEEF_0123_4567, hasPaxHeader: true),
+                ArchiveEntry(
+                    path: "app/link", kind: .symbolicLink, size: 0, mode: 0o777, uid: 1, gid: 2,
+                    mtime: TarTimestamp(seconds: -5, nanoseconds: 999_999_999), linkTarget: "../" + String(repeating: "t", count: 300),
+                    headerOffset: 3584, dataOffset: 5120, checksum: nil, hasPaxHeader: true),
+                ArchiveEntry(
+                    path: "app/hard", kind: .hardLink, size: 0, mode: 0o644, uid: 1, gid: 2,
+                    mtime: TarTimestamp(seconds: 7), linkTarget: "app/ünïcödé-名前.txt",
+                    headerOffset: 5120, dataOffset: 5632, checksum: nil, hasPaxHeader: false),
+                ArchiveEntry(
+                    path: "app/empty", kind: .regular, size: 0, mode: 0o600, uid: 1, gid: 2,
+                    mtime: TarTimestamp(seconds: 8), linkTarget: nil,
+                    headerOffset: 5632, dataOffset: 6144, checksum: 0, hasPaxHeader: false)
             ]
-            return ArchiveIndex(entries: entries, tarSize: 7168, chunkSize: 1 << 20,
-                                metadata: ["resourcesVersion": "3", "note": "a = b\nc ✓", "empty": ""])
+            return ArchiveIndex(
+                entries: entries, tarSize: 7168, chunkSize: 1 << 20,
+                metadata: ["resourcesVersion": "3", "note": "a = b\nc ✓", "empty": ""])
         }()
 
         static func load32(_ bytes: [UInt8], _ at: Int) -> UInt32 { bytes[at..<at + 4].reversed().reduce(0) { $0 << 8 | UInt32($1) } }
@@ -67,7 +73,8 @@ extension EngineSuites {
             #expect(bytes[r + 48] == UInt8(ascii: "0"))
             #expect(bytes[r + 49] & 1 == 1, "has a pax header")
             #expect(Self.load64(bytes, r + 80) == 0xDEAD_BEEF_0123_4567)
-            let pathLength = Int(Self.load32(bytes, r + 52)), pathOffset = Int(Self.load64(bytes, r + 56))
+            let pathLength = Int(Self.load32(bytes, r + 52))
+            let pathOffset = Int(Self.load64(bytes, r + 56))
             let heapStart = 64 + 96 * entries.count
             #expect(Array(bytes[heapStart + pathOffset..<heapStart + pathOffset + pathLength]) == Array("app/ünïcödé-名前.txt".utf8))
             // Record 2: the symlink's type and target.
@@ -147,7 +154,7 @@ extension EngineSuites {
                 let size = Int(load32(bytes, 52))
                 store32(&bytes, 52, UInt32(size - 3))
                 bytes.removeLast(3)
-            },
+            }
         ]
 
         @Test(arguments: tampers)
@@ -230,11 +237,17 @@ extension EngineSuites {
             #expect(error.code == .corrupt)
             #expect(error.offset != nil)
 
-            try await writeBytes(path, try indexedArchive(tar: tar, index: {
-                var bytes = ArchiveIndex(entries: try indexEntries(of: tar), tarSize: UInt64(tar.count), chunkSize: 1 << 20, metadata: [:]).encoded()
-                bytes[8] = 2
-                return bytes
-            }()))
+            try await writeBytes(
+                path,
+                try indexedArchive(
+                    tar: tar,
+                    index: {
+                        var bytes = ArchiveIndex(
+                            entries: try indexEntries(of: tar), tarSize: UInt64(tar.count), chunkSize: 1 << 20, metadata: [:]
+                        ).encoded()
+                        bytes[8] = 2
+                        return bytes
+                    }()))
             let versionError = #expect(throws: ArchiveError.self) { try ArchiveReader(path: path) }
             #expect(versionError?.code == .unsupportedVersion)
         }
@@ -246,9 +259,13 @@ extension EngineSuites {
             // The index points a.txt's content at b.txt's: a random-access read parses the tar
             // header at the indexed offset and finds that its data starts elsewhere; verify
             // compares index and headers too.
-            try await writeBytes(path, try indexedArchive(tar: tar, tamper: { index in
-                index.entries[1].dataOffset = index.entries[2].dataOffset
-            }))
+            try await writeBytes(
+                path,
+                try indexedArchive(
+                    tar: tar,
+                    tamper: { index in
+                        index.entries[1].dataOffset = index.entries[2].dataOffset
+                    }))
             let reader = try ArchiveReader(path: path)
             #expect(reader.mode == .indexed)
             let read = await expectArchiveError("contents of a misplaced member") { try await reader.contents(of: "d/a.txt") }
@@ -278,12 +295,16 @@ extension EngineSuites {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarFile("a.txt", "alpha")])
             let path = dir.path + "/x.tar.xz"
-            try await writeBytes(path, try indexedArchive(tar: tar, tamper: { index in
-                // A second entry for the same header blocks, under another name.
-                var extra = index.entries[0]
-                extra.path = "ghost.txt"
-                index.entries.append(extra)
-            }))
+            try await writeBytes(
+                path,
+                try indexedArchive(
+                    tar: tar,
+                    tamper: { index in
+                        // A second entry for the same header blocks, under another name.
+                        var extra = index.entries[0]
+                        extra.path = "ghost.txt"
+                        index.entries.append(extra)
+                    }))
             let reader = try ArchiveReader(path: path)
             #expect(try await reader.entries().count == 2)
             let error = await expectArchiveError("verify") { try await reader.verify() }

@@ -40,8 +40,9 @@ extension EngineSuites {
             let dir = try TemporaryDirectory()
             let root = try Self.makeTree(in: dir)
             let archive = dir.path + "/a.tar.xz"
-            let summary = try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .file(archive),
-                                                       options: Self.options())
+            let summary = try await ArchivePacker.pack(
+                [PackSource(path: root, archivePath: "src")], to: .file(archive),
+                options: Self.options())
             #expect(summary.entries == 21)
             #expect(summary.blocks >= 5)
             #expect(summary.storedBlocks >= 1, "the noise file's block should be stored")
@@ -66,7 +67,8 @@ extension EngineSuites {
             for (key, item) in original.items {
                 #expect(extracted.items[key] == item, "\(key) differs")
             }
-            var a = stat(), b = stat()
+            var a = stat()
+            var b = stat()
             lstat(out + "/src/docs/notes.txt", &a)
             lstat(out + "/src/hardlink-to-notes", &b)
             #expect(a.st_ino == b.st_ino, "the hard link shares the inode")
@@ -95,16 +97,20 @@ extension EngineSuites {
             try dir.file("caches/c.bin", Samples.noise512)
             try dir.file("single.txt", "single")
             let archive = dir.path + "/m.tar.xz"
-            let summary = try await ArchivePacker.pack([
-                PackSource(path: dir.path + "/docs", archivePath: "app/Documents"),
-                PackSource(path: dir.path + "/caches", archivePath: "./app//Library/Caches/"),
-                PackSource(path: dir.path + "/single.txt", archivePath: "loose/one.txt"),
-                PackSource(path: dir.path + "/docs/sub"),
-            ], to: .file(archive), options: testOptions())
+            let summary = try await ArchivePacker.pack(
+                [
+                    PackSource(path: dir.path + "/docs", archivePath: "app/Documents"),
+                    PackSource(path: dir.path + "/caches", archivePath: "./app//Library/Caches/"),
+                    PackSource(path: dir.path + "/single.txt", archivePath: "loose/one.txt"),
+                    PackSource(path: dir.path + "/docs/sub")
+                ], to: .file(archive), options: testOptions())
             let reader = try ArchiveReader(path: archive)
             let paths = try await reader.entries().map(\.path)
-            #expect(paths == ["app/Documents/", "app/Documents/a.txt", "app/Documents/sub/", "app/Documents/sub/b.txt",
-                              "app/Library/Caches/", "app/Library/Caches/c.bin", "loose/one.txt", "sub/", "sub/b.txt"])
+            #expect(
+                paths == [
+                    "app/Documents/", "app/Documents/a.txt", "app/Documents/sub/", "app/Documents/sub/b.txt",
+                    "app/Library/Caches/", "app/Library/Caches/c.bin", "loose/one.txt", "sub/", "sub/b.txt"
+                ])
             #expect(summary.entries == paths.count)
             let out = dir.path + "/out"
             try await reader.extract(to: out)
@@ -120,9 +126,11 @@ extension EngineSuites {
             try dir.file("two/x.txt", "two")
             try dir.file("lone.txt", "lone")
             let archive = dir.path + "/d.tar.xz"
-            for sources in [[PackSource(path: dir.path + "/one", archivePath: "same"), PackSource(path: dir.path + "/two", archivePath: "same")],
-                            [PackSource(path: dir.path + "/one", archivePath: "p"), PackSource(path: dir.path + "/lone.txt", archivePath: "p/x.txt")],
-                            [PackSource(path: dir.path + "/lone.txt", archivePath: "q"), PackSource(path: dir.path + "/one", archivePath: "q/")]] {
+            for sources in [
+                [PackSource(path: dir.path + "/one", archivePath: "same"), PackSource(path: dir.path + "/two", archivePath: "same")],
+                [PackSource(path: dir.path + "/one", archivePath: "p"), PackSource(path: dir.path + "/lone.txt", archivePath: "p/x.txt")],
+                [PackSource(path: dir.path + "/lone.txt", archivePath: "q"), PackSource(path: dir.path + "/one", archivePath: "q/")]
+            ] {
                 let error = await expectArchiveError("\(sources.map(\.archivePath))") {
                     try await ArchivePacker.pack(sources, to: .file(archive), options: testOptions())
                 }
@@ -138,15 +146,18 @@ extension EngineSuites {
             try dir.file("src/a.txt", "alpha")
             let archive = dir.path + "/u.tar.xz"
             let error = await expectArchiveError("archive path \(archivePath)") {
-                try await ArchivePacker.pack([PackSource(path: dir.path + "/src", archivePath: archivePath)], to: .file(archive),
-                                             options: testOptions())
+                try await ArchivePacker.pack(
+                    [PackSource(path: dir.path + "/src", archivePath: archivePath)], to: .file(archive),
+                    options: testOptions())
             }
             #expect(error?.code == .invalidArchivePath)
             #expect(!exists(archive))
             #expect(listing(dir.path) == ["src"], "no temporary file is left")
         }
 
-        @Test(arguments: [(10, 1 << 20, 2), (-1, 1 << 20, 2), (6, (1 << 20) - 1, 2), (6, (1 << 30) + 1, 2), (6, 1 << 20, 0), (6, 1 << 20, 257)])
+        @Test(arguments: [
+            (10, 1 << 20, 2), (-1, 1 << 20, 2), (6, (1 << 20) - 1, 2), (6, (1 << 30) + 1, 2), (6, 1 << 20, 0), (6, 1 << 20, 257)
+        ])
         func unusableOptionsAreRefused(_ preset: Int, _ chunk: Int, _ workers: Int) async throws {
             let dir = try TemporaryDirectory()
             try dir.file("src/a.txt", "alpha")
@@ -167,8 +178,9 @@ extension EngineSuites {
             try dir.file("src/a.txt", "alpha")
             let archive = dir.path + "/m.tar.xz"
             let error = await expectArchiveError("metadata key \(key.debugDescription)") {
-                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive),
-                                             options: testOptions(metadata: [key: "value"]))
+                try await ArchivePacker.pack(
+                    [PackSource(path: dir.path + "/src")], to: .file(archive),
+                    options: testOptions(metadata: [key: "value"]))
             }
             #expect(error?.code == .invalidOptions)
             #expect(!exists(archive))
@@ -200,7 +212,7 @@ extension EngineSuites {
         @Test(.enabled(if: toolExists("xz")))
         func packingWithoutCompressionStoresEveryBlock() async throws {
             let dir = try TemporaryDirectory()
-            try await offPool { try dir.file("src/text.txt", Samples.text2_5M) }
+            try await offPool { try dir.file("src/text.txt", Samples.text2Point5M) }
             let archive = dir.path + "/s.tar.xz"
             var options = testOptions(preset: 6)
             options.compressible = false
@@ -212,7 +224,7 @@ extension EngineSuites {
             #expect(blocks.prefix(summary.blocks).allSatisfy { $0.totalSize > $0.uncompressedSize })
             let reader = try ArchiveReader(path: archive)
             #expect(try await reader.verify() == 2)
-            #expect(try await reader.contents(of: "src/text.txt") == Samples.text2_5M)
+            #expect(try await reader.contents(of: "src/text.txt") == Samples.text2Point5M)
             #expect(try await runTool(["xz", "-t", archive]).status == 0)
         }
 
@@ -232,7 +244,9 @@ extension EngineSuites {
             let summary = try await ArchivePacker.pack(sources, to: .file(archive), options: options)
 
             let source = try await TreeSnapshot.of(root)
-            let uniqueBytes = source.items.filter { $0.value.type == "file" && !["hardlink-to-notes", "zz-hardlink-to-long-path"].contains($0.key) }.reduce(0) { $0 + $1.value.size }
+            let uniqueBytes = source.items.filter {
+                $0.value.type == "file" && !["hardlink-to-notes", "zz-hardlink-to-long-path"].contains($0.key)
+            }.reduce(0) { $0 + $1.value.size }
             let blocks = try await xzToolBlocks(archive)
             #expect(summary.entries == source.items.count + 1)
             #expect(summary.fileBytes == UInt64(uniqueBytes))
@@ -249,7 +263,9 @@ extension EngineSuites {
             #expect(written.map(\.0) == Array(0..<summary.blocks), "blocks are written in order")
             #expect(zip(written, written.dropFirst()).allSatisfy { $0.1 < $1.1 })
             #expect(written.enumerated().allSatisfy { $0.element.1 == blocks[$0.offset].compressedOffset + blocks[$0.offset].totalSize })
-            let compressed = all.compactMap { if case .blockCompressed(let sequence, let isStored) = $0 { (sequence, isStored) } else { nil } }
+            let compressed = all.compactMap {
+                if case .blockCompressed(let sequence, let isStored) = $0 { (sequence, isStored) } else { nil }
+            }
             #expect(Set(compressed.map(\.0)) == Set(0..<summary.blocks))
             #expect(compressed.filter(\.1).count == summary.storedBlocks)
             let serialized = all.compactMap { if case .chunkSerialized(let sequence, _) = $0 { sequence } else { nil } }
@@ -277,14 +293,15 @@ extension EngineSuites {
                     state.largest = max(state.largest, state.serialized - state.written)
                 }
             }
-            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/bp.tar.xz"), options: options)
+            let summary = try await ArchivePacker.pack(
+                [PackSource(path: dir.path + "/src")], to: .file(dir.path + "/bp.tar.xz"), options: options)
             #expect(summary.blocks == 10)
             return progress.withLock { $0.largest }
         }
 
         @Test func aFastReaderWaitsForSlowCompressors() async throws {
             let dir = try TemporaryDirectory()
-            try await offPool { for i in 0..<4 { try dir.file("src/t\(i).txt", Samples.text2_5M) } }
+            try await offPool { for i in 0..<4 { try dir.file("src/t\(i).txt", Samples.text2Point5M) } }
             // Reading runs at memory speed, compressing at a few MB/s: without backpressure the
             // serializer would run all ten chunks ahead of the writer.
             let budgeted = try await Self.largestBacklog(workers: 1, memoryBudget: 1 << 20, in: dir)
@@ -297,14 +314,16 @@ extension EngineSuites {
         /// reader back (backpressure), and that wait is not a stall of the read stage.
         @Test func waitingForASlowCompressorIsNotAReadStall() async throws {
             let dir = try TemporaryDirectory()
-            try await offPool { for i in 0..<3 { try dir.file("src/t\(i).txt", Samples.text2_5M) } }
+            try await offPool { for i in 0..<3 { try dir.file("src/t\(i).txt", Samples.text2Point5M) } }
             var options = testOptions(chunk: 1 << 20)
             options.workers = 1
-            options.stallPolicy = WatchdogPolicy(stallTimeouts: [.read: .milliseconds(300), .enumerate: .milliseconds(300)],
-                                                 defaultStallTimeout: .seconds(60), checkInterval: .milliseconds(10))
+            options.stallPolicy = WatchdogPolicy(
+                stallTimeouts: [.read: .milliseconds(300), .enumerate: .milliseconds(300)],
+                defaultStallTimeout: .seconds(60), checkInterval: .milliseconds(10))
             options.compressionHook = { _ in usleep(900_000) }
-            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/slow.tar.xz"),
-                                                       options: options)
+            let summary = try await ArchivePacker.pack(
+                [PackSource(path: dir.path + "/src")], to: .file(dir.path + "/slow.tar.xz"),
+                options: options)
             #expect(summary.blocks >= 8)
             #expect(try await ArchiveReader(path: dir.path + "/slow.tar.xz").verify() == 4)
         }
@@ -312,11 +331,12 @@ extension EngineSuites {
         /// Issue 11: with two compressors, one stuck block is named even while the other compresses.
         @Test func aStuckCompressionIsNamedWhileItsSiblingWorks() async throws {
             let dir = try TemporaryDirectory()
-            try await offPool { for i in 0..<3 { try dir.file("src/t\(i).txt", Samples.text2_5M) } }
+            try await offPool { for i in 0..<3 { try dir.file("src/t\(i).txt", Samples.text2Point5M) } }
             var options = testOptions(chunk: 1 << 20)
             options.workers = 2
-            options.stallPolicy = WatchdogPolicy(stallTimeouts: [.compress: .milliseconds(500)], defaultStallTimeout: .seconds(60),
-                                                 gracePeriod: .seconds(30), checkInterval: .milliseconds(10))
+            options.stallPolicy = WatchdogPolicy(
+                stallTimeouts: [.compress: .milliseconds(500)], defaultStallTimeout: .seconds(60),
+                gracePeriod: .seconds(30), checkInterval: .milliseconds(10))
             // Block 2 sleeps in slices, checking for cancellation, and never beats.
             options.compressionHook = { sequence in
                 guard sequence == 2 else { return }
@@ -341,7 +361,9 @@ extension EngineSuites {
             var x: UInt64 = 0x9E37_79B9_7F4A_7C15
             out.withUnsafeMutableBufferPointer { buffer in
                 for i in 0..<count {
-                    x ^= x << 13; x ^= x >> 7; x ^= x << 17
+                    x ^= x << 13
+                    x ^= x >> 7
+                    x ^= x << 17
                     let r = Int(x % 32)
                     buffer[i] = r < 26 ? UInt8(97 + r) : (r < 30 ? 32 : 10)
                 }
@@ -386,8 +408,9 @@ extension EngineSuites {
             defer { close(fds[1]) }
             // Without care, SIGPIPE would kill the test process here.
             let error = await #expect(throws: ArchiveError.self) {
-                try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .fileDescriptor(fds[1]),
-                                             options: Self.options())
+                try await ArchivePacker.pack(
+                    [PackSource(path: root, archivePath: "src")], to: .fileDescriptor(fds[1]),
+                    options: Self.options())
             }
             #expect(error?.code == .io(errno: EPIPE))
         }

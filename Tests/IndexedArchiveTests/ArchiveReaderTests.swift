@@ -39,8 +39,9 @@ extension EngineSuites {
             // Depth-first, names sorted bytewise within a directory: the order is deterministic.
             func parts(_ path: String) -> [[UInt8]] { path.split(separator: "/").map { Array($0.utf8) } }
             for (a, b) in zip(entries, entries.dropFirst()) {
-                #expect(parts(a.name).lexicographicallyPrecedes(parts(b.name)) { $0.lexicographicallyPrecedes($1) },
-                        "\(a.name) before \(b.name)")
+                #expect(
+                    parts(a.name).lexicographicallyPrecedes(parts(b.name)) { $0.lexicographicallyPrecedes($1) },
+                    "\(a.name) before \(b.name)")
             }
             for entry in entries {
                 let header = Int(entry.headerOffset)
@@ -52,18 +53,23 @@ extension EngineSuites {
                 let item = try #require(source.items[String(entry.name.dropFirst(4))], "\(entry.path) is in the source")
                 #expect(entry.mode == item.mode || entry.kind == .symbolicLink, "\(entry.path) mode")
                 if entry.kind != .symbolicLink {
-                    #expect(entry.mtime == TarTimestamp(seconds: Int64(item.mtimeSeconds), nanoseconds: UInt32(item.mtimeNanoseconds)),
-                            "\(entry.path) mtime")
+                    #expect(
+                        entry.mtime == TarTimestamp(seconds: Int64(item.mtimeSeconds), nanoseconds: UInt32(item.mtimeNanoseconds)),
+                        "\(entry.path) mtime")
                 }
                 switch entry.kind {
                 case .regular:
                     #expect(item.type == "file")
-                    #expect(Array(raw[Int(entry.dataOffset)..<Int(entry.dataOffset + entry.size)]) == item.content, "\(entry.path) bytes in place")
+                    #expect(
+                        Array(raw[Int(entry.dataOffset)..<Int(entry.dataOffset + entry.size)]) == item.content,
+                        "\(entry.path) bytes in place")
                     #expect(entry.checksum == CRC.crc64(item.content))
                 case .hardLink:
                     // The first path met in archive order holds the content; later ones link to it.
-                    let targets = ["src/hardlink-to-notes": "src/docs/notes.txt",
-                                   "src/zz-hardlink-to-long-path": "src/\(CompatTree.over255)"]
+                    let targets = [
+                        "src/hardlink-to-notes": "src/docs/notes.txt",
+                        "src/zz-hardlink-to-long-path": "src/\(CompatTree.over255)"
+                    ]
                     #expect(entry.linkTarget == targets[entry.name], "\(entry.path)")
                     #expect(entry.size == 0)
                 case .symbolicLink:
@@ -102,7 +108,7 @@ extension EngineSuites {
                 slices += 1
                 bytes.append(contentsOf: slice)
             }
-            #expect(bytes == Samples.text2_5M)
+            #expect(bytes == Samples.text2Point5M)
             #expect(slices >= 3)
         }
 
@@ -111,7 +117,7 @@ extension EngineSuites {
             let reader = try ArchiveReader(path: packed.archive)
             #expect(try await reader.contents(of: "src/empty.txt").isEmpty)
             #expect(try await reader.contents(of: "src/exact512.bin") == Samples.noise512)
-            #expect(try await reader.contents(of: "src/media/noise.bin") == Samples.noise1_2M)
+            #expect(try await reader.contents(of: "src/media/noise.bin") == Samples.noise1Point2M)
             #expect(try await reader.contents(of: "src/\(CompatTree.over255)") == Array("over 255 bytes".utf8))
             #expect(try await reader.contents(of: "src/docs").isEmpty, "a directory has no content")
             #expect(try await reader.contents(of: "src/link-to-notes").isEmpty, "a symlink is not followed")
@@ -144,7 +150,8 @@ extension EngineSuites {
             let dir = try TemporaryDirectory()
             try dir.file("src/a.txt", "alpha")
             let archive = dir.path + "/m.tar.xz"
-            try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: testOptions(metadata: Self.metadata))
+            try await ArchivePacker.pack(
+                [PackSource(path: dir.path + "/src")], to: .file(archive), options: testOptions(metadata: Self.metadata))
 
             var expected = Self.metadata
             expected["writer"] = ArchivePacker.writerVersion
@@ -190,9 +197,11 @@ extension EngineSuites {
             let directory = #expect(throws: ArchiveError.self) { try ArchiveReader(path: dir.path) }
             #expect(directory?.code == .notAnArchive)
 
-            for (name, bytes) in [("text", Array("just some text\n".utf8)), ("empty", []),
-                                  ("xz-magic-only", [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]),
-                                  ("plain-tar", try tarStream([tarFile("a", "b")]))] {
+            for (name, bytes) in [
+                ("text", Array("just some text\n".utf8)), ("empty", []),
+                ("xz-magic-only", [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]),
+                ("plain-tar", try tarStream([tarFile("a", "b")]))
+            ] {
                 let path = dir.path + "/" + name
                 try await writeBytes(path, bytes)
                 do {
@@ -229,12 +238,13 @@ extension EngineSuites {
             #expect(try await reader.verify() == packed.summary.entries)
             let out = packed.dir.path + "/out"
             try await reader.extract(to: out)
-            expectSameTree(try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "streamed extraction")
-            #expect(try await reader.contents(of: "src/docs/big.json") == Samples.text2_5M)
+            expectSameTree(
+                try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "streamed extraction")
+            #expect(try await reader.contents(of: "src/docs/big.json") == Samples.text2Point5M)
             var options = ExtractOptions()
             options.members = ["src/media/noise.bin"]
             try await reader.extract(to: packed.dir.path + "/one", options: options)
-            #expect(try await readBytes(packed.dir.path + "/one/src/media/noise.bin") == Samples.noise1_2M)
+            #expect(try await readBytes(packed.dir.path + "/one/src/media/noise.bin") == Samples.noise1Point2M)
 
             // A flipped byte in the middle of the second data block.
             let blocks = try await xzToolBlocks(packed.archive)

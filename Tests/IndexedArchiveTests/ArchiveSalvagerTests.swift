@@ -12,8 +12,9 @@ extension EngineSuites {
 
             static func make() async throws -> Case {
                 let packed = try await PackedTree.make()
-                return Case(packed: packed, bytes: try await readBytes(packed.archive), blocks: try await xzToolBlocks(packed.archive),
-                            entries: try await ArchiveReader(path: packed.archive).entries())
+                return Case(
+                    packed: packed, bytes: try await readBytes(packed.archive), blocks: try await xzToolBlocks(packed.archive),
+                    entries: try await ArchiveReader(path: packed.archive).entries())
             }
 
             /// Members whose headers and content lie wholly before uncompressed offset `boundary`.
@@ -22,13 +23,16 @@ extension EngineSuites {
             }
 
             /// Checks that `out` holds exactly `recovered`, each file equal to its source.
-            func expectOutput(_ out: String, holds recovered: [String], _ what: String,
-                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            func expectOutput(
+                _ out: String, holds recovered: [String], _ what: String,
+                sourceLocation: SourceLocation = #_sourceLocation
+            ) async throws {
                 let snapshot = try await TreeSnapshot.of(out + "/src")
-                var expected = Set(recovered.filter { $0 != "src/" }.map { path -> String in
-                    let name = path.hasSuffix("/") ? String(path.dropLast()) : path
-                    return String(name.dropFirst(4))
-                })
+                var expected = Set(
+                    recovered.filter { $0 != "src/" }.map { path -> String in
+                        let name = path.hasSuffix("/") ? String(path.dropLast()) : path
+                        return String(name.dropFirst(4))
+                    })
                 // A recovered member's folders exist even when their own members were lost.
                 for name in expected {
                     var parts = name.split(separator: "/").dropLast()
@@ -37,9 +41,12 @@ extension EngineSuites {
                         parts = parts.dropLast()
                     }
                 }
-                #expect(Set(snapshot.items.keys) == expected, "\(what): output differs from the recovered list", sourceLocation: sourceLocation)
-                #expect(try await filesThatDifferFromSource(out + "/src", source: packed.root).isEmpty, "\(what): a file differs from its source",
-                        sourceLocation: sourceLocation)
+                #expect(
+                    Set(snapshot.items.keys) == expected, "\(what): output differs from the recovered list", sourceLocation: sourceLocation)
+                #expect(
+                    try await filesThatDifferFromSource(out + "/src", source: packed.root).isEmpty,
+                    "\(what): a file differs from its source",
+                    sourceLocation: sourceLocation)
             }
         }
 
@@ -54,7 +61,9 @@ extension EngineSuites {
             #expect(report.goodBlocks == c.blocks.count, "data blocks and both index blocks verify")
             #expect(report.lostIsComplete)
             #expect(report.recovered == c.entries.map(\.path))
-            expectSameTree(try await TreeSnapshot.of(c.packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "salvaged intact archive")
+            expectSameTree(
+                try await TreeSnapshot.of(c.packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"),
+                "salvaged intact archive")
         }
 
         /// `tar -cJf` writes one block whose header carries no sizes: salvage decodes it forward
@@ -63,7 +72,7 @@ extension EngineSuites {
         func anIntactTarXzWithoutBlockSizesSalvagesWhole() async throws {
             let dir = try TemporaryDirectory()
             try dir.file("src/a.txt", "hello\n")
-            try dir.file("src/b.bin", Samples.noise1_2M)
+            try dir.file("src/b.bin", Samples.noise1Point2M)
             let archive = dir.path + "/T.tar.xz"
             let tar = try await runTool(["tar", "-cJf", archive, "src"], in: dir.path)
             #expect(tar.status == 0, "\(tar.stderr)")
@@ -73,7 +82,7 @@ extension EngineSuites {
             #expect(report.lost.isEmpty)
             #expect(report.goodBlocks == 1)
             #expect(Set(report.recovered) == ["src/", "src/a.txt", "src/b.bin"])
-            #expect(try await readBytes(dir.path + "/out/src/b.bin") == Samples.noise1_2M)
+            #expect(try await readBytes(dir.path + "/out/src/b.bin") == Samples.noise1Point2M)
         }
 
         /// Two xz streams concatenated, the tar stream cut between them mid-member: salvage reads
@@ -82,7 +91,7 @@ extension EngineSuites {
         func aMultiStreamArchiveSalvagesWhole() async throws {
             let dir = try TemporaryDirectory()
             try dir.file("src/a.txt", "hello\n")
-            try dir.file("src/b.bin", Samples.noise1_2M)
+            try dir.file("src/b.bin", Samples.noise1Point2M)
             try dir.file("src/c.txt", Samples.text40K)
             let tar = try await runTool(["tar", "-cf", dir.path + "/T.tar", "src"], in: dir.path)
             #expect(tar.status == 0, "\(tar.stderr)")
@@ -141,9 +150,11 @@ extension EngineSuites {
                 let before = c.wholeBefore(block.uncompressedOffset)
                 let after = resume.map { next in c.entries.filter { $0.headerOffset >= next } } ?? []
                 // A hard link comes back only if its target did.
-                let expected = before + after.filter { entry in
-                    entry.kind != .hardLink || before.contains(entry.linkTarget ?? "") || after.contains { $0.path == entry.linkTarget }
-                }.map(\.path)
+                let expected =
+                    before
+                    + after.filter { entry in
+                        entry.kind != .hardLink || before.contains(entry.linkTarget ?? "") || after.contains { $0.path == entry.linkTarget }
+                    }.map(\.path)
                 #expect(report.recovered == expected, "block \(k)")
                 // The index at the end still reads, so every other member is reported lost.
                 #expect(report.lost == c.entries.map(\.path).filter { !expected.contains($0) }, "block \(k)")
@@ -156,8 +167,9 @@ extension EngineSuites {
                     #expect(report.goodBlocks == k)
                 }
                 #expect(report.damage != nil)
-                #expect(report.damageOffset.map { $0 >= block.compressedOffset && $0 <= block.compressedOffset + block.totalSize } == true,
-                        "block \(k): damage at \(String(describing: report.damageOffset))")
+                #expect(
+                    report.damageOffset.map { $0 >= block.compressedOffset && $0 <= block.compressedOffset + block.totalSize } == true,
+                    "block \(k): damage at \(String(describing: report.damageOffset))")
                 try await c.expectOutput(out, holds: expected, "block \(k)")
             }
         }
@@ -178,8 +190,9 @@ extension EngineSuites {
             #expect(report.damageOffset.map { $0 >= rich.compressedOffset } == true)
             // Every byte, mode and link; the times to the second only, since the nanoseconds are
             // kept in the damaged index, not in the tar headers (issue #12).
-            expectSameTree(try await TreeSnapshot.of(c.packed.root).droppingSetIDBits().truncatingNanoseconds(),
-                           try await TreeSnapshot.of(out + "/src"), "index damaged")
+            expectSameTree(
+                try await TreeSnapshot.of(c.packed.root).droppingSetIDBits().truncatingNanoseconds(),
+                try await TreeSnapshot.of(out + "/src"), "index damaged")
         }
 
         @Test(.enabled(if: toolExists("xz")))
@@ -197,8 +210,9 @@ extension EngineSuites {
                     #expect(report.recovered == expected, "\(what)")
                     #expect(report.goodBlocks == k, "\(what)")
                     #expect(report.damage != nil, "\(what)")
-                    #expect(report.damageOffset.map { $0 >= block.compressedOffset && $0 <= cut } == true,
-                            "\(what): damage at \(String(describing: report.damageOffset))")
+                    #expect(
+                        report.damageOffset.map { $0 >= block.compressedOffset && $0 <= cut } == true,
+                        "\(what): damage at \(String(describing: report.damageOffset))")
                     // Without the footer the index is unreadable: the loss reported is the member cut in two.
                     let cutMember = c.entries.filter { $0.dataOffset <= verifiedEnd && $0.dataOffset + $0.size > verifiedEnd }.map(\.path)
                     #expect(report.lost == cutMember, "\(what)")
@@ -223,8 +237,9 @@ extension EngineSuites {
             let expected = c.wholeBefore(block.uncompressedOffset).filter { $0.hasPrefix("src/docs/") }
             #expect(!expected.isEmpty)
             #expect(report.recovered == expected, "recovered lists the members written")
-            #expect(report.lost == c.entries.map(\.path).filter { $0.hasPrefix("src/docs/") && !expected.contains($0) },
-                    "lost lists the selected members only")
+            #expect(
+                report.lost == c.entries.map(\.path).filter { $0.hasPrefix("src/docs/") && !expected.contains($0) },
+                "lost lists the selected members only")
             #expect(!report.lost.isEmpty)
             try await c.expectOutput(out, holds: expected + ["src/"], "selection")
         }

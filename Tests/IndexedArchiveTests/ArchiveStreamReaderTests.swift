@@ -16,8 +16,9 @@ import Testing
         let summary: PackSummary
         do {
             defer { close(writeEnd) }
-            summary = try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .fileDescriptor(writeEnd),
-                                                   options: ArchivePackerTests.options())
+            summary = try await ArchivePacker.pack(
+                [PackSource(path: root, archivePath: "src")], to: .fileDescriptor(writeEnd),
+                options: ArchivePackerTests.options())
         }
         let result = try await received
         #expect(result.indexVerified)
@@ -30,14 +31,17 @@ import Testing
 
     static func packToBytes(_ root: String, in dir: TemporaryDirectory) async throws -> [UInt8] {
         let archive = dir.path + "/stream.tar.xz"
-        try await ArchivePacker.pack([PackSource(path: root, archivePath: "src")], to: .file(archive),
-                                     options: ArchivePackerTests.options())
+        try await ArchivePacker.pack(
+            [PackSource(path: root, archivePath: "src")], to: .file(archive),
+            options: ArchivePackerTests.options())
         return Array(try Data(contentsOf: URL(fileURLWithPath: archive)))
     }
 
     /// Feeds `bytes` through a pipe from a thread of its own, then closes it.
-    static func extract(_ bytes: [UInt8], to out: String,
-                        options: ExtractOptions = ExtractOptions()) async throws -> ArchiveStreamReader.Result {
+    static func extract(
+        _ bytes: [UInt8], to out: String,
+        options: ExtractOptions = ExtractOptions()
+    ) async throws -> ArchiveStreamReader.Result {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw CocoaError(.fileWriteUnknown) }
         let (readEnd, writeEnd) = (fds[0], fds[1])
@@ -77,8 +81,9 @@ import Testing
         setTime(root + "/x", 1_600_000_100, 222)
         setTime(root, 1_600_000_200, 333)
         let archive = dir.path + "/a.tar.xz"
-        try await ArchivePacker.pack([PackSource(path: root, archivePath: "x")], to: .file(archive),
-                                     options: ArchivePackerTests.options())
+        try await ArchivePacker.pack(
+            [PackSource(path: root, archivePath: "x")], to: .file(archive),
+            options: ArchivePackerTests.options())
         var options = ExtractOptions()
         options.stripComponents = 1
         let out = dir.path + "/out"

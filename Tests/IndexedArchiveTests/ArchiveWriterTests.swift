@@ -17,7 +17,8 @@ extension EngineSuites {
         @Test func anArchiveWrittenToAPipeIsComplete() async throws {
             let packed = try await PackedTree.make()
             let fds = try Self.pipeClosedOnExec()
-            let readEnd = fds[0], writeEnd = fds[1]
+            let readEnd = fds[0]
+            let writeEnd = fds[1]
             // Drain the pipe on a thread of its own, as a socket peer would. (Not in a task: a
             // blocking read would hold a thread of the cooperative pool that the pack needs.)
             async let received = offPool { () -> [UInt8] in
@@ -34,8 +35,9 @@ extension EngineSuites {
             let summary: PackSummary
             do {
                 defer { close(writeEnd) }
-                summary = try await ArchivePacker.pack([PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(writeEnd),
-                                                       options: testOptions(metadata: ["resourcesVersion": "7"]))
+                summary = try await ArchivePacker.pack(
+                    [PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(writeEnd),
+                    options: testOptions(metadata: ["resourcesVersion": "7"]))
             }
             let bytes = try await received
             #expect(UInt64(bytes.count) == summary.archiveBytes)
@@ -62,8 +64,9 @@ extension EngineSuites {
             try process.run()
             do {
                 defer { close(fds[1]) }
-                try await ArchivePacker.pack([PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(fds[1]),
-                                             options: testOptions())
+                try await ArchivePacker.pack(
+                    [PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(fds[1]),
+                    options: testOptions())
             }
             let status: Int32 = try await offPool {
                 process.waitUntilExit()
@@ -80,8 +83,10 @@ extension EngineSuites {
             }
             let destination = dir.path + "/race.tar.xz"
             let base = dir.path
-            async let first = ArchivePacker.pack([PackSource(path: base + "/a", archivePath: "a")], to: .file(destination), options: testOptions())
-            async let second = ArchivePacker.pack([PackSource(path: base + "/b", archivePath: "b")], to: .file(destination), options: testOptions())
+            async let first = ArchivePacker.pack(
+                [PackSource(path: base + "/a", archivePath: "a")], to: .file(destination), options: testOptions())
+            async let second = ArchivePacker.pack(
+                [PackSource(path: base + "/b", archivePath: "b")], to: .file(destination), options: testOptions())
             let (one, two) = try await (first, second)
             let reader = try ArchiveReader(path: destination)
             let paths = try await reader.entries().map(\.path)
@@ -96,8 +101,9 @@ extension EngineSuites {
             let dir = try TemporaryDirectory()
             try dir.file("src/a.txt", "a")
             let error = await expectArchiveError("missing directory") {
-                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/no/such/dir/x.tar.xz"),
-                                             options: testOptions())
+                try await ArchivePacker.pack(
+                    [PackSource(path: dir.path + "/src")], to: .file(dir.path + "/no/such/dir/x.tar.xz"),
+                    options: testOptions())
             }
             #expect(error?.code == .io(errno: ENOENT))
             #expect(listing(dir.path) == ["src"])

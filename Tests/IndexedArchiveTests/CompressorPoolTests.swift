@@ -1,7 +1,8 @@
 import Foundation
-@testable import IndexedArchive
 import Testing
 import XZ
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     @Suite struct CompressorPoolTests {
@@ -19,8 +20,8 @@ extension EngineSuites {
 
         @Test func noiseIsSampledAsIncompressibleAndTextIsNot() throws {
             let sampler = try BlockEncoder(preset: 0, maxChunkSize: CompressorPool.sampleSize)
-            let noise = Array(Samples.noise1_2M.prefix(Self.mib))
-            let text = Array(Samples.text2_5M.prefix(Self.mib))
+            let noise = Array(Samples.noise1Point2M.prefix(Self.mib))
+            let text = Array(Samples.text2Point5M.prefix(Self.mib))
             func looks(_ bytes: [UInt8]) throws -> Bool {
                 try bytes.withUnsafeBytes { try CompressorPool.looksIncompressible($0, sampler: sampler) }
             }
@@ -34,8 +35,8 @@ extension EngineSuites {
         @Test func blocksRoundTripStoredOrCompressedAsTheyDeserve() async throws {
             let pool = CompressorPool(workers: 2, preset: 1, extreme: false, chunkSize: Self.mib, compressible: true)
             defer { pool.shutdown() }
-            let noise = Array(Samples.noise1_2M.prefix(Self.mib))
-            let text = Array(Samples.text2_5M.prefix(Self.mib))
+            let noise = Array(Samples.noise1Point2M.prefix(Self.mib))
+            let text = Array(Samples.text2Point5M.prefix(Self.mib))
 
             let stored = try await pool.compress(noise)
             #expect(stored.isStored)
@@ -57,7 +58,7 @@ extension EngineSuites {
         @Test func withoutCompressionEveryBlockIsStored() async throws {
             let pool = CompressorPool(workers: 1, preset: 6, extreme: false, chunkSize: Self.mib, compressible: false)
             defer { pool.shutdown() }
-            let text = Array(Samples.text2_5M.prefix(Self.mib))
+            let text = Array(Samples.text2Point5M.prefix(Self.mib))
             let block = try await pool.compress(text)
             #expect(block.isStored)
             #expect(try Self.decode(block) == text)
@@ -66,7 +67,7 @@ extension EngineSuites {
         @Test func manyChunksInParallelAllComeBackRight() async throws {
             let pool = CompressorPool(workers: 2, preset: 0, extreme: false, chunkSize: Self.mib, compressible: true)
             defer { pool.shutdown() }
-            let chunks = (0..<8).map { i in Array(Samples.text2_5M[(i * 200_000)..<(i * 200_000 + 300_000)]) }
+            let chunks = (0..<8).map { i in Array(Samples.text2Point5M[(i * 200_000)..<(i * 200_000 + 300_000)]) }
             let blocks = try await withThrowingTaskGroup(of: (Int, EncodedBlock).self) { group in
                 for (i, chunk) in chunks.enumerated() { group.addTask { (i, try await pool.compress(chunk)) } }
                 var out: [Int: EncodedBlock] = [:]

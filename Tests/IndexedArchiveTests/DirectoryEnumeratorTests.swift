@@ -1,16 +1,23 @@
 import Foundation
-@testable import IndexedArchive
 import Tar
 import Testing
 
+@testable import IndexedArchive
+
 extension EngineSuites {
     @Suite struct DirectoryEnumeratorTests {
-        static func walk(_ sources: [PackSource], unreadable: PackOptions.Tolerance = .fail, batchSize: Int = 256,
-                         fileSystem: FileSystem? = nil) async throws -> (entries: [EnumeratedEntry], warnings: [PackWarning], batches: [Int]) {
-            let enumerator = fileSystem.map {
-                DirectoryEnumerator(sources: sources, unreadable: unreadable, batchSize: batchSize, pool: nil, fileSystem: $0, watchdog: nil)
-            } ?? DirectoryEnumerator(sources: sources, unreadable: unreadable, batchSize: batchSize)
-            var entries: [EnumeratedEntry] = [], warnings: [PackWarning] = [], batches: [Int] = []
+        static func walk(
+            _ sources: [PackSource], unreadable: PackOptions.Tolerance = .fail, batchSize: Int = 256,
+            fileSystem: FileSystem? = nil
+        ) async throws -> (entries: [EnumeratedEntry], warnings: [PackWarning], batches: [Int]) {
+            let enumerator =
+                fileSystem.map {
+                    DirectoryEnumerator(
+                        sources: sources, unreadable: unreadable, batchSize: batchSize, pool: nil, fileSystem: $0, watchdog: nil)
+                } ?? DirectoryEnumerator(sources: sources, unreadable: unreadable, batchSize: batchSize)
+            var entries: [EnumeratedEntry] = []
+            var warnings: [PackWarning] = []
+            var batches: [Int] = []
             for try await batch in enumerator {
                 entries += batch.entries
                 warnings += batch.warnings
@@ -51,8 +58,11 @@ extension EngineSuites {
             }
             let (entries, warnings, _) = try await Self.walk([PackSource(path: dir.path + "/root", archivePath: "r")])
             #expect(warnings.isEmpty)
-            #expect(entries.map(\.archivePath) == ["r", "r/B", "r/Z", "r/a", "r/a-b", "r/a.b", "r/b", "r/dir", "r/dir/sub",
-                                                   "r/dir/sub/x", "r/dir/y", "r/dir/z", "r/dir2", "r/ä"])
+            #expect(
+                entries.map(\.archivePath) == [
+                    "r", "r/B", "r/Z", "r/a", "r/a-b", "r/a.b", "r/b", "r/dir", "r/dir/sub",
+                    "r/dir/sub/x", "r/dir/y", "r/dir/z", "r/dir2", "r/ä"
+                ])
             #expect(entries.map(\.sourcePath).allSatisfy { $0.hasPrefix(dir.path + "/root") })
             let a = try #require(entries.first { $0.archivePath == "r/a-b" })
             #expect(a.kind == .regular && a.size == 3 && a.mode == 0o644)
@@ -99,8 +109,10 @@ extension EngineSuites {
             symlink(dir.path + "/elsewhere", dir.path + "/root/link-to-dir")
             symlink("a.txt", dir.path + "/root/link-to-file")
             symlink(dir.path + "/elsewhere", dir.path + "/rootlink")
-            let (entries, _, _) = try await Self.walk([PackSource(path: dir.path + "/root", archivePath: "r"),
-                                                       PackSource(path: dir.path + "/rootlink", archivePath: "l")])
+            let (entries, _, _) = try await Self.walk([
+                PackSource(path: dir.path + "/root", archivePath: "r"),
+                PackSource(path: dir.path + "/rootlink", archivePath: "l")
+            ])
             #expect(entries.map(\.archivePath) == ["r", "r/a.txt", "r/link-to-dir", "r/link-to-file", "l"])
             let link = try #require(entries.first { $0.archivePath == "r/link-to-dir" })
             #expect(link.kind == .symbolicLink)

@@ -19,8 +19,9 @@ extension EngineSuites {
             let log = CapturedLog()
             var options = testOptions()
             options.logger = log.logger()
-            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/app")], to: .file(dir.path + "/a.tar.xz"),
-                                                       options: options)
+            let summary = try await ArchivePacker.pack(
+                [PackSource(path: dir.path + "/app")], to: .file(dir.path + "/a.tar.xz"),
+                options: options)
             let records = log.all
             #expect(records.first?.level == .debug && records.first?.message == "packing")
             let warnings = records.filter { $0.level == .warning }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import IndexedArchive
 import Tar
 import Testing
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     /// The extractor through `ArchiveReader.extract(to:options:)`: options, limits, what it replaces.
@@ -12,10 +13,14 @@ extension EngineSuites {
             let summary = try await ArchiveReader(path: packed.archive).extract(to: out)
             #expect(summary.entries == packed.summary.entries)
             #expect(summary.bytes == packed.summary.fileBytes)
-            #expect(summary.warnings.map(\.description) == ["src/setuid-tool: set-user-ID/set-group-ID bits dropped, since ownership is not restored"])
+            #expect(
+                summary.warnings.map(\.description) == [
+                    "src/setuid-tool: set-user-ID/set-group-ID bits dropped, since ownership is not restored"
+                ])
             #expect(summary.warnings.map(\.kind) == [.setIDBitsDropped])
             expectSameTree(try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "extract")
-            var a = stat(), b = stat()
+            var a = stat()
+            var b = stat()
             lstat(out + "/src/docs/notes.txt", &a)
             lstat(out + "/src/hardlink-to-notes", &b)
             #expect(a.st_ino == b.st_ino)
@@ -30,8 +35,10 @@ extension EngineSuites {
             try await reader.extract(to: out)
             try createFile(out + "/src/docs/notes.txt", Array("changed since".utf8))
             try await reader.extract(to: out)
-            expectSameTree(try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "second extraction")
-            var a = stat(), b = stat()
+            expectSameTree(
+                try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"), "second extraction")
+            var a = stat()
+            var b = stat()
             lstat(out + "/src/" + CompatTree.over255, &a)
             lstat(out + "/src/zz-hardlink-to-long-path", &b)
             #expect(a.st_ino == b.st_ino && a.st_nlink == 2)
@@ -86,7 +93,7 @@ extension EngineSuites {
             let snapshot = try await TreeSnapshot.of(out + "/src")
             #expect(snapshot.items.keys.sorted() == ["docs", "docs/big.json", "docs/notes.txt", "run.sh"])
             #expect(summary.entries == 4)
-            #expect(try await readBytes(out + "/src/docs/big.json") == Samples.text2_5M)
+            #expect(try await readBytes(out + "/src/docs/big.json") == Samples.text2Point5M)
         }
 
         @Test func aSymlinkAlreadyAtAFilesPathIsReplacedNotFollowed() async throws {
@@ -145,9 +152,11 @@ extension EngineSuites {
             let dir = try TemporaryDirectory()
             // 32 MiB of zeros compress to a few KiB.
             let zeros = [UInt8](repeating: 0, count: 32 << 20)
-            let tar = try tarStream([tarFile("before.txt", "small"),
-                                     (TarHeader(path: "bomb.bin", kind: .regular, size: UInt64(zeros.count)), zeros),
-                                     tarFile("after.txt", "never")])
+            let tar = try tarStream([
+                tarFile("before.txt", "small"),
+                (TarHeader(path: "bomb.bin", kind: .regular, size: UInt64(zeros.count)), zeros),
+                tarFile("after.txt", "never")
+            ])
             let path = dir.path + "/b.tar.xz"
             let reader = try await hostileArchive(tar, mode: mode, at: path)
             #expect(try await readBytes(path).count < 1 << 20)
@@ -190,8 +199,9 @@ extension EngineSuites {
             chmod(dir.path + "/out", 0o751)
             var dot = tarDirectory("./")
             dot.0.mode = 0o777
-            let reader = try await hostileArchive(try tarStream([dot, tarDirectory("././"), tarFile("./a.txt", "a")]), mode: .indexed,
-                                                  at: dir.path + "/d.tar.xz")
+            let reader = try await hostileArchive(
+                try tarStream([dot, tarDirectory("././"), tarFile("./a.txt", "a")]), mode: .indexed,
+                at: dir.path + "/d.tar.xz")
             #expect(try await reader.extract(to: dir.path + "/out").entries == 3)
             #expect(listing(dir.path + "/out") == ["a.txt"])
             var info = stat()
@@ -205,9 +215,11 @@ extension EngineSuites {
 
         @Test func devicesAndFifosAreSkippedWithAWarning() async throws {
             let dir = try TemporaryDirectory()
-            let tar = try tarStream([(TarHeader(path: "fifo", kind: .fifo), []),
-                                     (TarHeader(path: "null", kind: .characterDevice, deviceMajor: 1, deviceMinor: 3), []),
-                                     tarFile("real.txt", "real")])
+            let tar = try tarStream([
+                (TarHeader(path: "fifo", kind: .fifo), []),
+                (TarHeader(path: "null", kind: .characterDevice, deviceMajor: 1, deviceMinor: 3), []),
+                tarFile("real.txt", "real")
+            ])
             let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/d.tar.xz")
             let summary = try await reader.extract(to: dir.path + "/out")
             #expect(listing(dir.path + "/out") == ["real.txt"])
@@ -363,8 +375,9 @@ extension EngineSuites {
             try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(dir.path + "/big.tar.xz"), options: pack)
             let archive = dir.path + "/big.tar.xz"
 
-            let tight = WatchdogPolicy(stallTimeouts: [.compress: .milliseconds(30)], defaultStallTimeout: .seconds(60),
-                                       gracePeriod: .seconds(20), checkInterval: .milliseconds(5))
+            let tight = WatchdogPolicy(
+                stallTimeouts: [.compress: .milliseconds(30)], defaultStallTimeout: .seconds(60),
+                gracePeriod: .seconds(20), checkInterval: .milliseconds(5))
             let error = await expectArchiveError("a 30 ms decode deadline") {
                 try await Watchdog.supervise(policy: tight) { watchdog in
                     var options = ExtractOptions()

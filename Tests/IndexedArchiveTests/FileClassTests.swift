@@ -1,5 +1,6 @@
-@testable import IndexedArchive
 import Testing
+
+@testable import IndexedArchive
 
 @Suite struct FileClassTests {
     @Test func compressedFormatsAreKnownByNameOrSignature() {

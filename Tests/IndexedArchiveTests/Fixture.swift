@@ -67,9 +67,11 @@ func sampleBytes(count: Int, seed: UInt64, text: Bool) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(count)
     if text {
-        let words: [[UInt8]] = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-                                "{\"id\":", "\"name\":", "true", "false", "null", "0.5", "1024", "\n", ", ", "<key>", "</key>"]
-            .map { Array($0.utf8) + [32] }
+        let words: [[UInt8]] = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+            "{\"id\":", "\"name\":", "true", "false", "null", "0.5", "1024", "\n", ", ", "<key>", "</key>"
+        ]
+        .map { Array($0.utf8) + [32] }
         while out.count < count {
             out.append(contentsOf: words[Int(next() % UInt64(words.count))])
         }
@@ -104,8 +106,9 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
             let full = root + "/" + relative
             var info = stat()
             guard lstat(full, &info) == 0 else { continue }
-            var item = Item(type: "?", mode: UInt32(info.st_mode) & 0o7777, size: 0, content: [], link: nil,
-                            mtimeSeconds: info.st_mtim.tv_sec, mtimeNanoseconds: info.st_mtim.tv_nsec)
+            var item = Item(
+                type: "?", mode: UInt32(info.st_mode) & 0o7777, size: 0, content: [], link: nil,
+                mtimeSeconds: info.st_mtim.tv_sec, mtimeNanoseconds: info.st_mtim.tv_nsec)
             switch info.st_mode & S_IFMT {
             case S_IFREG:
                 item.type = "file"
@@ -113,12 +116,16 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
                 item.content = Array(FileManager.default.contents(atPath: full) ?? Data())
             case S_IFDIR:
                 item.type = "dir"
-                if !timesOfDirectories { item.mtimeSeconds = 0; item.mtimeNanoseconds = 0 }
+                if !timesOfDirectories {
+                    item.mtimeSeconds = 0
+                    item.mtimeNanoseconds = 0
+                }
             case S_IFLNK:
                 item.type = "link"
                 item.link = try FileManager.default.destinationOfSymbolicLink(atPath: full)
                 item.mode = 0
-                item.mtimeSeconds = 0; item.mtimeNanoseconds = 0
+                item.mtimeSeconds = 0
+                item.mtimeNanoseconds = 0
             default:
                 item.type = "other"
             }
@@ -140,13 +147,16 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
 /// cooperative pool for seconds would stall every other test running in parallel (on a 2-core
 /// machine the pool has two threads).
 @discardableResult
-func runTool(_ arguments: [String], stdin: Data? = nil, in directory: String? = nil,
-             environment: [String: String] = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]) async throws -> (status: Int32, stdout: Data, stderr: String) {
+func runTool(
+    _ arguments: [String], stdin: Data? = nil, in directory: String? = nil,
+    environment: [String: String] = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]
+) async throws -> (status: Int32, stdout: Data, stderr: String) {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread {
-            continuation.resume(with: Result {
-                try runToolBlocking(arguments, stdin: stdin, in: directory, environment: environment)
-            })
+            continuation.resume(
+                with: Result {
+                    try runToolBlocking(arguments, stdin: stdin, in: directory, environment: environment)
+                })
         }
         thread.start()
     }
@@ -154,14 +164,18 @@ func runTool(_ arguments: [String], stdin: Data? = nil, in directory: String? = 
 
 /// `stdin` is written on a thread of its own while the output is read, so a tool that writes as
 /// much as it reads cannot deadlock us.
-private func runToolBlocking(_ arguments: [String], stdin: Data?, in directory: String?,
-                             environment: [String: String]) throws -> (status: Int32, stdout: Data, stderr: String) {
+private func runToolBlocking(
+    _ arguments: [String], stdin: Data?, in directory: String?,
+    environment: [String: String]
+) throws -> (status: Int32, stdout: Data, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
     process.environment = environment
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    let out = Pipe(), err = Pipe(), input = Pipe()
+    let out = Pipe()
+    let err = Pipe()
+    let input = Pipe()
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
@@ -177,7 +191,10 @@ private func runToolBlocking(_ arguments: [String], stdin: Data?, in directory: 
     // Read both pipes before waiting, so a chatty tool cannot fill a pipe and block.
     nonisolated(unsafe) var errData = Data()
     group.enter()
-    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
@@ -235,8 +252,10 @@ private func filesThatDifferFromSourceBlocking(_ root: String, source: String) t
 }
 
 /// Compares two snapshots item by item and records one issue per difference.
-func expectSameTree(_ expected: TreeSnapshot, _ actual: TreeSnapshot, _ what: String,
-                    sourceLocation: SourceLocation = #_sourceLocation) {
+func expectSameTree(
+    _ expected: TreeSnapshot, _ actual: TreeSnapshot, _ what: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(expected.items.keys.sorted() == actual.items.keys.sorted(), "\(what): different paths", sourceLocation: sourceLocation)
     for (key, item) in expected.items.sorted(by: { $0.key < $1.key }) {
         guard let other = actual.items[key] else { continue }
@@ -256,8 +275,8 @@ extension TreeSnapshot.Item {
 
 /// Sample bytes generated once per test process (generating them is slow in a debug build).
 enum Samples {
-    static let text2_5M = sampleBytes(count: 2_500_000, seed: 3, text: true)
-    static let noise1_2M = sampleBytes(count: 1_200_000, seed: 4, text: false)
+    static let text2Point5M = sampleBytes(count: 2_500_000, seed: 3, text: true)
+    static let noise1Point2M = sampleBytes(count: 1_200_000, seed: 4, text: false)
     static let text40K = sampleBytes(count: 40_000, seed: 2, text: true)
     static let noise512 = sampleBytes(count: 512, seed: 1, text: false)
 }
@@ -286,8 +305,8 @@ enum CompatTree {
         try dir.file("\(name)/empty.txt", [])
         try dir.file("\(name)/exact512.bin", Samples.noise512)
         try dir.file("\(name)/docs/notes.txt", Samples.text40K)
-        try dir.file("\(name)/docs/big.json", Samples.text2_5M)
-        try dir.file("\(name)/media/noise.bin", Samples.noise1_2M)
+        try dir.file("\(name)/docs/big.json", Samples.text2Point5M)
+        try dir.file("\(name)/media/noise.bin", Samples.noise1Point2M)
         try dir.file("\(name)/private.key", "secret\n", mode: 0o600)
         try dir.file("\(name)/run.sh", "#!/bin/sh\necho hi\n", mode: 0o755)
         try dir.file("\(name)/setuid-tool", "#!/bin/sh\n", mode: 0o4755)
@@ -366,8 +385,9 @@ func xzToolBlocks(_ path: String) async throws -> [ToolBlock] {
     return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
         let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         guard f.first == "block", f.count >= 13 else { return nil }
-        return ToolBlock(compressedOffset: UInt64(f[4])!, uncompressedOffset: UInt64(f[5])!, totalSize: UInt64(f[6])!,
-                         uncompressedSize: UInt64(f[7])!, check: f[9], flags: f[12])
+        return ToolBlock(
+            compressedOffset: UInt64(f[4])!, uncompressedOffset: UInt64(f[5])!, totalSize: UInt64(f[6])!,
+            uncompressedSize: UInt64(f[7])!, check: f[9], flags: f[12])
     }
 }
 
@@ -416,8 +436,11 @@ func tarStream(_ members: [(TarHeader, [UInt8])], end: Bool = true) throws -> [U
 }
 
 func tarFile(_ path: String, _ text: String, mode: UInt32 = 0o644) -> (TarHeader, [UInt8]) {
-    (TarHeader(path: path, kind: .regular, size: UInt64(text.utf8.count), mode: mode,
-               mtime: TarTimestamp(seconds: 1_700_000_000)), Array(text.utf8))
+    (
+        TarHeader(
+            path: path, kind: .regular, size: UInt64(text.utf8.count), mode: mode,
+            mtime: TarTimestamp(seconds: 1_700_000_000)), Array(text.utf8)
+    )
 }
 
 func tarDirectory(_ path: String) -> (TarHeader, [UInt8]) {
@@ -450,8 +473,10 @@ func indexEntries(of tar: [UInt8]) throws -> [ArchiveEntry] {
 ///
 /// `describing` is the tar the index is computed from, when it is not `tar` itself: a twin of the
 /// same layout that the parser accepts, for a `tar` whose hostile names it would refuse.
-func indexedArchive(tar: [UInt8], describing: [UInt8]? = nil, chunk: Int = 1 << 20, index: [UInt8]? = nil,
-                    tamper: (inout ArchiveIndex) -> Void = { _ in }) throws -> [UInt8] {
+func indexedArchive(
+    tar: [UInt8], describing: [UInt8]? = nil, chunk: Int = 1 << 20, index: [UInt8]? = nil,
+    tamper: (inout ArchiveIndex) -> Void = { _ in }
+) throws -> [UInt8] {
     let encoder = try BlockEncoder(preset: 0, maxChunkSize: chunk)
     var out = StreamHeader.encode(check: .crc64)
     var xzIndex = XZIndexBuilder()
@@ -505,8 +530,10 @@ func hostileArchive(_ tar: [UInt8], mode: ReadMode, at path: String) async throw
 /// Runs `body` and returns the ArchiveError it throws; records an issue if it does not throw or
 /// throws something else.
 @discardableResult
-func expectArchiveError<T>(_ what: String, sourceLocation: SourceLocation = #_sourceLocation,
-                           _ body: () async throws -> T) async -> ArchiveError? {
+func expectArchiveError<T>(
+    _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> T
+) async -> ArchiveError? {
     do {
         _ = try await body()
         Issue.record("\(what): expected an ArchiveError, nothing was thrown", sourceLocation: sourceLocation)

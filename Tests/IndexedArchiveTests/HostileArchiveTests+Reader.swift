@@ -104,8 +104,9 @@ extension EngineSuites.HostileArchiveTests {
         // 36 MiB of zeros after the tar stream, in a stream of a few kilobytes: more than twice
         // the 16 MiB an archive of that size may carry as its index.
         let index = try Self.zeroIndex(count: 1, tarSize: UInt64(tar.count), chunks: 36)
-        let bytes = try Craft.archive(dataBlocks: [try Craft.block(tar)], entries: try indexEntries(of: tar),
-                                      tarSize: UInt64(tar.count), richIndex: index)
+        let bytes = try Craft.archive(
+            dataBlocks: [try Craft.block(tar)], entries: try indexEntries(of: tar),
+            tarSize: UInt64(tar.count), richIndex: index)
         let error = await expectArchiveError("stream") { try await ArchiveStreamReaderTests.extract(bytes, to: scene.dest) }
         #expect(error?.code == .limitExceeded, "\(String(describing: error))")
     }
@@ -132,8 +133,10 @@ extension EngineSuites.HostileArchiveTests {
 
     /// `tar` in our layout with its index changed by `tamper`, extracted by random access
     /// (a selection of `members`, which `amk extract A MEMBER` makes).
-    func extractSelection(_ tar: [UInt8], _ members: Set<String>, scene: Scene,
-                          tamper: (inout ArchiveIndex) -> Void) async throws -> ArchiveError? {
+    func extractSelection(
+        _ tar: [UInt8], _ members: Set<String>, scene: Scene,
+        tamper: (inout ArchiveIndex) -> Void
+    ) async throws -> ArchiveError? {
         try await writeBytes(scene.archive, try indexedArchive(tar: tar, tamper: tamper))
         let reader = try ArchiveReader(path: scene.archive)
         #expect(reader.mode == .indexed)
@@ -214,8 +217,10 @@ extension EngineSuites.HostileArchiveTests {
 
     @Test func ofMembersSharingAPathTheLastOneWins() async throws {
         let scene = try Scene()
-        let tar = try tarStream([tarFile("dup.txt", "first"), tarFile("other.txt", String(repeating: "o", count: 9000)),
-                                 tarFile("dup.txt", "second", mode: 0o600)])
+        let tar = try tarStream([
+            tarFile("dup.txt", "first"), tarFile("other.txt", String(repeating: "o", count: 9000)),
+            tarFile("dup.txt", "second", mode: 0o600)
+        ])
         try await writeBytes(scene.archive, try indexedArchive(tar: tar))
         let reader = try ArchiveReader(path: scene.archive)
         #expect(try await reader.contents(of: "dup.txt") == Array("second".utf8))
@@ -235,8 +240,10 @@ extension EngineSuites.HostileArchiveTests {
         // index points at the pax header, and the path comes from it.
         let packed = try await PackedTree.make()
         let reader = try ArchiveReader(path: packed.archive)
-        let names = ["src/\(CompatTree.over255)", "src/long-link", "src/ünïcödé-名前.txt", "src/setuid-tool", "src/docs/big.json",
-                     "src/emoji-🎉"]
+        let names = [
+            "src/\(CompatTree.over255)", "src/long-link", "src/ünïcödé-名前.txt", "src/setuid-tool", "src/docs/big.json",
+            "src/emoji-🎉"
+        ]
         for name in names {
             let entry = try #require(try await reader.entry(named: name))
             var options = ExtractOptions()

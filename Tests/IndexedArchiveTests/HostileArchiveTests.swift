@@ -23,8 +23,9 @@ extension EngineSuites {
 
             /// The base directory holds only what the test made: nothing escaped the destination.
             func expectNothingEscaped(sourceLocation: SourceLocation = #_sourceLocation) async throws {
-                #expect(Set(listing(base.path)).isSubset(of: ["dest", "h.tar.xz", "outside"]),
-                        "base: \(listing(base.path))", sourceLocation: sourceLocation)
+                #expect(
+                    Set(listing(base.path)).isSubset(of: ["dest", "h.tar.xz", "outside"]),
+                    "base: \(listing(base.path))", sourceLocation: sourceLocation)
                 #expect(listing(outside) == ["target.txt"], "outside: \(listing(outside))", sourceLocation: sourceLocation)
                 #expect(try await readBytes(outside + "/target.txt") == Array("original".utf8), sourceLocation: sourceLocation)
                 var info = stat()
@@ -119,8 +120,10 @@ extension EngineSuites {
         func hardLinksOutsideAreRefused(_ mode: ReadMode, _ target: String) async throws {
             let scene = try Scene()
             let linkTarget = target == "ABSOLUTE" ? scene.outside + "/target.txt" : target
-            let tar = try tarStream([tarSymlink("link", to: scene.outside), tarDirectory("ok"),
-                                     tarHardLink("hl", to: linkTarget), tarFile("after", "never")])
+            let tar = try tarStream([
+                tarSymlink("link", to: scene.outside), tarDirectory("ok"),
+                tarHardLink("hl", to: linkTarget), tarFile("after", "never")
+            ])
             let reader = try await hostileArchive(tar, mode: mode, at: scene.archive)
             let error = await expectArchiveError("hard link to \(linkTarget)") { try await reader.extract(to: scene.dest) }
             #expect(error?.code == .unsafePath)
@@ -130,8 +133,10 @@ extension EngineSuites {
 
         /// From `sub/link`, one `..` reaches the destination itself; two leave it. `sub/../x` stays
         /// inside by its names but is refused: a `..` after a name is judged only by resolving links.
-        static let leavingTargets = ["ABSOLUTE", "../..", "../../outside", "a/../../..", "x/../y", "./.././..", "../../../etc/passwd",
-                                     "../../\u{301}outside", "/\u{301}etc/passwd"]
+        static let leavingTargets = [
+            "ABSOLUTE", "../..", "../../outside", "a/../../..", "x/../y", "./.././..", "../../../etc/passwd",
+            "../../\u{301}outside", "/\u{301}etc/passwd"
+        ]
 
         @Test(arguments: ReadMode.allCases, leavingTargets)
         func confinedSymlinksRefuseTargetsThatLeave(_ mode: ReadMode, _ target: String) async throws {
@@ -151,9 +156,11 @@ extension EngineSuites {
         @Test(arguments: ReadMode.allCases)
         func confinedSymlinksKeepTargetsInside(_ mode: ReadMode) async throws {
             let scene = try Scene()
-            let tar = try tarStream([tarDirectory("a"), tarDirectory("a/b"), tarFile("top.txt", "top"),
-                                     tarSymlink("a/b/up", to: "../../top.txt"), tarSymlink("a/here", to: "b/./"),
-                                     tarSymlink("Documents", to: ".")])
+            let tar = try tarStream([
+                tarDirectory("a"), tarDirectory("a/b"), tarFile("top.txt", "top"),
+                tarSymlink("a/b/up", to: "../../top.txt"), tarSymlink("a/here", to: "b/./"),
+                tarSymlink("Documents", to: ".")
+            ])
             let reader = try await hostileArchive(tar, mode: mode, at: scene.archive)
             var options = ExtractOptions()
             options.confineSymlinks = true
@@ -181,8 +188,10 @@ extension EngineSuites {
         @Test func salvageIsAsSafeAsExtraction() async throws {
             let mode = ReadMode.indexed
             let scene = try Scene()
-            let tar = try tarStream([tarFile("ok.txt", "fine"), tarSymlink("link", to: scene.outside), tarFile("link/x", "pwned"),
-                                     tarFile("../escape", "pwned")])
+            let tar = try tarStream([
+                tarFile("ok.txt", "fine"), tarSymlink("link", to: scene.outside), tarFile("link/x", "pwned"),
+                tarFile("../escape", "pwned")
+            ])
             _ = try await hostileArchive(tar, mode: mode, at: scene.archive)
             let report = try await ArchiveSalvager.salvage(path: scene.archive, to: scene.dest)
             #expect(report.damage != nil, "the refused member ends the salvage")
@@ -204,9 +213,13 @@ extension EngineSuites {
             case .sequential: try await writeBytes(path, try await xzTool(tar))
             case .indexed:
                 // The index cannot describe it (the size is past the tar stream); the reader must say so.
-                try await writeBytes(path, try indexedArchive(tar: try tarStream([tarFile("small", "x")]), tamper: { index in
-                    index.entries[0].size = 1 << 40
-                }))
+                try await writeBytes(
+                    path,
+                    try indexedArchive(
+                        tar: try tarStream([tarFile("small", "x")]),
+                        tamper: { index in
+                            index.entries[0].size = 1 << 40
+                        }))
                 let error = await expectArchiveError("open") { try ArchiveReader(path: path) }
                 #expect(error?.code == .corrupt)
                 return
@@ -235,8 +248,9 @@ extension EngineSuites {
             static func make() async throws -> Damaged {
                 let packed = try await PackedTree.make()
                 let entries = try await ArchiveReader(path: packed.archive).entries()
-                return Damaged(packed: packed, bytes: try await readBytes(packed.archive),
-                               blocks: try await xzToolBlocks(packed.archive), entries: entries)
+                return Damaged(
+                    packed: packed, bytes: try await readBytes(packed.archive),
+                    blocks: try await xzToolBlocks(packed.archive), entries: entries)
             }
 
             var dataBlocks: ArraySlice<ToolBlock> { blocks.prefix(packed.summary.blocks) }
@@ -273,8 +287,9 @@ extension EngineSuites {
                 await expectArchiveError("entries, cut at \(cut)") { try await reader.entries() }
                 let out = "\(dir)/out-\(cut)"
                 await expectArchiveError("extract, cut at \(cut)") { try await reader.extract(to: out) }
-                #expect(try await filesThatDifferFromSource(out + "/src", source: damaged.packed.root).isEmpty,
-                        "cut at \(cut): a file in the output is partial")
+                #expect(
+                    try await filesThatDifferFromSource(out + "/src", source: damaged.packed.root).isEmpty,
+                    "cut at \(cut): a file in the output is partial")
                 try? FileManager.default.removeItem(atPath: out)
                 try? FileManager.default.removeItem(atPath: path)
             }
@@ -286,63 +301,76 @@ extension EngineSuites {
             let dir = damaged.packed.dir.path
             // Each block is damaged twice: in the middle of its data, and in its CRC64 (its last byte).
             for (i, block) in damaged.blocks.enumerated() {
-              for at in [Int(block.compressedOffset + block.totalSize / 2), Int(block.compressedOffset + block.totalSize - 1)] {
-                var bytes = damaged.bytes
-                bytes[at] ^= 0x20
-                let path = "\(dir)/flip-\(i).tar.xz"
-                try await writeBytes(path, bytes)
-                let range = block.compressedOffset...(block.compressedOffset + block.totalSize)
-                let name = i < damaged.packed.summary.blocks ? "data block \(i)" : (i == damaged.blocks.count - 2 ? "rich index" : "pixz index")
-                let what = "\(name), byte \(at)"
-                let reader: ArchiveReader
-                do {
-                    reader = try ArchiveReader(path: path)
-                } catch let error as ArchiveError {
-                    // Opening reads the index blocks: damage there is found at once.
-                    #expect(i >= damaged.packed.summary.blocks, "\(what): opening should not decode data blocks")
-                    #expect(error.code == .corrupt)
-                    #expect(error.offset.map { range.contains($0) } == true, "\(what): offset \(String(describing: error.offset)) not in \(range)")
-                    continue
-                }
-                let error = await expectArchiveError("verify, \(what)") { try await reader.verify() }
-                #expect(error.map { [.corrupt, .checksumMismatch].contains($0.code) } == true, "\(what): \(String(describing: error))")
-                #expect(error?.offset.map { range.contains($0) } == true, "\(what): offset \(String(describing: error?.offset)) not in \(range)")
-
-                let out = "\(dir)/out-\(i)"
-                await expectArchiveError("extract, \(what)") { try await reader.extract(to: out) }
-                #expect(try await filesThatDifferFromSource(out + "/src", source: damaged.packed.root).isEmpty, "\(what): partial file written")
-                try? FileManager.default.removeItem(atPath: out)
-
-                guard i < damaged.packed.summary.blocks else { continue }
-                // Random access still reads a member that lies wholly in other blocks...
-                let blockStart = block.uncompressedOffset, blockEnd = block.uncompressedOffset + block.uncompressedSize
-                let elsewhere = damaged.entries.first {
-                    $0.kind == .regular && $0.size > 0 && ($0.dataOffset + $0.size <= blockStart || $0.dataOffset >= blockEnd)
-                }
-                if let elsewhere {
-                    let original = try await readBytes(damaged.packed.root + "/" + elsewhere.name.dropFirst(4))
-                    #expect(try await reader.contents(of: elsewhere.name) == original, "\(what): \(elsewhere.name) is intact")
-                }
-                // ...never returns wrong bytes for one that lies in the damaged block (the decoded
-                // prefix before the damage may be right: then its content checksum says so)...
-                for inside in damaged.entries where inside.kind == .regular && inside.dataOffset < blockEnd
-                    && inside.dataOffset + inside.size > blockStart {
-                    let original = try await readBytes(damaged.packed.root + "/" + inside.name.dropFirst(4))
+                for at in [Int(block.compressedOffset + block.totalSize / 2), Int(block.compressedOffset + block.totalSize - 1)] {
+                    var bytes = damaged.bytes
+                    bytes[at] ^= 0x20
+                    let path = "\(dir)/flip-\(i).tar.xz"
+                    try await writeBytes(path, bytes)
+                    let range = block.compressedOffset...(block.compressedOffset + block.totalSize)
+                    let name =
+                        i < damaged.packed.summary.blocks
+                        ? "data block \(i)" : (i == damaged.blocks.count - 2 ? "rich index" : "pixz index")
+                    let what = "\(name), byte \(at)"
+                    let reader: ArchiveReader
                     do {
-                        let bytes = try await reader.contents(of: inside.name)
-                        #expect(bytes == original, "\(what): \(inside.name) read back wrong bytes")
-                    } catch {
-                        #expect(error is ArchiveError, "\(what): \(inside.name): \(error)")
+                        reader = try ArchiveReader(path: path)
+                    } catch let error as ArchiveError {
+                        // Opening reads the index blocks: damage there is found at once.
+                        #expect(i >= damaged.packed.summary.blocks, "\(what): opening should not decode data blocks")
+                        #expect(error.code == .corrupt)
+                        #expect(
+                            error.offset.map { range.contains($0) } == true,
+                            "\(what): offset \(String(describing: error.offset)) not in \(range)")
+                        continue
+                    }
+                    let error = await expectArchiveError("verify, \(what)") { try await reader.verify() }
+                    #expect(error.map { [.corrupt, .checksumMismatch].contains($0.code) } == true, "\(what): \(String(describing: error))")
+                    #expect(
+                        error?.offset.map { range.contains($0) } == true,
+                        "\(what): offset \(String(describing: error?.offset)) not in \(range)")
+
+                    let out = "\(dir)/out-\(i)"
+                    await expectArchiveError("extract, \(what)") { try await reader.extract(to: out) }
+                    #expect(
+                        try await filesThatDifferFromSource(out + "/src", source: damaged.packed.root).isEmpty,
+                        "\(what): partial file written")
+                    try? FileManager.default.removeItem(atPath: out)
+
+                    guard i < damaged.packed.summary.blocks else { continue }
+                    // Random access still reads a member that lies wholly in other blocks...
+                    let blockStart = block.uncompressedOffset
+                    let blockEnd = block.uncompressedOffset + block.uncompressedSize
+                    let elsewhere = damaged.entries.first {
+                        $0.kind == .regular && $0.size > 0 && ($0.dataOffset + $0.size <= blockStart || $0.dataOffset >= blockEnd)
+                    }
+                    if let elsewhere {
+                        let original = try await readBytes(damaged.packed.root + "/" + elsewhere.name.dropFirst(4))
+                        #expect(try await reader.contents(of: elsewhere.name) == original, "\(what): \(elsewhere.name) is intact")
+                    }
+                    // ...never returns wrong bytes for one that lies in the damaged block (the decoded
+                    // prefix before the damage may be right: then its content checksum says so)...
+                    for inside in damaged.entries
+                    where inside.kind == .regular && inside.dataOffset < blockEnd
+                        && inside.dataOffset + inside.size > blockStart
+                    {
+                        let original = try await readBytes(damaged.packed.root + "/" + inside.name.dropFirst(4))
+                        do {
+                            let bytes = try await reader.contents(of: inside.name)
+                            #expect(bytes == original, "\(what): \(inside.name) read back wrong bytes")
+                        } catch {
+                            #expect(error is ArchiveError, "\(what): \(inside.name): \(error)")
+                        }
+                    }
+                    // ...and refuses one that needs the whole damaged block, whose check is then verified.
+                    if let across = damaged.entries.first(where: {
+                        $0.kind == .regular && $0.dataOffset < blockEnd && $0.dataOffset + $0.size > blockEnd
+                    }) {
+                        let error = await expectArchiveError("\(what): contents of \(across.name)") {
+                            try await reader.contents(of: across.name)
+                        }
+                        #expect(error?.code == .corrupt)
                     }
                 }
-                // ...and refuses one that needs the whole damaged block, whose check is then verified.
-                if let across = damaged.entries.first(where: {
-                    $0.kind == .regular && $0.dataOffset < blockEnd && $0.dataOffset + $0.size > blockEnd
-                }) {
-                    let error = await expectArchiveError("\(what): contents of \(across.name)") { try await reader.contents(of: across.name) }
-                    #expect(error?.code == .corrupt)
-                }
-              }
             }
         }
 
@@ -398,8 +426,9 @@ extension EngineSuites {
                     // A flip that verify accepts must be one that changes nothing the reader uses.
                     let out = dir.path + "/o\(round)"
                     try await reader.extract(to: out)
-                    #expect(try await filesThatDifferFromSource(out + "/src", source: dir.path + "/src").isEmpty,
-                            "flip at \(position) passed verify but changed the output")
+                    #expect(
+                        try await filesThatDifferFromSource(out + "/src", source: dir.path + "/src").isEmpty,
+                        "flip at \(position) passed verify but changed the output")
                     try? FileManager.default.removeItem(atPath: out)
                 } catch is ArchiveError {
                     continue

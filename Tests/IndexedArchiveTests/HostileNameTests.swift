@@ -29,10 +29,12 @@ extension EngineSuites {
             Case(label: "pax path 'ok/..\\0/../escape2'", key: "path", value: "ok/..\0/../escape2") { tarFile($0, "pwned") },
             Case(label: "pax path '/tmp\\0' absolute", key: "path", value: "/\0tmp/escape") { tarFile($0, "pwned") },
             Case(label: "pax path of a folder '..\\0'", key: "path", value: "..\0/escape") { tarDirectory($0) },
-            Case(label: "pax linkpath of a symlink to '/etc/passwd\\0'", key: "linkpath", value: "/etc/passwd\0x") { tarSymlink("link", to: $0) },
+            Case(label: "pax linkpath of a symlink to '/etc/passwd\\0'", key: "linkpath", value: "/etc/passwd\0x") {
+                tarSymlink("link", to: $0)
+            },
             Case(label: "pax linkpath of a hard link '../outside/target.txt\\0'", key: "linkpath", value: "../outside/target.txt\0") {
                 tarHardLink("hl", to: $0)
-            },
+            }
         ]
 
         /// The member with `value` in its pax `key` record, and a twin with a harmless value of the
@@ -58,9 +60,11 @@ extension EngineSuites {
             let hostileIndex = path != .fullSequential
             if hostileIndex {
                 // The index agrees with the tar: it carries the same NUL-bearing name.
-                try await writeBytes(scene.archive, try indexedArchive(tar: tar, describing: before + twin + TarEncoder.endOfArchive) {
-                    if c.key == "path" { $0.entries[2].path = c.value } else { $0.entries[2].linkTarget = c.value }
-                })
+                try await writeBytes(
+                    scene.archive,
+                    try indexedArchive(tar: tar, describing: before + twin + TarEncoder.endOfArchive) {
+                        if c.key == "path" { $0.entries[2].path = c.value } else { $0.entries[2].linkTarget = c.value }
+                    })
             } else {
                 try await writeBytes(scene.archive, try await xzTool(tar))
             }
@@ -116,7 +120,8 @@ extension EngineSuites.HostileNameTests {
     @Test(arguments: ReadMode.allCases)
     func namesThatAreNotUTF8AreWrittenByteForByte(_ mode: ReadMode) async throws {
         let dir = try TemporaryDirectory()
-        let tar = try tarStream([tarFile("ok.txt", "fine")], end: false)
+        let tar =
+            try tarStream([tarFile("ok.txt", "fine")], end: false)
             + Self.rawNameMember("aX.txt", replacing: [0xFF], content: "first")
             + Self.rawNameMember("aX.txt", replacing: [0xFE], content: "second")
             + TarEncoder.endOfArchive
@@ -186,7 +191,9 @@ extension EngineSuites.HostileNameTests {
         let reader = try ArchiveReader(path: dir.path + "/c.tar.xz")
         var options = ExtractOptions()
         if selective { options.members = ["caf\u{E9}.txt"] }
-        let error = await expectArchiveError("canonically equal names") { try await reader.extract(to: dir.path + "/out", options: options) }
+        let error = await expectArchiveError("canonically equal names") {
+            try await reader.extract(to: dir.path + "/out", options: options)
+        }
         #expect(error?.code == .corrupt, "\(String(describing: error))")
         #expect(listing(dir.path + "/out").isEmpty)
     }

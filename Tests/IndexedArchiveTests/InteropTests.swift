@@ -71,7 +71,8 @@ extension EngineSuites {
                 // Whole seconds: the nanoseconds are in amk's index, not in the tar headers.
                 expectSameTree(source.truncatingNanoseconds(), try await TreeSnapshot.of("\(dir)/\(name)/src"), "\(arguments)")
             }
-            var a = stat(), b = stat()
+            var a = stat()
+            var b = stat()
             lstat("\(dir)/out1/src/docs/notes.txt", &a)
             lstat("\(dir)/out1/src/hardlink-to-notes", &b)
             #expect(a.st_ino == b.st_ino, "GNU tar restores the hard link")
@@ -90,8 +91,9 @@ extension EngineSuites {
             // must be a time, none content, mode, size, link or type.
             let compare = try await runTool(["tar", "--compare", "-Jf", packed.archive], in: dir)
             let differences = String(decoding: compare.stdout, as: UTF8.self).split(separator: "\n")
-            #expect(compare.status == 0 || differences.allSatisfy { $0.hasSuffix(": Mod time differs") },
-                    "tar --compare: \(differences) \(compare.stderr)")
+            #expect(
+                compare.status == 0 || differences.allSatisfy { $0.hasSuffix(": Mod time differs") },
+                "tar --compare: \(differences) \(compare.stderr)")
 
             try FileManager.default.createDirectory(atPath: "\(dir)/out4", withIntermediateDirectories: false)
             // Only tar's status counts: xz may die of SIGPIPE when tar stops reading at the end marker.
@@ -108,7 +110,8 @@ extension EngineSuites {
             let result = try await runTool(["bsdtar", "-xpf", packed.archive, "-C", out])
             #expect(result.status == 0)
             #expect(result.stderr.isEmpty, "\(result.stderr)")
-            expectSameTree(try await TreeSnapshot.of(packed.root).truncatingNanoseconds(), try await TreeSnapshot.of(out + "/src"), "bsdtar -xpf")
+            expectSameTree(
+                try await TreeSnapshot.of(packed.root).truncatingNanoseconds(), try await TreeSnapshot.of(out + "/src"), "bsdtar -xpf")
             var info = stat()
             lstat(out + "/src/long-link", &info)
             #expect(info.st_mode & S_IFMT == S_IFLNK, "a long symlink target stays a symlink (not an empty file)")
@@ -130,9 +133,11 @@ extension EngineSuites {
             #expect(names == entries.map(\.path))
             #expect(names.count == packed.summary.entries)
 
-            for (member, original) in [("src/docs/big.json", Samples.text2_5M),
-                                       ("src/ünïcödé-名前.txt", Array("unicode\n".utf8)),
-                                       ("src/\(CompatTree.over255)", Array("over 255 bytes".utf8))] {
+            for (member, original) in [
+                ("src/docs/big.json", Samples.text2Point5M),
+                ("src/ünïcödé-名前.txt", Array("unicode\n".utf8)),
+                ("src/\(CompatTree.over255)", Array("over 255 bytes".utf8))
+            ] {
                 let result = try await runShell("pixz -x '\(member)' < '\(packed.archive)' | tar -xOf - '\(member)'")
                 #expect(result.status == 0, "\(member): \(result.stderr)")
                 #expect(Array(result.stdout) == original, "pixz -x \(member)")
@@ -163,7 +168,8 @@ extension EngineSuites {
             try await writeBytes(dir + "/T.xz", bytes.dropLast())
             #expect(try await runTool(["xz", "-t", dir + "/T.xz"]).status != 0, "xz -t must notice one missing byte")
             try FileManager.default.createDirectory(atPath: dir + "/t", withIntermediateDirectories: false)
-            #expect(try await runTool(["tar", "-xJf", dir + "/T.xz", "-C", dir + "/t"]).status != 0, "tar -xJf must notice one missing byte")
+            #expect(
+                try await runTool(["tar", "-xJf", dir + "/T.xz", "-C", dir + "/t"]).status != 0, "tar -xJf must notice one missing byte")
 
             // Cut exactly at every block boundary: each is still a run of whole blocks, which only
             // the missing xz Index gives away.
@@ -196,7 +202,7 @@ extension EngineSuites {
             let reader = try ArchiveReader(path: archive)
             let entries = try await reader.entries()
             #expect(entries.first?.path == "./")
-            #expect(try await reader.contents(of: "./docs/big.json") == Samples.text2_5M)
+            #expect(try await reader.contents(of: "./docs/big.json") == Samples.text2Point5M)
             let out = dir.path + "/out"
             try await reader.extract(to: out)
             expectSameTree(try await TreeSnapshot.of(root).droppingSetIDBits(), try await TreeSnapshot.of(out), "tar -C src -c .")
@@ -238,9 +244,9 @@ extension EngineSuites {
             #expect(entries.count == source.items.count + 1)
             #expect(entries.first { $0.name == "src/dangling" }?.linkTarget == CompatTree.danglingTarget)
             #expect(entries.first { $0.name == "src/long-link" }?.linkTarget == CompatTree.over255)
-            #expect(entries.first { $0.name == "src/docs/big.json" }?.size == UInt64(Samples.text2_5M.count))
+            #expect(entries.first { $0.name == "src/docs/big.json" }?.size == UInt64(Samples.text2Point5M.count))
 
-            #expect(try await reader.contents(of: "src/docs/big.json") == Samples.text2_5M)
+            #expect(try await reader.contents(of: "src/docs/big.json") == Samples.text2Point5M)
             #expect(try await reader.contents(of: "src/ünïcödé-名前.txt") == Array("unicode\n".utf8))
             #expect(try await reader.contents(of: "src/\(CompatTree.component200)") == Array("a 200-byte component".utf8))
             #expect(try await reader.verify() == entries.count)
@@ -254,7 +260,8 @@ extension EngineSuites {
             } else {
                 expectSameTree(source.droppingSetIDBits(), extracted, "\(kind)")
             }
-            var a = stat(), b = stat()
+            var a = stat()
+            var b = stat()
             lstat(out + "/src/docs/notes.txt", &a)
             lstat(out + "/src/hardlink-to-notes", &b)
             #expect(a.st_ino == b.st_ino, "\(kind): the hard link shares the inode")
@@ -272,11 +279,11 @@ extension EngineSuites {
                 for d in 0..<3 {
                     try dir.file("mixed/d\(d)/readme.txt", Samples.text40K)
                     try dir.file("mixed/d\(d)/data-\(d).gz", sampleBytes(count: 40_000 + d, seed: UInt64(10 + d), text: false))
-                    try dir.file("mixed/d\(d)/sub/notes.md", Array(Samples.text2_5M.prefix(300_000)))
+                    try dir.file("mixed/d\(d)/sub/notes.md", Array(Samples.text2Point5M.prefix(300_000)))
                     try dir.file("mixed/d\(d)/sub/picture.PNG", sampleBytes(count: 90_000, seed: UInt64(20 + d), text: false))
                 }
-                try dir.file("mixed/big/photo.jpg", Samples.noise1_2M)
-                try dir.file("mixed/big/log.txt", Samples.text2_5M)
+                try dir.file("mixed/big/photo.jpg", Samples.noise1Point2M)
+                try dir.file("mixed/big/log.txt", Samples.text2Point5M)
                 try dir.file("mixed/magic-without-name", [0x1f, 0x8b, 0x08] + sampleBytes(count: 30_000, seed: 31, text: false))
                 try dir.file("mixed/linked/archive.tar.gz", sampleBytes(count: 50_000, seed: 32, text: false))
                 link(root + "/linked/archive.tar.gz", root + "/linked/a-link.tgz")
@@ -309,19 +316,30 @@ extension EngineSuites {
             let position = { (name: String) in names.firstIndex(of: "mixed/" + name) ?? -1 }
             #expect(position("d0/data-0.gz") > position("d2/readme.txt"), "\(names)")
             #expect(position("big/photo.jpg") > position("big/log.txt"))
-            #expect(position("magic-without-name") > position("private/secret.gz") || position("magic-without-name") > position("d2/sub/notes.md"))
-            #expect(position("linked/a-link.tgz") > position("linked/archive.tar.gz") || position("linked/archive.tar.gz") > position("linked/a-link.tgz"),
-                    "both present")
+            #expect(
+                position("magic-without-name") > position("private/secret.gz")
+                    || position("magic-without-name") > position("d2/sub/notes.md"))
+            #expect(
+                position("linked/a-link.tgz") > position("linked/archive.tar.gz")
+                    || position("linked/archive.tar.gz") > position("linked/a-link.tgz"),
+                "both present")
             let target = min(position("linked/a-link.tgz"), position("linked/archive.tar.gz"))
-            #expect(target >= 0 && target < position("zz-later-link.gz") && target < position("d0/data-0.gz"),
-                    "the linked file is stored in walk order, before its links and before the files apart")
+            #expect(
+                target >= 0 && target < position("zz-later-link.gz") && target < position("d0/data-0.gz"),
+                "the linked file is stored in walk order, before its links and before the files apart")
 
             // amk: every byte, mode, link and nanosecond.
             let amkOut = dir.path + "/amk"
             try await reader.extract(to: amkOut)
             expectSameTree(source.droppingSetIDBits(), try await TreeSnapshot.of(amkOut + "/mixed"), "amk extract")
             let one = dir.path + "/one"
-            try await reader.extract(to: one, options: { var o = ExtractOptions(); o.members = ["mixed/d1"]; return o }())
+            try await reader.extract(
+                to: one,
+                options: {
+                    var o = ExtractOptions()
+                    o.members = ["mixed/d1"]
+                    return o
+                }())
             let d1 = try await TreeSnapshot.of(one + "/mixed/d1")
             #expect(d1.items.count == source.items.keys.filter { $0.hasPrefix("d1/") }.count, "\(d1.description)")
             #expect(try await reader.verify() == names.count)
@@ -338,11 +356,14 @@ extension EngineSuites {
                 let result = try await runTool(arguments + [archive, "-C", out])
                 #expect(result.status == 0 && result.stderr.isEmpty, "\(arguments): \(result.stderr)")
                 if name == "gnu" {
-                    expectSameTree(withoutFolderTimes, try await offPool { try TreeSnapshot(out + "/mixed", timesOfDirectories: false) }, "\(arguments)")
+                    expectSameTree(
+                        withoutFolderTimes, try await offPool { try TreeSnapshot(out + "/mixed", timesOfDirectories: false) },
+                        "\(arguments)")
                 } else {
                     expectSameTree(expected, try await TreeSnapshot.of(out + "/mixed"), "\(arguments)")
                 }
-                var a = stat(), b = stat()
+                var a = stat()
+                var b = stat()
                 lstat(out + "/mixed/linked/archive.tar.gz", &a)
                 lstat(out + "/mixed/zz-later-link.gz", &b)
                 #expect(a.st_ino == b.st_ino && a.st_nlink == 3, "\(arguments) restores the hard links")
@@ -351,7 +372,8 @@ extension EngineSuites {
             try FileManager.default.createDirectory(atPath: piped, withIntermediateDirectories: false)
             let result = try await runShell("xz -dc '\(archive)' | tar -xpf - -C '\(piped)'; exit ${PIPESTATUS[1]}")
             #expect(result.status == 0, "\(result.stderr)")
-            expectSameTree(withoutFolderTimes, try await offPool { try TreeSnapshot(piped + "/mixed", timesOfDirectories: false) }, "xz -dc | tar -x")
+            expectSameTree(
+                withoutFolderTimes, try await offPool { try TreeSnapshot(piped + "/mixed", timesOfDirectories: false) }, "xz -dc | tar -x")
             if toolExists("pixz") {
                 let listed = try await runTool(["pixz", "-l", archive])
                 #expect(listed.status == 0, "pixz lists it: \(listed.stderr)")

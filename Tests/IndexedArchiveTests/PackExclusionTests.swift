@@ -1,7 +1,8 @@
 import Foundation
-@testable import IndexedArchive
 import Synchronization
 import Testing
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     /// `PackExclusion`: GNU tar's matching rules, and a pack that honours them.
@@ -45,7 +46,8 @@ extension EngineSuites {
             let summary = try await ArchiveReader(path: packed.archive).extract(to: out, options: options)
             #expect(summary.entries == packed.summary.entries - 1, "the root folder has no name left")
             #expect(exists(out + "/docs/notes.txt") && !exists(out + "/src"))
-            var a = stat(), b = stat()
+            var a = stat()
+            var b = stat()
             lstat(out + "/docs/notes.txt", &a)
             lstat(out + "/hardlink-to-notes", &b)
             #expect(a.st_ino == b.st_ino, "the hard link's target was stripped too")

@@ -10,8 +10,10 @@ import Testing
         var options = PackOptions()
         options.metadata = ["resourcesVersion": "3"]
         let summary = try await ArchivePacker.pack(
-            [PackSource(path: "\(dir)/Documents", archivePath: "docs"),
-             PackSource(path: "\(dir)/Library", archivePath: "lib")],
+            [
+                PackSource(path: "\(dir)/Documents", archivePath: "docs"),
+                PackSource(path: "\(dir)/Library", archivePath: "lib")
+            ],
             to: .file("\(dir)/app.tar.xz"), options: options)
         print("\(summary.entries) entries, \(summary.tarBytes) -> \(summary.archiveBytes) bytes")
 

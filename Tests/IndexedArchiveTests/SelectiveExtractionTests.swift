@@ -1,6 +1,7 @@
 import Foundation
-@testable import IndexedArchive
 import Testing
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     /// Selective extraction decodes each block once for all the selected members it holds.
@@ -73,9 +74,10 @@ extension EngineSuites {
             extract.members = [entries[0].path, entries[1].path, entries[5].path]
             let before = reader.blockDecodes.load(ordering: .relaxed)
             try await reader.extract(to: dir.path + "/out", options: extract)
-            let spanned = Set([entries[0], entries[1], entries[5]].flatMap { entry in
-                (try? reader.span(of: entry, fileIndex: fileIndex)).map { Array($0.blocks) } ?? []
-            })
+            let spanned = Set(
+                [entries[0], entries[1], entries[5]].flatMap { entry in
+                    (try? reader.span(of: entry, fileIndex: fileIndex)).map { Array($0.blocks) } ?? []
+                })
             #expect(reader.blockDecodes.load(ordering: .relaxed) - before == spanned.count, "each spanned block decoded once")
             for entry in [entries[0], entries[1], entries[5]] {
                 #expect(try await readBytes(dir.path + "/out/" + entry.path).count == 300_000)

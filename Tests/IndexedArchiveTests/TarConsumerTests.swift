@@ -31,8 +31,9 @@ extension EngineSuites {
                     call == "metadata" ? try await reader.metadata().count : try await reader.entries().count
                 }
                 #expect(error?.code == .limitExceeded, "\(call): \(String(describing: error))")
-                #expect(error?.message.contains("256 keys") == true && error?.message.hasSuffix("at tar offset \(256 * 1024)") == true,
-                        "\(call): \(String(describing: error))")
+                #expect(
+                    error?.message.contains("256 keys") == true && error?.message.hasSuffix("at tar offset \(256 * 1024)") == true,
+                    "\(call): \(String(describing: error))")
             }
         }
 
@@ -43,8 +44,9 @@ extension EngineSuites {
             let reader = try await Self.reader(try Self.stream(globals), in: directory)
             let error = await expectArchiveError("metadata") { try await reader.metadata() }
             #expect(error?.code == .limitExceeded)
-            #expect(error?.message.contains("65536 bytes") == true && error?.message.hasSuffix("at tar offset 1024") == true,
-                    "\(String(describing: error))")
+            #expect(
+                error?.message.contains("65536 bytes") == true && error?.message.hasSuffix("at tar offset 1024") == true,
+                "\(String(describing: error))")
         }
 
         /// What is kept counts, not what was seen: up to the limit of keys, and a key set again

@@ -1,7 +1,8 @@
 import Foundation
-@testable import IndexedArchive
 import Tar
 import Testing
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     @Suite struct TarSerializerTests {
@@ -62,8 +63,9 @@ extension EngineSuites {
             var serializer = TarSerializer(chunkSize: Self.mib)
             var ready: [Chunk] = []
             let time = TarTimestamp(seconds: 1_600_000_123, nanoseconds: 456_789)
-            try serializer.beginMember(TarHeader(path: "a.txt", kind: .regular, size: 3, mode: 0o644, uid: 1, gid: 1, mtime: time),
-                                       into: &ready)
+            try serializer.beginMember(
+                TarHeader(path: "a.txt", kind: .regular, size: 3, mode: 0o644, uid: 1, gid: 1, mtime: time),
+                into: &ready)
             serializer.append(Array("abc".utf8), into: &ready)
             serializer.endMember(checksum: 7, into: &ready)
             #expect(serializer.entries[0].mtime == time, "the index keeps the nanoseconds")
@@ -71,11 +73,14 @@ extension EngineSuites {
             #expect(serializer.entries[0].dataOffset == 512, "no pax header before the ustar block")
 
             let early = TarTimestamp(seconds: -5, nanoseconds: 7)
-            try serializer.beginMember(TarHeader(path: "old.txt", kind: .regular, size: 0, mode: 0o644, uid: 1, gid: 1, mtime: early),
-                                       into: &ready)
+            try serializer.beginMember(
+                TarHeader(path: "old.txt", kind: .regular, size: 0, mode: 0o644, uid: 1, gid: 1, mtime: early),
+                into: &ready)
             serializer.endMember(checksum: 0, into: &ready)
             #expect(serializer.entries[1].hasPaxHeader, "a time before 1970 does not fit ustar")
-            #expect(TarSerializer.tarHeader(for: TarHeader(path: "x", kind: .regular, size: 0, mode: 0, uid: 0, gid: 0, mtime: early)).mtime == early)
+            #expect(
+                TarSerializer.tarHeader(for: TarHeader(path: "x", kind: .regular, size: 0, mode: 0, uid: 0, gid: 0, mtime: early)).mtime
+                    == early)
 
             #expect(TarSerializer.tarTime(TarTimestamp(seconds: 1_600_000_123), matches: time))
             #expect(TarSerializer.tarTime(time, matches: time), "archives written before keep the pax mtime")
@@ -96,8 +101,9 @@ extension EngineSuites {
 
             let out = packed.dir.path + "/out"
             try await ArchiveReader(path: packed.archive).extract(to: out)
-            expectSameTree(try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"),
-                           "nanosecond times restored from the index")
+            expectSameTree(
+                try await TreeSnapshot.of(packed.root).droppingSetIDBits(), try await TreeSnapshot.of(out + "/src"),
+                "nanosecond times restored from the index")
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import IndexedArchive
 import Synchronization
 import Testing
+
+@testable import IndexedArchive
 
 /// Never returns and ignores cancellation, as a read stuck in the kernel would; it suspends
 /// rather than blocking, so the test process does not lose a thread of the cooperative pool.
@@ -20,11 +21,13 @@ final class Counter: Sendable {
     // that must stop after cancellation needs one of them to do so). What the tests discriminate
     // is the outcome (stalled, terminated, returned) and that the answer does not wait for work
     // that never ends. Timing-critical progress is reported from plain threads.
-    static let fast = WatchdogPolicy(defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(20),
-                                     checkInterval: .milliseconds(10))
+    static let fast = WatchdogPolicy(
+        defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(20),
+        checkInterval: .milliseconds(10))
     /// For work expected to ignore cancellation: the answer comes after the short grace.
-    static let impatient = WatchdogPolicy(defaultStallTimeout: .milliseconds(300), gracePeriod: .milliseconds(500),
-                                          checkInterval: .milliseconds(10))
+    static let impatient = WatchdogPolicy(
+        defaultStallTimeout: .milliseconds(300), gracePeriod: .milliseconds(500),
+        checkInterval: .milliseconds(10))
 
     @Test func silentActiveStageIsStalled() async throws {
         let start = ContinuousClock.now
@@ -65,7 +68,10 @@ final class Counter: Sendable {
         // Nothing has begun: waiting (like a producer held back by busy compressors) is fine.
         let value = try await Watchdog.supervise(policy: Self.fast) { _ in
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                Thread { usleep(900_000); done.resume() }.start()
+                Thread {
+                    usleep(900_000)
+                    done.resume()
+                }.start()
             }
             return "done"
         }

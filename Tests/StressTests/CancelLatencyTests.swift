@@ -11,8 +11,9 @@ extension StressTests {
         @Test func cancelToReturnAtPreset6() async throws {
             let samples = max(50, StressSettings.runs / 10)
             let scratch = try ScratchDirectory("latency")
-            let tree = try SourceTree.make(in: scratch.path, name: "app", seed: 0x1A7E, largeFiles: [2_000_000, 1_500_000],
-                                           smallBytes: 500_000)
+            let tree = try SourceTree.make(
+                in: scratch.path, name: "app", seed: 0x1A7E, largeFiles: [2_000_000, 1_500_000],
+                smallBytes: 500_000)
             // Warm-up, and the block count.
             var options = PackOptions()
             options.preset = 6
@@ -70,22 +71,31 @@ extension StressTests {
                 default:
                     context.fail("expected CancellationError, got \(result.outcome.detail)")
                 }
-                try await Aftermath.check(context, injector: injector, scratch: scratch.path, destination: destination,
-                                          succeeded: result.outcome.isSuccess)
+                try await Aftermath.check(
+                    context, injector: injector, scratch: scratch.path, destination: destination,
+                    succeeded: result.outcome.isSuccess)
                 try? FileManager.default.removeItem(atPath: runDirectory)
                 tracker.record(try await ResourceTracker.settledSample())
             }
             let sorted = latencies.sorted()
-            print("STRESS: cancel-to-return preset=6 chunk=1MiB workers=2 \(distribution(sorted)) completed-before-cancel=\(completed) pool-starved=\(starved)")
+            print(
+                "STRESS: cancel-to-return preset=6 chunk=1MiB workers=2 \(distribution(sorted)) completed-before-cancel=\(completed) pool-starved=\(starved)"
+            )
             print(tracker.summary(label: "cancel-latency resources"))
             #expect(PoolLagProbe.tolerated(starved, of: samples), "the cooperative pool was starved in \(starved) of \(samples) runs")
             #expect(sorted.count + starved >= samples * 9 / 10, "only \(sorted.count) of \(samples) packs were cancelled mid-block")
             #expect(percentile(sorted, 0.99) < Self.bound, "p99 cancel-to-return \(percentile(sorted, 0.99).formatted)")
             if let baseline = tracker.baseline, var last = tracker.samples.last {
-                if last.descriptors > baseline.descriptors + 4 {
+                // The count is the whole process's, and other suites (the transfer tests' sockets
+                // and proxies) open and close descriptors meanwhile: a margin of 8 absorbs them,
+                // while a leak of one per cancelled pack would still add up to dozens.
+                let margin = 8
+                if last.descriptors > baseline.descriptors + margin {
                     last.descriptors = min(last.descriptors, try await ResourceTracker.settledSample(settle: .seconds(3)).descriptors)
                 }
-                #expect(last.descriptors <= baseline.descriptors + 4, "descriptors grew from \(baseline.descriptors) to \(last.descriptors)")
+                #expect(
+                    last.descriptors <= baseline.descriptors + margin,
+                    "descriptors grew from \(baseline.descriptors) to \(last.descriptors)")
                 #expect(tracker.residentGrowth <= 256 << 20, "resident memory grew by \(ProcessProbe.mebibytes(tracker.residentGrowth))")
             }
         }

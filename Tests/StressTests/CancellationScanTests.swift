@@ -8,10 +8,13 @@ import Testing
         let root = packageRoot()
         let sources = root.appendingPathComponent("Sources")
         var isDirectory: ObjCBool = false
-        try #require(FileManager.default.fileExists(atPath: sources.path, isDirectory: &isDirectory) && isDirectory.boolValue,
-                     "no Sources/ at \(sources.path)")
+        try #require(
+            FileManager.default.fileExists(atPath: sources.path, isDirectory: &isDirectory) && isDirectory.boolValue,
+            "no Sources/ at \(sources.path)")
         let findings = try CancellationScanner.scan(directory: sources, relativeTo: root)
-        #expect(findings.isEmpty, """
+        #expect(
+            findings.isEmpty,
+            """
             \(findings.count) site(s) may swallow CancellationError; rethrow it, or mark a safe site with \
             `// cancellation: <why this is safe>` on the line before:
             \(findings.map(\.description).joined(separator: "\n"))
@@ -102,6 +105,7 @@ import Testing
 
     @Test func reportsFileAndLine() {
         let findings = CancellationScanner.scan(source: "\n\nfunc f() async { try? await g() }\n", file: "Sources/X/Y.swift")
-        #expect(findings.map(\.description) == ["Sources/X/Y.swift:3: `try?` swallows CancellationError: func f() async { try? await g() }"])
+        #expect(
+            findings.map(\.description) == ["Sources/X/Y.swift:3: `try?` swallows CancellationError: func f() async { try? await g() }"])
     }
 }

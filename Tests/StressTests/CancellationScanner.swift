@@ -45,7 +45,8 @@ struct CancellationScanner {
         var lineStarts = [0]
         for (offset, byte) in code.enumerated() where byte == UInt8(ascii: "\n") { lineStarts.append(offset + 1) }
         func line(of offset: Int) -> Int {
-            var low = 0, high = lineStarts.count - 1
+            var low = 0
+            var high = lineStarts.count - 1
             while low < high {
                 let mid = (low + high + 1) / 2
                 if lineStarts[mid] <= offset { low = mid } else { high = mid - 1 }
@@ -62,8 +63,10 @@ struct CancellationScanner {
         func report(_ offset: Int, _ what: String) {
             let number = line(of: offset)
             guard !exempt(number) else { return }
-            findings.append(Finding(file: file, line: number, what: what,
-                                    text: original[number - 1].trimmingCharacters(in: .whitespaces)))
+            findings.append(
+                Finding(
+                    file: file, line: number, what: what,
+                    text: original[number - 1].trimmingCharacters(in: .whitespaces)))
         }
 
         let text = String(decoding: code, as: UTF8.self)
@@ -124,9 +127,11 @@ struct CancellationScanner {
         let escaped = NSRegularExpression.escapedPattern(for: name)
         // Forwarded: wrapped in a value handed on (`result = .failure(error)`, `return .gaveUp(error)`),
         // or resumed into a continuation.
-        let forwarded = [#"\.failure\(\s*"# + escaped + #"\s*\)"#,
-                         #"(?:return|=)\s*\.\w+\(\s*"# + escaped + #"\s*\)"#,
-                         #"throwing:\s*"# + escaped + #"\b"#]
+        let forwarded = [
+            #"\.failure\(\s*"# + escaped + #"\s*\)"#,
+            #"(?:return|=)\s*\.\w+\(\s*"# + escaped + #"\s*\)"#,
+            #"throwing:\s*"# + escaped + #"\b"#
+        ]
         return forwarded.contains { body.range(of: $0, options: .regularExpression) != nil }
     }
 
@@ -141,13 +146,19 @@ struct CancellationScanner {
         let bytes = Array(source.utf8)
         var out = bytes
         var stack: [Context] = [.code(parens: nil)]
-        let space = UInt8(ascii: " "), newline = UInt8(ascii: "\n"), quote = UInt8(ascii: "\""),
-            hash = UInt8(ascii: "#"), backslash = UInt8(ascii: "\\")
+        let space = UInt8(ascii: " ")
+        let newline = UInt8(ascii: "\n")
+        let quote = UInt8(ascii: "\"")
+        let hash = UInt8(ascii: "#")
+        let backslash = UInt8(ascii: "\\")
         func at(_ index: Int) -> UInt8 { index < bytes.count ? bytes[index] : 0 }
         func blank(_ index: Int) { if index < out.count && out[index] != newline { out[index] = space } }
         func starts(_ text: String, _ index: Int) -> Bool {
             var i = index
-            for byte in text.utf8 { if at(i) != byte { return false }; i += 1 }
+            for byte in text.utf8 {
+                if at(i) != byte { return false }
+                i += 1
+            }
             return true
         }
         var i = 0
@@ -155,21 +166,41 @@ struct CancellationScanner {
             switch stack[stack.count - 1] {
             case .code(let parens):
                 if starts("//", i) {
-                    while i < bytes.count && bytes[i] != newline { blank(i); i += 1 }
+                    while i < bytes.count && bytes[i] != newline {
+                        blank(i)
+                        i += 1
+                    }
                 } else if starts("/*", i) {
                     var depth = 0
                     repeat {
-                        if starts("/*", i) { depth += 1; blank(i); blank(i + 1); i += 2 }
-                        else if starts("*/", i) { depth -= 1; blank(i); blank(i + 1); i += 2 }
-                        else { blank(i); i += 1 }
+                        if starts("/*", i) {
+                            depth += 1
+                            blank(i)
+                            blank(i + 1)
+                            i += 2
+                        } else if starts("*/", i) {
+                            depth -= 1
+                            blank(i)
+                            blank(i + 1)
+                            i += 2
+                        } else {
+                            blank(i)
+                            i += 1
+                        }
                     } while depth > 0 && i < bytes.count
-                } else if bytes[i] == quote || (bytes[i] == hash && {
-                    var j = i
-                    while at(j) == hash { j += 1 }
-                    return at(j) == quote
-                }()) {
+                } else if bytes[i] == quote
+                    || (bytes[i] == hash
+                        && {
+                            var j = i
+                            while at(j) == hash { j += 1 }
+                            return at(j) == quote
+                        }())
+                {
                     var hashes = 0
-                    while at(i) == hash { hashes += 1; i += 1 }
+                    while at(i) == hash {
+                        hashes += 1
+                        i += 1
+                    }
                     let multiline = starts("\"\"\"", i)
                     i += multiline ? 3 : 1
                     stack.append(.string(multiline: multiline, hashes: hashes))
@@ -186,7 +217,10 @@ struct CancellationScanner {
                 if bytes[i] == backslash {
                     var j = i + 1
                     var seen = 0
-                    while seen < hashes && at(j) == hash { seen += 1; j += 1 }
+                    while seen < hashes && at(j) == hash {
+                        seen += 1
+                        j += 1
+                    }
                     if seen == hashes {
                         if at(j) == UInt8(ascii: "(") {
                             i = j + 1
@@ -194,16 +228,21 @@ struct CancellationScanner {
                             continue
                         }
                         // An escape: blank it and the character escaped.
-                        while i <= j { blank(i); i += 1 }
+                        while i <= j {
+                            blank(i)
+                            i += 1
+                        }
                         continue
                     }
                     blank(i)
                     i += 1
-                } else if (multiline ? starts("\"\"\"", i) : bytes[i] == quote) && {
-                    let end = i + (multiline ? 3 : 1)
-                    for k in 0..<hashes where at(end + k) != hash { return false }
-                    return true
-                }() {
+                } else if (multiline ? starts("\"\"\"", i) : bytes[i] == quote)
+                    && {
+                        let end = i + (multiline ? 3 : 1)
+                        for k in 0..<hashes where at(end + k) != hash { return false }
+                        return true
+                    }()
+                {
                     i += (multiline ? 3 : 1) + hashes
                     stack.removeLast()
                 } else {

@@ -169,8 +169,10 @@ final class FaultInjector: Sendable {
     let gate = Gate()
     private let state = Mutex(State())
 
-    init(rules: [FaultRule] = [], compressionFault: CompressionFault? = nil,
-         observer: (@Sendable (FileCall, String, Int) -> Void)? = nil) {
+    init(
+        rules: [FaultRule] = [], compressionFault: CompressionFault? = nil,
+        observer: (@Sendable (FileCall, String, Int) -> Void)? = nil
+    ) {
         self.rules = rules
         self.compressionFault = compressionFault
         self.observer = observer

@@ -75,8 +75,9 @@ extension StressTests {
         @Test func sigkillLeavesNothingOrACompleteArchive() async throws {
             let kills = max(6, StressSettings.runs / 10)
             let scratch = try ScratchDirectory("kill")
-            let tree = try SourceTree.make(in: scratch.path, name: "app", seed: 0x4B11, largeFiles: [3_000_000, 2_000_000],
-                                           smallBytes: 2_000_000)
+            let tree = try SourceTree.make(
+                in: scratch.path, name: "app", seed: 0x4B11, largeFiles: [3_000_000, 2_000_000],
+                smallBytes: 2_000_000)
             let expected = try TreeContents(tree.root)
             let log = scratch.path + "/stderr.txt"
 
@@ -89,7 +90,9 @@ extension StressTests {
             try #require(!fullExit.signaled && fullExit.status == 0, "amk pack failed: \(Self.stderrText(log))")
             #expect(try await ArchiveReader(path: fullDestination).verify() > 0)
 
-            var absent = 0, complete = 0, finished = 0
+            var absent = 0
+            var complete = 0
+            var finished = 0
             for index in 0..<kills {
                 let seed = StressSettings.seed(forRun: index)
                 var rng = SeededGenerator(seed: seed ^ 0x4B11_4B11)
@@ -114,7 +117,8 @@ extension StressTests {
                     if let contents = await Aftermath.contents(of: destination, extractTo: scratch.path + "/x", context) {
                         let extracted = try TreeContents(scratch.path + "/x/app")
                         context.check(contents.items.keys.allSatisfy { $0 == "app" || $0.hasPrefix("app/") }, "unexpected members")
-                        context.check(extracted == expected, "the archive left after the kill differs: \(extracted.differences(from: expected))")
+                        context.check(
+                            extracted == expected, "the archive left after the kill differs: \(extracted.differences(from: expected))")
                     }
                     try? FileManager.default.removeItem(atPath: scratch.path + "/x")
                 } else {
@@ -124,24 +128,28 @@ extension StressTests {
                 context.check(leftovers.isEmpty, "killed after \(delay.formatted), amk left \(leftovers) beside the destination")
                 try? FileManager.default.removeItem(atPath: runDirectory)
             }
-            print("STRESS: sigkill runs=\(kills) full-pack=\(duration.formatted) absent=\(absent) complete=\(complete) "
-                  + "finished-before-kill=\(finished)")
+            print(
+                "STRESS: sigkill runs=\(kills) full-pack=\(duration.formatted) absent=\(absent) complete=\(complete) "
+                    + "finished-before-kill=\(finished)")
         }
 
         @Test func racingProcessesBothSucceed() async throws {
             let scratch = try ScratchDirectory("race")
-            let tree = try SourceTree.make(in: scratch.path, name: "app", seed: 0x4ACE, largeFiles: [1_500_000],
-                                           smallBytes: 800_000)
+            let tree = try SourceTree.make(
+                in: scratch.path, name: "app", seed: 0x4ACE, largeFiles: [1_500_000],
+                smallBytes: 800_000)
             let expected = try TreeContents(tree.root)
             let expectedDocs = try TreeContents(tree.root + "/docs")
             for round in 0..<3 {
                 let context = RunContext(index: round, seed: 0, scenario: "racing amk pack processes")
                 let runDirectory = try scratch.subdirectory("run-\(round)")
                 let destination = runDirectory + "/out.tar.xz"
-                let first = try ChildProcess(Self.packArguments([tree.root], to: destination, preset: 0), executable: AmkTool.path,
-                                             stderr: scratch.path + "/a.txt")
-                let second = try ChildProcess(Self.packArguments([tree.root + "/docs"], to: destination, preset: 0),
-                                              executable: AmkTool.path, stderr: scratch.path + "/b.txt")
+                let first = try ChildProcess(
+                    Self.packArguments([tree.root], to: destination, preset: 0), executable: AmkTool.path,
+                    stderr: scratch.path + "/a.txt")
+                let second = try ChildProcess(
+                    Self.packArguments([tree.root + "/docs"], to: destination, preset: 0),
+                    executable: AmkTool.path, stderr: scratch.path + "/b.txt")
                 let (a, b) = (await first.wait(), await second.wait())
                 context.check(!a.signaled && a.status == 0, "the first pack failed: \(Self.stderrText(scratch.path + "/a.txt"))")
                 context.check(!b.signaled && b.status == 0, "the second pack failed: \(Self.stderrText(scratch.path + "/b.txt"))")

@@ -9,8 +9,9 @@ extension StressTests {
         @Test func cancellationRacingTheEndOfAPackIsSuccessOrNothing() async throws {
             let runs = max(24, StressSettings.runs / 5)
             let scratch = try ScratchDirectory("late")
-            let tree = try SourceTree.make(in: scratch.path, name: "app", seed: 0x1A7E, largeFiles: [1_200_000],
-                                           smallBytes: 600_000)
+            let tree = try SourceTree.make(
+                in: scratch.path, name: "app", seed: 0x1A7E, largeFiles: [1_200_000],
+                smallBytes: 600_000)
             var options = PackOptions()
             options.preset = 0
             options.chunkSize = 1 << 20
@@ -48,15 +49,18 @@ extension StressTests {
                 case .cancelled:
                     break
                 default:
-                    context.fail("cancelled \(delay.formatted) after the last block was written: \(result.outcome.detail)"
-                                 + (fileExists(destination) ? ", and a complete archive is at the destination" : ""))
+                    context.fail(
+                        "cancelled \(delay.formatted) after the last block was written: \(result.outcome.detail)"
+                            + (fileExists(destination) ? ", and a complete archive is at the destination" : ""))
                 }
-                try await Aftermath.check(context, injector: nil, scratch: scratch.path, destination: destination,
-                                          succeeded: result.outcome.isSuccess)
+                try await Aftermath.check(
+                    context, injector: nil, scratch: scratch.path, destination: destination,
+                    succeeded: result.outcome.isSuccess)
                 try? FileManager.default.removeItem(atPath: runDirectory)
             }
-            print("STRESS: late-cancel runs=\(runs) " + tally.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
-                  + " pool-starved=\(starved)")
+            print(
+                "STRESS: late-cancel runs=\(runs) " + tally.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+                    + " pool-starved=\(starved)")
             #expect(PoolLagProbe.tolerated(starved, of: runs), "the cooperative pool was starved in \(starved) of \(runs) runs")
         }
 

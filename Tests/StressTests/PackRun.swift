@@ -129,8 +129,10 @@ final class PoolLagProbe: Sendable {
 
 /// Runs `body` (a pack) in a task of its own, arms `cancel` with that task, and waits at most
 /// `timeout` for it: a hung engine must fail the run, not hang the suite.
-func runPack(cancel: CancelSwitch? = nil, timeout: Duration = .seconds(30),
-             _ body: @escaping @Sendable () async throws -> PackSummary) async -> PackResult {
+func runPack(
+    cancel: CancelSwitch? = nil, timeout: Duration = .seconds(30),
+    _ body: @escaping @Sendable () async throws -> PackSummary
+) async -> PackResult {
     let started = ContinuousClock.now
     let probe = PoolLagProbe()
     probe.start()
@@ -185,8 +187,10 @@ struct RunContext: Sendable {
         return "run \(index) seed \(StressSettings.hex(seed)) [\(scenario)] (\(StressSettings.replay(seed))\(lag))"
     }
 
-    func check(_ condition: Bool, _ message: @autoclosure () -> String,
-               sourceLocation: SourceLocation = #_sourceLocation) {
+    func check(
+        _ condition: Bool, _ message: @autoclosure () -> String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(condition, "\(prefix): \(message())", sourceLocation: sourceLocation)
     }
 
@@ -205,5 +209,6 @@ func percentile(_ sorted: [Duration], _ p: Double) -> Duration {
 func distribution(_ values: [Duration]) -> String {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return "n=0" }
-    return "n=\(sorted.count) p50=\(percentile(sorted, 0.5).formatted) p99=\(percentile(sorted, 0.99).formatted) max=\(sorted.last!.formatted)"
+    return
+        "n=\(sorted.count) p50=\(percentile(sorted, 0.5).formatted) p99=\(percentile(sorted, 0.99).formatted) max=\(sorted.last!.formatted)"
 }

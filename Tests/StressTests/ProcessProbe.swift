@@ -61,8 +61,9 @@ struct ResourceTracker {
     private(set) var samples: [Sample] = []
 
     static func sample() -> Sample {
-        Sample(descriptors: ProcessProbe.descriptorCount(), threads: ProcessProbe.threadCount(),
-               resident: ProcessProbe.residentBytes())
+        Sample(
+            descriptors: ProcessProbe.descriptorCount(), threads: ProcessProbe.threadCount(),
+            resident: ProcessProbe.residentBytes())
     }
 
     /// A sample once transient descriptors and threads have gone: the smallest of a few taken

@@ -18,7 +18,7 @@ extension StressTests {
         enum Scenario: String, CaseIterable {
             case clean
             case cancelBeforeStart, cancelMidEnumeration, cancelMidRead, cancelMidBlock, cancelWhileIndexWritten,
-                 cancelAfterFinish
+                cancelAfterFinish
             case readStall, enumerateStall, compressStall
             case compressFailure, ioError, shortReads
             case racingPacks
@@ -55,11 +55,13 @@ extension StressTests {
                     return nil
                 case .archiveError(let error):
                     if let stalledStage, error.code == .stalled {
-                        return error.message.contains("'\(stalledStage)'") ? nil
+                        return error.message.contains("'\(stalledStage)'")
+                            ? nil
                             : "the stall report does not name '\(stalledStage)': \(error.message)"
                     }
                     if let ioError, case .io(let code) = error.code, code == ioError.errno {
-                        return error.path == ioError.path ? nil
+                        return error.path == ioError.path
+                            ? nil
                             : "the I/O error names \(error.path ?? "no path"), not \(ioError.path): \(error)"
                     }
                     if let changedPath, error.code == .changedWhileReading {
@@ -107,8 +109,9 @@ extension StressTests {
             /// once, counting calls, to learn where faults can go.
             static func make() async throws -> Workbench {
                 let scratch = try ScratchDirectory("schedule")
-                let tree = try SourceTree.make(in: scratch.path, name: "app", seed: 0xA11CE,
-                                               largeFiles: [1_500_000, 700_000], smallBytes: 1_000_000)
+                let tree = try SourceTree.make(
+                    in: scratch.path, name: "app", seed: 0xA11CE,
+                    largeFiles: [1_500_000, 700_000], smallBytes: 1_000_000)
                 let injector = FaultInjector()
                 var options = PackOptions()
                 options.preset = 0
@@ -117,8 +120,9 @@ extension StressTests {
                 let destination = try scratch.subdirectory("profile") + "/out.tar.xz"
                 let summary = try await ArchivePacker.pack([tree.source], to: .file(destination), options: options)
                 try FileManager.default.removeItem(atPath: destination)
-                return try Workbench(scratch: scratch, tree: tree, reads: injector.count(.read),
-                                     listings: injector.count(.listDirectory), blocks: summary.blocks)
+                return try Workbench(
+                    scratch: scratch, tree: tree, reads: injector.count(.read),
+                    listings: injector.count(.listDirectory), blocks: summary.blocks)
             }
 
             /// Slices of 1 MiB a large file is read in, plus the final probe read that sees the end.
@@ -148,8 +152,9 @@ extension StressTests {
             let elapsed = ContinuousClock.now - start
             Self.report(records, elapsed: elapsed, tracker: tracker)
             let starved = records.filter(\.starved).count
-            #expect(PoolLagProbe.tolerated(starved, of: records.count),
-                    "the cooperative pool was starved (lag >= \(PoolLagProbe.starvedLag.formatted)) in \(starved) of \(records.count) runs")
+            #expect(
+                PoolLagProbe.tolerated(starved, of: records.count),
+                "the cooperative pool was starved (lag >= \(PoolLagProbe.starvedLag.formatted)) in \(starved) of \(records.count) runs")
             try await Self.checkResources(tracker)
         }
 
@@ -206,17 +211,22 @@ extension StressTests {
                 expect.cancelled = true
                 mustFire = false
             case .cancelMidEnumeration:
-                rules.append(FaultRule(call: .listDirectory, match: .nth(Int.random(in: 0..<bench.listings, using: &rng)),
-                                       action: .cancel(cancel, after: .zero)))
+                rules.append(
+                    FaultRule(
+                        call: .listDirectory, match: .nth(Int.random(in: 0..<bench.listings, using: &rng)),
+                        action: .cancel(cancel, after: .zero)))
                 expect.cancelled = true
             case .cancelMidRead:
-                rules.append(FaultRule(call: .read, match: .nth(Int.random(in: 0..<bench.reads, using: &rng)),
-                                       action: .cancel(cancel, after: .zero)))
+                rules.append(
+                    FaultRule(
+                        call: .read, match: .nth(Int.random(in: 0..<bench.reads, using: &rng)),
+                        action: .cancel(cancel, after: .zero)))
                 expect.cancelled = true
             case .cancelMidBlock:
                 let delay: Duration = rng.chance(0.5) ? .zero : rng.milliseconds(1...20)
-                compressionFault = CompressionFault(sequence: Int.random(in: 0..<bench.blocks, using: &rng),
-                                                    action: .cancel(cancel, after: delay))
+                compressionFault = CompressionFault(
+                    sequence: Int.random(in: 0..<bench.blocks, using: &rng),
+                    action: .cancel(cancel, after: delay))
                 expect.cancelled = true
                 // Cancelled a little after the last block began, the pack may already be complete.
                 expect.success = delay > .zero && compressionFault!.sequence >= bench.blocks - 2
@@ -249,8 +259,9 @@ extension StressTests {
                 // One compressing thread: with two, the other's progress would mask the stall for a while.
                 options.workers = 1
                 let duration = drawStall()
-                compressionFault = CompressionFault(sequence: Int.random(in: 0..<bench.blocks, using: &rng),
-                                                    action: .stall(duration))
+                compressionFault = CompressionFault(
+                    sequence: Int.random(in: 0..<bench.blocks, using: &rng),
+                    action: .stall(duration))
                 expectStall("compress", duration)
             case .compressFailure:
                 let sequence = Int.random(in: 0..<bench.blocks, using: &rng)
@@ -258,7 +269,9 @@ extension StressTests {
                 expect.injected = sequence
             case .ioError:
                 let code = [EIO, EACCES, EPERM, ESTALE, EOVERFLOW].randomElement(using: &rng)!
-                let call: FileCall, path: String, nth: Int
+                let call: FileCall
+                let path: String
+                let nth: Int
                 if rng.chance(0.5) {
                     (call, path) = randomEnumerationSite(&rng, tree: bench.tree)
                     nth = 0
@@ -329,27 +342,33 @@ extension StressTests {
                 if let stalledAt = injector.stallStartedAt {
                     let latency = result.returned - stalledAt
                     if !context.starved { record.stallLatency = latency }
-                    context.check(context.starved || latency < stallBound, "stall to return took \(latency.formatted) (timeout \(stallTimeout.formatted))")
+                    context.check(
+                        context.starved || latency < stallBound,
+                        "stall to return took \(latency.formatted) (timeout \(stallTimeout.formatted))")
                 } else {
                     context.fail("reported a stall that was not injected: \(error)")
                 }
             }
             if case .some(.some(let duration)) = stallDuration, result.outcome.isSuccess {
-                context.check(duration < stallTimeout + .milliseconds(150),
-                              "a stall of \(duration.formatted) past the timeout of \(stallTimeout.formatted) went unnoticed")
+                context.check(
+                    duration < stallTimeout + .milliseconds(150),
+                    "a stall of \(duration.formatted) past the timeout of \(stallTimeout.formatted) went unnoticed")
             }
             if result.outcome.isSuccess {
                 if let contents = await Aftermath.contents(of: destination, extractTo: runDirectory + "/x", context) {
                     let extracted = try TreeContents(runDirectory + "/x/app")
-                    context.check(contents.items.keys.allSatisfy { $0 == "app" || $0.hasPrefix("app/") },
-                                  "the archive holds more than the tree")
-                    context.check(extracted == bench.expected,
-                                  "the extracted tree differs from the source: \(extracted.differences(from: bench.expected))")
+                    context.check(
+                        contents.items.keys.allSatisfy { $0 == "app" || $0.hasPrefix("app/") },
+                        "the archive holds more than the tree")
+                    context.check(
+                        extracted == bench.expected,
+                        "the extracted tree differs from the source: \(extracted.differences(from: bench.expected))")
                 }
                 try? FileManager.default.removeItem(atPath: runDirectory + "/x")
             }
-            try await Aftermath.check(context, injector: injector, scratch: bench.scratch.path, destination: destination,
-                                      succeeded: result.outcome.isSuccess)
+            try await Aftermath.check(
+                context, injector: injector, scratch: bench.scratch.path, destination: destination,
+                succeeded: result.outcome.isSuccess)
             return record
         }
 
@@ -365,8 +384,10 @@ extension StressTests {
 
         /// Two packs of different sources race for one destination: both succeed, and what is left
         /// is one of the two, complete.
-        static func race(_ context: RunContext, _ rng: inout SeededGenerator, bench: Workbench, runDirectory: String,
-                         destination: String) async throws -> Record {
+        static func race(
+            _ context: RunContext, _ rng: inout SeededGenerator, bench: Workbench, runDirectory: String,
+            destination: String
+        ) async throws -> Record {
             func options(_ rng: inout SeededGenerator) -> PackOptions {
                 var options = PackOptions()
                 options.preset = Int.random(in: 0...1, using: &rng)
@@ -374,7 +395,8 @@ extension StressTests {
                 options.workers = Int.random(in: 1...2, using: &rng)
                 return options
             }
-            let first = options(&rng), second = options(&rng)
+            let first = options(&rng)
+            let second = options(&rng)
             let app = bench.tree.source
             let docs = PackSource(path: bench.tree.root + "/docs", archivePath: "docs")
             async let a = runPack { try await ArchivePacker.pack([app], to: .file(destination), options: first) }
@@ -388,25 +410,31 @@ extension StressTests {
                 let top = Set(contents.items.keys.filter { !$0.contains("/") })
                 if top == ["app"] {
                     let extracted = try TreeContents(runDirectory + "/x/app")
-                    context.check(extracted == bench.expected, "the winner differs from its source: \(extracted.differences(from: bench.expected))")
+                    context.check(
+                        extracted == bench.expected, "the winner differs from its source: \(extracted.differences(from: bench.expected))")
                 } else if top == ["docs"] {
                     let extracted = try TreeContents(runDirectory + "/x/docs")
-                    context.check(extracted == bench.expectedDocs, "the winner differs from its source: \(extracted.differences(from: bench.expectedDocs))")
+                    context.check(
+                        extracted == bench.expectedDocs,
+                        "the winner differs from its source: \(extracted.differences(from: bench.expectedDocs))")
                 } else {
                     context.fail("the archive holds \(top.sorted()), not one of the two sources")
                 }
             }
-            try await Aftermath.check(context, injector: nil, scratch: bench.scratch.path, destination: destination,
-                                      succeeded: true)
-            return Record(scenario: .racingPacks, outcome: "\(resultA.outcome.label)+\(resultB.outcome.label)",
-                          poolLag: context.poolLag ?? .zero, starved: context.starved)
+            try await Aftermath.check(
+                context, injector: nil, scratch: bench.scratch.path, destination: destination,
+                succeeded: true)
+            return Record(
+                scenario: .racingPacks, outcome: "\(resultA.outcome.label)+\(resultB.outcome.label)",
+                poolLag: context.poolLag ?? .zero, starved: context.starved)
         }
 
         // MARK: - Figures
 
         static func report(_ records: [Record], elapsed: Duration, tracker: ResourceTracker) {
-            print("STRESS: schedule runs=\(records.count) base-seed=\(StressSettings.hex(StressSettings.baseSeed)) "
-                  + "elapsed=\(String(format: "%.1f s", elapsed.seconds))")
+            print(
+                "STRESS: schedule runs=\(records.count) base-seed=\(StressSettings.hex(StressSettings.baseSeed)) "
+                    + "elapsed=\(String(format: "%.1f s", elapsed.seconds))")
             for scenario in Scenario.allCases {
                 let mine = records.filter { $0.scenario == scenario }
                 guard !mine.isEmpty else { continue }
@@ -414,8 +442,12 @@ extension StressTests {
                 print("STRESS: schedule \(scenario.rawValue): runs=\(mine.count) \(tally.joined(separator: " "))")
             }
             print("STRESS: schedule cancel-to-return \(distribution(records.compactMap(\.cancelLatency)))")
-            print("STRESS: schedule cooperative-pool-lag \(distribution(records.map(\.poolLag))) starved-runs=\(records.filter(\.starved).count)")
-            print("STRESS: schedule stall-start-to-return (timeout \(stallTimeout.formatted)) \(distribution(records.compactMap(\.stallLatency)))")
+            print(
+                "STRESS: schedule cooperative-pool-lag \(distribution(records.map(\.poolLag))) starved-runs=\(records.filter(\.starved).count)"
+            )
+            print(
+                "STRESS: schedule stall-start-to-return (timeout \(stallTimeout.formatted)) \(distribution(records.compactMap(\.stallLatency)))"
+            )
             print(tracker.summary(label: "schedule resources"))
         }
 
@@ -430,13 +462,17 @@ extension StressTests {
             }
             // A little slack for what other threads of the process open lazily; a leak per run
             // exceeds it within a few runs.
-            #expect(last.descriptors <= baseline.descriptors + 4,
-                    "descriptors grew from \(baseline.descriptors) to \(last.descriptors): \(ProcessProbe.descriptors().map(\.target))")
+            #expect(
+                last.descriptors <= baseline.descriptors + 4,
+                "descriptors grew from \(baseline.descriptors) to \(last.descriptors): \(ProcessProbe.descriptors().map(\.target))")
             #expect(last.threads <= baseline.threads + 8, "threads grew from \(baseline.threads) to \(last.threads)")
-            #expect(tracker.peakResident <= baseline.resident + (768 << 20),
-                    "resident memory peaked at \(ProcessProbe.mebibytes(tracker.peakResident)) from \(ProcessProbe.mebibytes(baseline.resident))")
-            #expect(tracker.residentGrowth <= 256 << 20,
-                    "resident memory grew run after run by \(ProcessProbe.mebibytes(tracker.residentGrowth))")
+            #expect(
+                tracker.peakResident <= baseline.resident + (768 << 20),
+                "resident memory peaked at \(ProcessProbe.mebibytes(tracker.peakResident)) from \(ProcessProbe.mebibytes(baseline.resident))"
+            )
+            #expect(
+                tracker.residentGrowth <= 256 << 20,
+                "resident memory grew run after run by \(ProcessProbe.mebibytes(tracker.residentGrowth))")
         }
     }
 }

@@ -67,15 +67,18 @@ extension StressTests {
                 let lags = probe.lags
                 let p99 = percentile(lags, 0.99)
                 if p99 >= .milliseconds(20) { starved += 1 }
-                report.append("run \(run): \(readers) readers in \(elapsed.formatted), pool lag p99 \(p99.formatted) max \((lags.last ?? .zero).formatted) over \(lags.count) wake-ups")
+                report.append(
+                    "run \(run): \(readers) readers in \(elapsed.formatted), pool lag p99 \(p99.formatted) max \((lags.last ?? .zero).formatted) over \(lags.count) wake-ups"
+                )
             }
             let sample = try String(contentsOfFile: scratch.path + "/out-0-0/app/d7/f0", encoding: .utf8)
             #expect(Array(sample.utf8) == textBytes(count: 2048, seed: 7))
             print("STRESS: reader pool lag: " + report.joined(separator: "; "))
             // A starved machine (other suites blocking the pool) is told apart from a reader that
             // blocks it: the reader would lag every run.
-            #expect(PoolLagProbe.tolerated(starved, of: runs) && starved < runs,
-                    "the cooperative pool lagged 20 ms or more at p99 in \(starved) of \(runs) runs: \(report)")
+            #expect(
+                PoolLagProbe.tolerated(starved, of: runs) && starved < runs,
+                "the cooperative pool lagged 20 ms or more at p99 in \(starved) of \(runs) runs: \(report)")
         }
     }
 }

@@ -86,8 +86,9 @@ struct SourceTree {
         }
         let hardSize = files.first { $0.0 == root + "/docs/d0/note-1.txt" }?.1 ?? 0
         files.append((root + "/hard-link.txt", hardSize))
-        return SourceTree(root: root, archiveName: name, files: files.sorted { $0.0 < $1.0 },
-                          directories: directories.sorted(), symlinks: [root + "/link"], hardLinks: [root + "/hard-link.txt"])
+        return SourceTree(
+            root: root, archiveName: name, files: files.sorted { $0.0 < $1.0 },
+            directories: directories.sorted(), symlinks: [root + "/link"], hardLinks: [root + "/hard-link.txt"])
     }
 
     var source: PackSource { PackSource(path: root, archivePath: archiveName) }
@@ -96,9 +97,11 @@ struct SourceTree {
 /// Text-like bytes that compress about as well as real documents do.
 func textBytes(count: Int, seed: UInt64) -> [UInt8] {
     var rng = SeededGenerator(seed: seed)
-    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-                 "{\"id\":", "\"name\":", "true", "false", "null", "0.5", "1024", "\n", ", ", "<key>", "</key>",
-                 "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"]
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+        "{\"id\":", "\"name\":", "true", "false", "null", "0.5", "1024", "\n", ", ", "<key>", "</key>",
+        "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"
+    ]
     var out: [UInt8] = []
     out.reserveCapacity(count + 16)
     while out.count < count {

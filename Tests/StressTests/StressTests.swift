@@ -15,8 +15,10 @@ enum Aftermath {
     /// Releases the run's stalls, waits for the fault sites to return, and checks that nothing
     /// of the run is left: no descriptor into `scratch`, no temporary file beside `destination`,
     /// and nothing at `destination` unless the pack succeeded.
-    static func check(_ context: RunContext, injector: FaultInjector?, scratch: String, destination: String,
-                      succeeded: Bool) async throws {
+    static func check(
+        _ context: RunContext, injector: FaultInjector?, scratch: String, destination: String,
+        succeeded: Bool
+    ) async throws {
         injector?.release()
         if let injector, try await !injector.waitIdle(timeout: .seconds(5)) {
             context.fail("a fault site was still running 5 s after its stalls were released")

@@ -7,10 +7,10 @@ struct PaxRecordsTests {
     /// The self-counting length is checked against exact expected bytes, including the
     /// boundaries where adding the length's own digits adds another digit.
     @Test(arguments: [
-        ("abcd", "9 a=abcd\n"),     // 9 bytes with a one-digit length
+        ("abcd", "9 a=abcd\n"),  // 9 bytes with a one-digit length
         ("abcde", "11 a=abcde\n"),  // 10 would need two digits, which makes it 11
         (String(repeating: "v", count: 93), "99 a=" + String(repeating: "v", count: 93) + "\n"),
-        (String(repeating: "v", count: 94), "101 a=" + String(repeating: "v", count: 94) + "\n"), // 100 -> 101
+        (String(repeating: "v", count: 94), "101 a=" + String(repeating: "v", count: 94) + "\n")  // 100 -> 101
     ])
     func recordLengthsCrossDigitBoundaries(value: String, expected: String) throws {
         let encoded = try TarEncoder.encodeGlobalHeader([(key: "a", value: value)])
@@ -21,10 +21,10 @@ struct PaxRecordsTests {
 
     /// Non-ASCII paths whose `path` records cross 9 -> 10 and 99 -> 100 bytes.
     @Test(arguments: [
-        ("\u{E9}", 11),                                            // 1+1+4+1+2+1 = 10 -> 11
-        (String(repeating: "\u{E9}", count: 45), 99),             // 90-byte value
-        ("a" + String(repeating: "\u{E9}", count: 45), 101),      // 91: 100 -> 101
-        ("ab" + String(repeating: "\u{E9}", count: 45), 102),
+        ("\u{E9}", 11),  // 1+1+4+1+2+1 = 10 -> 11
+        (String(repeating: "\u{E9}", count: 45), 99),  // 90-byte value
+        ("a" + String(repeating: "\u{E9}", count: 45), 101),  // 91: 100 -> 101
+        ("ab" + String(repeating: "\u{E9}", count: 45), 102)
     ])
     func pathRecordLengthAcrossDigitBoundaries(path: String, expectedLength: Int) throws {
         let encoded = try TarEncoder.encode(TarHeader(path: path, kind: .regular))
@@ -35,21 +35,22 @@ struct PaxRecordsTests {
     }
 
     @Test(arguments: [
-        Array("50 path=short\n".utf8),                 // claims more than is there
-        Array("5 path=abcdefgh\n".utf8),              // claims too little to hold a record
-        Array("12 path=abcde\n".utf8),                // length does not end at the newline
-        Array("x path=a\n".utf8),                     // no length
-        Array("9path=abc\n".utf8),                    // no space
-        Array("10 pathabc\n".utf8),                   // no '='
-        Array("8 =value\n".utf8),                     // empty keyword
+        Array("50 path=short\n".utf8),  // claims more than is there
+        Array("5 path=abcdefgh\n".utf8),  // claims too little to hold a record
+        Array("12 path=abcde\n".utf8),  // length does not end at the newline
+        Array("x path=a\n".utf8),  // no length
+        Array("9path=abc\n".utf8),  // no space
+        Array("10 pathabc\n".utf8),  // no '='
+        Array("8 =value\n".utf8),  // empty keyword
         Array("99999999999999999999999 a=b\n".utf8),  // absurd length, must not overflow
-        paxRecord("size", "12x"),                     // value not a number
+        paxRecord("size", "12x"),  // value not a number
         paxRecord("uid", "-1"),
         paxRecord("mtime", "1.2.3"),
-        paxRecord("size", "99999999999999999999999"),
+        paxRecord("size", "99999999999999999999999")
     ])
     func lyingOrMalformedPaxRecordIsBadPaxRecord(records: [UInt8]) throws {
-        let bytes = RawBlock(name: "ok").bytes
+        let bytes =
+            RawBlock(name: "ok").bytes
             + RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
             + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
         let error = try #require(tarError { _ = try parse(bytes) })
@@ -59,7 +60,8 @@ struct PaxRecordsTests {
 
     @Test func unknownPaxKeywordsAndTrailingNulsAreIgnored() throws {
         let records = paxRecord("SCHILY.xattr.user.k", "v\u{0}x") + paxRecord("atime", "1.5") + paxRecord("path", "real") + [0, 0, 0]
-        let bytes = RawBlock(name: "PaxHeaders/p", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
+        let bytes =
+            RawBlock(name: "PaxHeaders/p", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
             + RawBlock(name: "placeholder", size: 2).bytes + padded([7, 8]) + TarEncoder.endOfArchive
         let events = try parse(bytes)
         #expect(members(events).first?.header.path == "real")
@@ -86,12 +88,15 @@ struct PaxRecordsTests {
     func nulInANameValueIsRefused(keyword: String, typeflag: Character) throws {
         for value in [Array("..".utf8) + [0] + Array("/x".utf8), [0], Array("name".utf8) + [0]] {
             let records = paxRecord("mtime", "1") + paxRecord(Array(keyword.utf8), value)
-            let bytes = RawBlock(name: "first").bytes + extendedHeader(typeflag, records)
+            let bytes =
+                RawBlock(name: "first").bytes + extendedHeader(typeflag, records)
                 + RawBlock(name: "x", typeflag: UInt8(ascii: "2")).bytes + TarEncoder.endOfArchive
             let error = try #require(tarError { _ = try parse(bytes) })
             #expect(error.code == .badPaxRecord, "\(keyword) \(value): \(error)")
             #expect(error.offset == 512)
-            #expect(error.message.hasPrefix("pax keyword \"\(keyword)\": the value holds a NUL byte at byte \(value.firstIndex(of: 0)!)"), "\(error)")
+            #expect(
+                error.message.hasPrefix("pax keyword \"\(keyword)\": the value holds a NUL byte at byte \(value.firstIndex(of: 0)!)"),
+                "\(error)")
             #expect(!error.message.utf8.contains(0), "the message shows the NUL escaped")
         }
     }

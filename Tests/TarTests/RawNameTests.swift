@@ -18,7 +18,10 @@ struct RawNameTests {
             var viaC: [UInt8] = []
             RawName.withCString(text) { pointer in
                 var cursor = pointer
-                while cursor.pointee != 0 { viaC.append(UInt8(bitPattern: cursor.pointee)); cursor += 1 }
+                while cursor.pointee != 0 {
+                    viaC.append(UInt8(bitPattern: cursor.pointee))
+                    cursor += 1
+                }
             }
             #expect(viaC == Array(bytes.prefix { $0 != 0 }), "the C string is the bytes up to a NUL")
         }

@@ -94,7 +94,9 @@ struct TarEncoderTests {
     @Test func mtimeRecordForNanosecondsOrOutOfRange() throws {
         #expect(try keys(TarHeader(path: "f", kind: .regular, mtime: .init(seconds: 0))) == [])
         #expect(try keys(TarHeader(path: "f", kind: .regular, mtime: .init(seconds: 0o77777777777))) == [])
-        #expect(try record(TarHeader(path: "f", kind: .regular, mtime: .init(seconds: 1_700_000_000, nanoseconds: 123)), "mtime") == "1700000000.000000123")
+        #expect(
+            try record(TarHeader(path: "f", kind: .regular, mtime: .init(seconds: 1_700_000_000, nanoseconds: 123)), "mtime")
+                == "1700000000.000000123")
 
         let negative = try TarEncoder.encode(TarHeader(path: "f", kind: .regular, mtime: .init(seconds: -10)))
         #expect(paxRecords(negative)?.first?.value == "-10")
@@ -181,7 +183,9 @@ struct TarEncoderTests {
     }
 
     @Test func globalHeaderCarriesRecordsInOrder() throws {
-        let encoded = try TarEncoder.encodeGlobalHeader([(key: "AMK.version", value: "1"), (key: "AMK.source", value: "com.example.app \u{2713}")])
+        let encoded = try TarEncoder.encodeGlobalHeader([
+            (key: "AMK.version", value: "1"), (key: "AMK.source", value: "com.example.app \u{2713}")
+        ])
         #expect(encoded.count == 1024)
         #expect(field(encoded, 0, 100) == "pax_global_header")
         #expect(encoded[156] == UInt8(ascii: "g"))
@@ -222,7 +226,7 @@ struct TarEncoderTests {
         TarHeader(path: "f", kind: .other(UInt8(ascii: "x"))),
         TarHeader(path: "f", kind: .other(UInt8(ascii: "L"))),
         TarHeader(path: "f", kind: .other(UInt8(ascii: "5"))),
-        TarHeader(path: "f", kind: .characterDevice, deviceMajor: 2_097_152),
+        TarHeader(path: "f", kind: .characterDevice, deviceMajor: 2_097_152)
     ])
     func rejectsHeadersThatCannotBeStoredFaithfully(header: TarHeader) {
         #expect(tarError { _ = try TarEncoder.encode(header) }?.code == .invalidValue)
@@ -264,12 +268,15 @@ struct TarEncoderTests {
         for iteration in 0..<400 {
             let components = Int.random(in: 1...6, using: &rng)
             var path = (0..<components).map { _ in
-                String((0..<Int.random(in: 1...(iteration % 5 == 0 ? 60 : 12), using: &rng)).map { _ in
-                    Character(alphabet[Int.random(in: 0..<(iteration % 2 == 0 ? 8 : alphabet.count), using: &rng)])
-                })
+                String(
+                    (0..<Int.random(in: 1...(iteration % 5 == 0 ? 60 : 12), using: &rng)).map { _ in
+                        Character(alphabet[Int.random(in: 0..<(iteration % 2 == 0 ? 8 : alphabet.count), using: &rng)])
+                    })
             }.joined(separator: "/")
             if path.hasSuffix("/") || path.isEmpty { path += "x" }
-            let kinds: [TarEntryKind] = [.regular, .directory, .symbolicLink, .hardLink, .fifo, .characterDevice, .blockDevice, .other(UInt8(ascii: "V"))]
+            let kinds: [TarEntryKind] = [
+                .regular, .directory, .symbolicLink, .hardLink, .fifo, .characterDevice, .blockDevice, .other(UInt8(ascii: "V"))
+            ]
             let kind = kinds[Int.random(in: 0..<kinds.count, using: &rng)]
             if kind == .directory { path += "/" }
             let sizes: [UInt64] = [0, 1, 511, 512, 513, 0o77777777777, 0o77777777777 + 1, UInt64.random(in: 0...(1 << 50), using: &rng)]

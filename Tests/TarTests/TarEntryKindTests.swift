@@ -5,7 +5,7 @@ struct TarEntryKindTests {
     @Test func namedKindsUsePosixTypeflags() {
         let expected: [(TarEntryKind, Character)] = [
             (.regular, "0"), (.hardLink, "1"), (.symbolicLink, "2"), (.characterDevice, "3"),
-            (.blockDevice, "4"), (.directory, "5"), (.fifo, "6"),
+            (.blockDevice, "4"), (.directory, "5"), (.fifo, "6")
         ]
         for (kind, flag) in expected {
             #expect(kind.typeflag == flag.asciiValue, "\(kind)")

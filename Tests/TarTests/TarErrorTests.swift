@@ -28,10 +28,14 @@ struct TarErrorTests {
         var third = RawBlock(name: "c.txt")
         let good = independentChecksum(third.bytes)
         third.set(148, "000001")
-        let bytes = RawBlock(name: "a.txt").bytes + RawBlock(name: "b.txt").bytes
+        let bytes =
+            RawBlock(name: "a.txt").bytes + RawBlock(name: "b.txt").bytes
             + RawBlock(name: "d.txt").bytes + third.bytes + TarEncoder.endOfArchive
         let error = try #require(tarError { _ = try parse(bytes) })
         let computed = String(good, radix: 8)
-        #expect(error.description == "tar header at offset 1536: checksum mismatch (stored 000001, computed \(String(repeating: "0", count: 6 - computed.count) + computed))")
+        #expect(
+            error.description
+                == "tar header at offset 1536: checksum mismatch (stored 000001, computed \(String(repeating: "0", count: 6 - computed.count) + computed))"
+        )
     }
 }

@@ -77,8 +77,10 @@ struct TarHeaderTests {
     }
 
     @Test func zeroBlockAndShortBufferAreErrors() throws {
-        #expect(tarError { _ = try decode([UInt8](repeating: 0, count: 512), offset: 7) } == TarError(
-            code: .badField, message: "all-zero block (end-of-archive marker), not a header", offset: 7))
+        #expect(
+            tarError { _ = try decode([UInt8](repeating: 0, count: 512), offset: 7) }
+                == TarError(
+                    code: .badField, message: "all-zero block (end-of-archive marker), not a header", offset: 7))
         let short = RawBlock(name: "x").bytes.prefix(511)
         #expect(tarError { _ = try decode(Array(short)) }?.code == .truncated)
     }

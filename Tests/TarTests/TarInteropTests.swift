@@ -8,9 +8,9 @@ import Tar
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // MARK: - Fixture tree
@@ -21,7 +21,8 @@ struct FixtureTree {
     var source: URL { root.appendingPathComponent("src") }
     let isRoot = getuid() == 0
 
-    static let deepPath = "deep/" + (1...12).map { "component-\($0 < 10 ? "0" : "")\($0)-abcdefghijklm" }.joined(separator: "/") + "/leaf.txt"
+    static let deepPath =
+        "deep/" + (1...12).map { "component-\($0 < 10 ? "0" : "")\($0)-abcdefghijklm" }.joined(separator: "/") + "/leaf.txt"
     static let longComponent = String(repeating: "c", count: 196) + ".txt"
     static let danglingTarget = "does-not-exist/" + String(repeating: "d", count: 140) + "/nowhere.txt"
 
@@ -125,7 +126,8 @@ func walk(_ directory: URL, prefix: String) throws -> [WalkedEntry] {
         guard lstat(localPath, &info) == 0 else { throw POSIXError(.ENOENT) }
         let mode = UInt32(info.st_mode) & 0o7777
         let mtime = TarTimestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec))
-        var header = TarHeader(path: archivePath, kind: .regular, mode: mode, uid: UInt64(info.st_uid), gid: UInt64(info.st_gid), mtime: mtime)
+        var header = TarHeader(
+            path: archivePath, kind: .regular, mode: mode, uid: UInt64(info.st_uid), gid: UInt64(info.st_gid), mtime: mtime)
         var content: [UInt8] = []
         switch UInt32(info.st_mode) & UInt32(S_IFMT) {
         case UInt32(S_IFDIR):
@@ -145,7 +147,7 @@ func walk(_ directory: URL, prefix: String) throws -> [WalkedEntry] {
                 header.size = UInt64(content.count)
             }
         default:
-            return // sockets and devices are not archived
+            return  // sockets and devices are not archived
         }
         entries.append(WalkedEntry(header: header, localPath: localPath, content: content))
         if header.kind == .directory {
@@ -238,9 +240,13 @@ func snapshot(_ directory: URL, owners: Bool) throws -> (nodes: [String: NodeSna
         #expect(expected.nodes.count == entries.count - 1)
         #expect(Set(actual.nodes.keys) == Set(expected.nodes.keys))
         for (path, node) in expected.nodes.sorted(by: { $0.key < $1.key }) {
-            #expect(actual.nodes[path] == node, "\(tool): \(path)\n expected \(node)\n actual   \(actual.nodes[path].map(\.description) ?? "missing")")
+            #expect(
+                actual.nodes[path] == node,
+                "\(tool): \(path)\n expected \(node)\n actual   \(actual.nodes[path].map(\.description) ?? "missing")")
         }
-        #expect(actual.inodes["zz-hard-a"] != nil && actual.inodes["zz-hard-a"] == actual.inodes["zz-hard-b"], "\(tool): hard link does not share the inode")
+        #expect(
+            actual.inodes["zz-hard-a"] != nil && actual.inodes["zz-hard-a"] == actual.inodes["zz-hard-b"],
+            "\(tool): hard link does not share the inode")
         // Make sure the fixture really covers what it claims.
         #expect(expected.nodes["epoch.txt"]?.mtime == TarTimestamp(seconds: 0))
         #expect(expected.nodes["setuid-tool"]?.mode == 0o4755 && expected.nodes["sticky"]?.mode == 0o1777)
@@ -269,9 +275,12 @@ func snapshot(_ directory: URL, owners: Bool) throws -> (nodes: [String: NodeSna
         let result = try Tool.run("python3", ["-c", script, archiveURL.path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(entries.count))
-        let names = try Tool.run("python3", ["-c", "import tarfile,sys; [print(m.name) for m in tarfile.open(sys.argv[1])]", archiveURL.path])
+        let names = try Tool.run(
+            "python3", ["-c", "import tarfile,sys; [print(m.name) for m in tarfile.open(sys.argv[1])]", archiveURL.path])
         // Python strips the trailing slash of directories.
-        #expect(names.stdout.split(separator: "\n").map(String.init) == entries.map { $0.header.path.hasSuffix("/") ? String($0.header.path.dropLast()) : $0.header.path })
+        #expect(
+            names.stdout.split(separator: "\n").map(String.init)
+                == entries.map { $0.header.path.hasSuffix("/") ? String($0.header.path.dropLast()) : $0.header.path })
     }
 
     @Test(.enabled(if: Tool.exists("tar"), "GNU tar is not installed"), arguments: ["pax", "gnu"])
@@ -322,10 +331,15 @@ struct BigStream {
     let pattern: [UInt8]
 
     init() throws {
-        header = try TarEncoder.encode(TarHeader(path: "big.bin", kind: .regular, size: Self.size, uid: 1000, gid: 1000, mtime: .init(seconds: 1_700_000_000)))
+        header = try TarEncoder.encode(
+            TarHeader(path: "big.bin", kind: .regular, size: Self.size, uid: 1000, gid: 1000, mtime: .init(seconds: 1_700_000_000)))
         let after = Array("after\n".utf8)
-        tail = [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: Self.size))
-            + (try TarEncoder.encode(TarHeader(path: "after.txt", kind: .regular, size: UInt64(after.count), uid: 1000, gid: 1000, mtime: .init(seconds: 1_700_000_000))))
+        tail =
+            [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: Self.size))
+            + (try TarEncoder.encode(
+                TarHeader(
+                    path: "after.txt", kind: .regular, size: UInt64(after.count), uid: 1000, gid: 1000, mtime: .init(seconds: 1_700_000_000)
+                )))
             + after + [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: UInt64(after.count)))
             + TarEncoder.endOfArchive
         pattern = (0..<Self.piece).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 11) }

@@ -12,11 +12,12 @@ struct TarMemberTests {
     }
 
     @Test func offsetsForPlainPaxAndGlobalLayouts() throws {
-        let bytes = try archive([
-            (TarHeader(path: "plain.txt", kind: .regular, size: 700), [UInt8](repeating: 1, count: 700)),
-            (TarHeader(path: String(repeating: "long/", count: 30) + "f", kind: .regular, size: 1), [2]),
-            (TarHeader(path: "dir", kind: .directory), []),
-        ], global: [(key: "AMK.version", value: "1")])
+        let bytes = try archive(
+            [
+                (TarHeader(path: "plain.txt", kind: .regular, size: 700), [UInt8](repeating: 1, count: 700)),
+                (TarHeader(path: String(repeating: "long/", count: 30) + "f", kind: .regular, size: 1), [2]),
+                (TarHeader(path: "dir", kind: .directory), [])
+            ], global: [(key: "AMK.version", value: "1")])
         let found = members(try parse(bytes))
         #expect(found.count == 3)
         // global header: 1024 bytes; plain: header 512 + content 1024 (700 padded).
@@ -31,9 +32,12 @@ struct TarMemberTests {
         let target = String(repeating: "t", count: 130)
         let nameData = Array(name.utf8) + [0]
         let linkData = Array(target.utf8) + [0]
-        let bytes = RawBlock(name: "./first", size: 0, magic: .gnu).bytes
-            + RawBlock(name: "././@LongLink", typeflag: UInt8(ascii: "L"), size: UInt64(nameData.count), magic: .gnu).bytes + padded(nameData)
-            + RawBlock(name: "././@LongLink", typeflag: UInt8(ascii: "K"), size: UInt64(linkData.count), magic: .gnu).bytes + padded(linkData)
+        let bytes =
+            RawBlock(name: "./first", size: 0, magic: .gnu).bytes
+            + RawBlock(name: "././@LongLink", typeflag: UInt8(ascii: "L"), size: UInt64(nameData.count), magic: .gnu).bytes
+            + padded(nameData)
+            + RawBlock(name: "././@LongLink", typeflag: UInt8(ascii: "K"), size: UInt64(linkData.count), magic: .gnu).bytes
+            + padded(linkData)
             + RawBlock(name: String(repeating: "n", count: 100), typeflag: UInt8(ascii: "2"), magic: .gnu).bytes
             + TarEncoder.endOfArchive
         let found = members(try parse(bytes))

@@ -13,10 +13,13 @@ struct TarParserTests {
             (TarHeader(path: "root/one", kind: .regular, size: 1), content(1)),
             (TarHeader(path: "root/block", kind: .regular, size: 512), content(512)),
             (TarHeader(path: "root/block+1", kind: .regular, size: 513), content(513)),
-            (TarHeader(path: "root/" + String(repeating: "\u{540D}", count: 50), kind: .regular, size: 3000, uid: 3_000_000), content(3000)),
+            (
+                TarHeader(path: "root/" + String(repeating: "\u{540D}", count: 50), kind: .regular, size: 3000, uid: 3_000_000),
+                content(3000)
+            ),
             (TarHeader(path: "root/link", kind: .symbolicLink, mode: 0o777, linkTarget: String(repeating: "../", count: 50) + "x"), []),
             (TarHeader(path: "root/hard", kind: .hardLink, linkTarget: "root/one"), []),
-            (TarHeader(path: "root/tail", kind: .regular, size: 10_000, userName: "\u{E9}l\u{E9}ve"), content(10_000)),
+            (TarHeader(path: "root/tail", kind: .regular, size: 10_000, userName: "\u{E9}l\u{E9}ve"), content(10_000))
         ]
         return (try archive(list, global: [(key: "AMK.version", value: "1"), (key: "comment", value: "x")]), list)
     }
@@ -36,8 +39,12 @@ struct TarParserTests {
         var open = false
         for event in events {
             switch event {
-            case .member: #expect(!open); open = true
-            case .memberEnd: #expect(open); open = false
+            case .member:
+                #expect(!open)
+                open = true
+            case .memberEnd:
+                #expect(open)
+                open = false
             case .data(let data, _): #expect(open && !data.isEmpty)
             default: #expect(!open)
             }
@@ -64,9 +71,12 @@ struct TarParserTests {
     func randomSlicesGiveSameEventsAsWhole(seed: UInt64) throws {
         let (bytes, _) = try Self.sampleArchive()
         let whole = try parse(bytes)
-        let sliced = try parse(bytes, sliceSize: { rng in
-            [Int.random(in: 1...10, using: &rng), Int.random(in: 1...700, using: &rng), Int.random(in: 500...5000, using: &rng)][Int.random(in: 0..<3, using: &rng)]
-        }, seed: seed)
+        let sliced = try parse(
+            bytes,
+            sliceSize: { rng in
+                [Int.random(in: 1...10, using: &rng), Int.random(in: 1...700, using: &rng), Int.random(in: 500...5000, using: &rng)][
+                    Int.random(in: 0..<3, using: &rng)]
+            }, seed: seed)
         #expect(sliced == whole)
     }
 
@@ -114,7 +124,8 @@ struct TarParserTests {
     @Test func globalRecordsApplyAsDefaultsAndXOverrides() throws {
         let global = paxRecord("uid", "77") + paxRecord("uname", "glob") + paxRecord("path", "ignored") + paxRecord("vendor.key", "v")
         let local = paxRecord("uid", "88") + paxRecord("uname", "")
-        let bytes = RawBlock(name: "pax_global_header", typeflag: UInt8(ascii: "g"), size: UInt64(global.count)).bytes + padded(global)
+        let bytes =
+            RawBlock(name: "pax_global_header", typeflag: UInt8(ascii: "g"), size: UInt64(global.count)).bytes + padded(global)
             + RawBlock(name: "a").bytes
             + RawBlock(name: "PaxHeaders/b", typeflag: UInt8(ascii: "x"), size: UInt64(local.count)).bytes + padded(local)
             + RawBlock(name: "b").bytes
@@ -131,7 +142,8 @@ struct TarParserTests {
 
     @Test func paxSizeOverridesUstarSize() throws {
         let records = paxRecord("size", "5")
-        let bytes = RawBlock(name: "PaxHeaders/s", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
+        let bytes =
+            RawBlock(name: "PaxHeaders/s", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
             + RawBlock(name: "s", size: 0).bytes + padded([1, 2, 3, 4, 5]) + TarEncoder.endOfArchive
         let events = try parse(bytes)
         #expect(members(events).first?.header.size == 5)
@@ -200,7 +212,8 @@ struct TarParserTests {
 
     @Test func limitsAreConfigurable() throws {
         let records = paxRecord("path", String(repeating: "p", count: 300))
-        let bytes = RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
+        let bytes =
+            RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
             + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
         #expect(members(try parse(bytes)).first?.header.path.utf8.count == 300)
         #expect(tarError { _ = try parse(bytes, limits: .init(maxPaxHeaderSize: 100)) }?.code == .tooLarge)
@@ -208,7 +221,8 @@ struct TarParserTests {
         #expect(TarParser.Limits().maxPaxHeaderSize == 1 << 20 && TarParser.Limits().maxPathLength == 64 * 1024)
 
         let longName = [UInt8](repeating: UInt8(ascii: "n"), count: 2000) + [0]
-        let gnu = RawBlock(name: "././@LongLink", typeflag: UInt8(ascii: "L"), size: UInt64(longName.count), magic: .gnu).bytes + padded(longName)
+        let gnu =
+            RawBlock(name: "././@LongLink", typeflag: UInt8(ascii: "L"), size: UInt64(longName.count), magic: .gnu).bytes + padded(longName)
             + RawBlock(name: "n", magic: .gnu).bytes + TarEncoder.endOfArchive
         #expect(members(try parse(gnu)).first?.header.path.utf8.count == 2000)
         #expect(tarError { _ = try parse(gnu, limits: .init(maxPathLength: 1999)) }?.code == .tooLarge)
@@ -221,7 +235,8 @@ struct TarParserTests {
         #expect(gnu.code == .unsupported && gnu.offset == 0)
         #expect(gnu.message == "unsupported: sparse member \"s\" (GNU typeflag 'S')")
         let records = paxRecord("GNU.sparse.major", "1")
-        let pax = RawBlock(name: "a").bytes + RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes
+        let pax =
+            RawBlock(name: "a").bytes + RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes
             + padded(records) + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
         let error = try #require(tarError { _ = try parse(pax) })
         #expect(error.code == .unsupported && error.offset == 512)
@@ -238,7 +253,9 @@ struct TarParserTests {
 
     @Test func extendedHeaderFollowedByEndMarkerIsAnError() throws {
         let records = paxRecord("path", "p")
-        let bytes = RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records) + TarEncoder.endOfArchive
+        let bytes =
+            RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes + padded(records)
+            + TarEncoder.endOfArchive
         let error = try #require(tarError { _ = try parse(bytes) })
         #expect(error.code == .badField && error.offset == 1024)
     }
@@ -274,7 +291,9 @@ struct TarParserTests {
             var bytes = original
             for _ in 0..<Int.random(in: 1...8, using: &rng) {
                 let position = Int.random(in: 0..<min(bytes.count, 6000), using: &rng)
-                bytes[position] = [0, 0xFF, UInt8(ascii: "7"), UInt8(ascii: " "), UInt8.random(in: 0...255, using: &rng)][Int.random(in: 0..<5, using: &rng)]
+                bytes[position] =
+                    [0, 0xFF, UInt8(ascii: "7"), UInt8(ascii: " "), UInt8.random(in: 0...255, using: &rng)][
+                        Int.random(in: 0..<5, using: &rng)]
             }
             if Bool.random(using: &rng) { bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &rng))) }
             do {
@@ -297,7 +316,8 @@ struct TarParserTests {
     @Test func gnuLongNamesEndAtTheFirstNul() throws {
         let name = Array("..".utf8) + [0] + Array("/etc/passwd".utf8) + [0, 0xFF, 0xFE]
         let link = Array("../..".utf8) + [0] + Array("/x".utf8) + [0]
-        let bytes = extendedHeader("L", name) + extendedHeader("K", link)
+        let bytes =
+            extendedHeader("L", name) + extendedHeader("K", link)
             + RawBlock(name: "placeholder", typeflag: UInt8(ascii: "2"), magic: .gnu).bytes
             + extendedHeader("L", Array("ok".utf8) + [0] + [0xC3, 0x28, 0xFF]) + RawBlock(name: "p", magic: .gnu).bytes
             + TarEncoder.endOfArchive
@@ -327,7 +347,8 @@ struct TarParserTests {
         var ustarLink = RawBlock(name: "l1", typeflag: UInt8(ascii: "2"))
         ustarLink.setBytes(157, invalid)
         ustarLink.sealChecksum()
-        let bytes = ustarName.bytes
+        let bytes =
+            ustarName.bytes
             + extendedHeader("x", paxRecord(Array("path".utf8), invalid)) + RawBlock(name: "p").bytes
             + extendedHeader("x", paxRecord(Array("linkpath".utf8), invalid)) + RawBlock(name: "l2", typeflag: UInt8(ascii: "1")).bytes
             + extendedHeader("L", invalid + [0]) + RawBlock(name: "gnu", magic: .gnu).bytes
@@ -347,7 +368,8 @@ struct TarParserTests {
     /// (which a repairing decoder would have made one string) are three names.
     @Test func differentInvalidNamesStayDifferent() throws {
         let names: [[UInt8]] = [[0x61, 0xFF], [0x61, 0xFE], Array("a\u{FFFD}".utf8)]
-        let bytes = names.flatMap { extendedHeader("x", paxRecord(Array("path".utf8), $0)) + RawBlock(name: "p").bytes } + TarEncoder.endOfArchive
+        let bytes =
+            names.flatMap { extendedHeader("x", paxRecord(Array("path".utf8), $0)) + RawBlock(name: "p").bytes } + TarEncoder.endOfArchive
         let found = members(try parse(bytes)).map(\.header)
         #expect(found.map(\.path) == ["a\u{10FFFF}", "a\u{10FFFE}", "a\u{FFFD}"])
         #expect(found.map { RawName.encode($0.path) } == names)
@@ -360,12 +382,13 @@ struct TarParserTests {
     @Test(arguments: ["random", "text", "short text", "empty"])
     func nonTarDataIsNotATarStream(kind: String) throws {
         var rng = SeededGenerator(seed: 11)
-        let bytes: [UInt8] = switch kind {
-        case "random": (0..<5000).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        case "text": Array(String(repeating: "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n", count: 40).utf8)
-        case "short text": Array("hello world\n".utf8)
-        default: []
-        }
+        let bytes: [UInt8] =
+            switch kind {
+            case "random": (0..<5000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            case "text": Array(String(repeating: "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n", count: 40).utf8)
+            case "short text": Array("hello world\n".utf8)
+            default: []
+            }
         for slice in [Int.max, 1] {
             let error = try #require(tarError { _ = try parse(bytes, sliceSize: { _ in slice }) })
             #expect(error.code == .notATarStream, "\(kind): \(error)")
@@ -375,10 +398,12 @@ struct TarParserTests {
     }
 
     @Test func notATarStreamMessages() throws {
-        #expect(tarError { _ = try parse(Array(repeating: UInt8(ascii: "x"), count: 600)) }?.description
-            == "tar header at offset 0: not a tar stream: the first header block at offset 0 has no valid checksum and no ustar magic")
-        #expect(tarError { _ = try parse(Array("hello world\n".utf8)) }?.message
-            == "not a tar stream: it ends after 12 bytes, inside the first 512-byte header block, which has no ustar magic")
+        #expect(
+            tarError { _ = try parse(Array(repeating: UInt8(ascii: "x"), count: 600)) }?.description
+                == "tar header at offset 0: not a tar stream: the first header block at offset 0 has no valid checksum and no ustar magic")
+        #expect(
+            tarError { _ = try parse(Array("hello world\n".utf8)) }?.message
+                == "not a tar stream: it ends after 12 bytes, inside the first 512-byte header block, which has no ustar magic")
         #expect(tarError { _ = try parse([]) }?.message == "not a tar stream: it is empty")
     }
 
@@ -408,13 +433,16 @@ struct TarParserTests {
         for index in 0..<2000 {
             bytes += extendedHeader("g", paxRecord("uname", "user\(index)") + paxRecord("AMK.k\(index)", String(index)))
         }
-        bytes += RawBlock(name: "a").bytes + extendedHeader("g", paxRecord("uname", "")) + RawBlock(name: "b").bytes + TarEncoder.endOfArchive
+        bytes +=
+            RawBlock(name: "a").bytes + extendedHeader("g", paxRecord("uname", "")) + RawBlock(name: "b").bytes + TarEncoder.endOfArchive
         let events = try parse(bytes, sliceSize: { rng in Int.random(in: 1...3000, using: &rng) })
         var globals = 0
         for event in events {
             if case .global(let records, let offset) = event {
                 #expect(records.count <= 2, "event \(globals) carries \(records.count) records")
-                if globals < 2000 { #expect(records == ["uname=user\(globals)", "AMK.k\(globals)=\(globals)"] && offset == UInt64(globals * 1024)) }
+                if globals < 2000 {
+                    #expect(records == ["uname=user\(globals)", "AMK.k\(globals)=\(globals)"] && offset == UInt64(globals * 1024))
+                }
                 globals += 1
             }
         }

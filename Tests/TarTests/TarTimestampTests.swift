@@ -8,7 +8,7 @@ struct TarTimestampTests {
             TarTimestamp(seconds: 0),
             TarTimestamp(seconds: 0, nanoseconds: 1),
             TarTimestamp(seconds: 1, nanoseconds: 0),
-            TarTimestamp(seconds: 1, nanoseconds: 500),
+            TarTimestamp(seconds: 1, nanoseconds: 500)
         ]
         for (index, time) in times.enumerated() {
             for (other, later) in times.enumerated() {
@@ -35,7 +35,7 @@ struct TarTimestampTests {
         (TarTimestamp(seconds: -2, nanoseconds: 500_000_000), "-1.500000000"),
         (TarTimestamp(seconds: -1, nanoseconds: 1), "-0.999999999"),
         (TarTimestamp(seconds: -86_400), "-86400"),
-        (TarTimestamp(seconds: 0o100000000000), "8589934592"),
+        (TarTimestamp(seconds: 0o100000000000), "8589934592")
     ])
     func paxTimeFormatRoundTrips(time: TarTimestamp, text: String) throws {
         let encoded = try TarEncoder.encode(TarHeader(path: "t", kind: .regular, mtime: time))
@@ -50,11 +50,12 @@ struct TarTimestampTests {
         ("1.1234567899", TarTimestamp(seconds: 1, nanoseconds: 123_456_789)),
         ("12.5", TarTimestamp(seconds: 12, nanoseconds: 500_000_000)),
         ("-0.25", TarTimestamp(seconds: -1, nanoseconds: 750_000_000)),
-        ("42", TarTimestamp(seconds: 42)),
+        ("42", TarTimestamp(seconds: 42))
     ])
     func foreignPaxTimesAreRead(text: String, expected: TarTimestamp) throws {
         let records = paxRecord("mtime", text)
-        let bytes = RawBlock(name: "PaxHeaders/t", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes
+        let bytes =
+            RawBlock(name: "PaxHeaders/t", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes
             + padded(records) + RawBlock(name: "t").bytes + TarEncoder.endOfArchive
         let member = try #require(members(try parse(bytes)).first)
         #expect(member.header.mtime == expected)

@@ -7,9 +7,9 @@ import Tar
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // MARK: - Deterministic randomness
@@ -56,7 +56,8 @@ func paxRecords(_ encoded: [UInt8]) -> [(key: String, value: String)]? {
     var records: [(key: String, value: String)] = []
     while !data.isEmpty {
         guard let space = data.firstIndex(of: UInt8(ascii: " ")),
-              let length = Int(String(decoding: data[data.startIndex..<space], as: UTF8.self)) else {
+            let length = Int(String(decoding: data[data.startIndex..<space], as: UTF8.self))
+        else {
             Issue.record("malformed pax record length")
             return nil
         }
@@ -68,8 +69,11 @@ func paxRecords(_ encoded: [UInt8]) -> [(key: String, value: String)]? {
             Issue.record("pax record without '='")
             return nil
         }
-        records.append((String(decoding: body[body.startIndex..<equals], as: UTF8.self),
-                        String(decoding: body[(equals + 1)...], as: UTF8.self)))
+        records.append(
+            (
+                String(decoding: body[body.startIndex..<equals], as: UTF8.self),
+                String(decoding: body[(equals + 1)...], as: UTF8.self)
+            ))
         data = data.dropFirst(length)
     }
     return records
@@ -163,8 +167,10 @@ func paxRecord(_ key: [UInt8], _ value: [UInt8]) -> [UInt8] {
 func extendedHeader(_ typeflag: Character, _ data: [UInt8]) -> [UInt8] {
     let gnu = typeflag == "L" || typeflag == "K"
     let name = gnu ? "././@LongLink" : typeflag == "g" ? "pax_global_header" : "PaxHeaders/member"
-    return RawBlock(name: name, typeflag: UInt8(ascii: typeflag.unicodeScalars.first!), size: UInt64(data.count),
-                    magic: gnu ? .gnu : .ustar).bytes + padded(data)
+    return RawBlock(
+        name: name, typeflag: UInt8(ascii: typeflag.unicodeScalars.first!), size: UInt64(data.count),
+        magic: gnu ? .gnu : .ustar
+    ).bytes + padded(data)
 }
 
 /// An archive from headers and contents, via the encoder.

@@ -74,12 +74,15 @@ import XZ
         var delivered = 0
         #expect(throws: CancellationError.self) {
             try block.bytes.withUnsafeBytes { bytes in
-                try BlockDecoder().decode(block: bytes, check: .crc64, isCancelled: {
-                    cancelAt.map { clock.now >= $0 } ?? false
-                }, output: { slice in
-                    delivered += slice.count
-                    if cancelAt == nil { cancelAt = clock.now }
-                })
+                try BlockDecoder().decode(
+                    block: bytes, check: .crc64,
+                    isCancelled: {
+                        cancelAt.map { clock.now >= $0 } ?? false
+                    },
+                    output: { slice in
+                        delivered += slice.count
+                        if cancelAt == nil { cancelAt = clock.now }
+                    })
             }
         }
         let latency = clock.now - (try #require(cancelAt))
@@ -93,7 +96,13 @@ import XZ
         let block = try Self.makeBlock(input, preset: 0)
         var checks = 0
         let count = try block.bytes.withUnsafeBytes { bytes in
-            try BlockDecoder().decode(block: bytes, check: .crc64, isCancelled: { checks += 1; return false }) { _ in }
+            try BlockDecoder().decode(
+                block: bytes, check: .crc64,
+                isCancelled: {
+                    checks += 1
+                    return false
+                }
+            ) { _ in }
         }
         #expect(count == 1 << 20)
         // Once before starting, then between output slices of 256 KiB.
@@ -237,8 +246,10 @@ import XZ
 
     /// Feeds `block` after its header in pieces of `inputPiece` bytes, asking for at most
     /// `maxOutput` bytes per call; returns the output and the largest amount one call delivered.
-    private func decodeInPieces(_ block: [UInt8], uncompressedSize: UInt64? = nil, inputPiece: Int,
-                                maxOutput: Int) throws -> (bytes: [UInt8], largestCall: Int) {
+    private func decodeInPieces(
+        _ block: [UInt8], uncompressedSize: UInt64? = nil, inputPiece: Int,
+        maxOutput: Int
+    ) throws -> (bytes: [UInt8], largestCall: Int) {
         let decoder = BlockDecoder()
         let headerSize = try block.withUnsafeBytes { try decoder.begin(header: $0, check: .crc64, uncompressedSize: uncompressedSize) }
         var out: [UInt8] = []
@@ -269,8 +280,9 @@ import XZ
     func decodesInPiecesOfInputAndOutput(inputPiece: Int, maxOutput: Int) throws {
         let input = TestData.mild(700_000, seed: 46)
         let block = try Self.makeBlock(input)
-        let (out, largest) = try decodeInPieces(block.bytes, uncompressedSize: UInt64(input.count),
-                                                inputPiece: inputPiece, maxOutput: maxOutput)
+        let (out, largest) = try decodeInPieces(
+            block.bytes, uncompressedSize: UInt64(input.count),
+            inputPiece: inputPiece, maxOutput: maxOutput)
         #expect(out == input)
         #expect(largest <= maxOutput, "one call delivered \(largest) bytes, more than the \(maxOutput) asked for")
     }
@@ -330,7 +342,9 @@ import XZ
     @Test func aHeaderThatDisagreesWithTheExpectedSizeIsRefusedAtOnce() throws {
         let block = try Self.makeBlock(TestData.mild(10_000, seed: 48))
         let error = #expect(throws: XZError.self) {
-            _ = try block.bytes.withUnsafeBytes { try BlockDecoder().begin(header: $0, check: .crc64, fileOffset: 96, uncompressedSize: 1 << 50) }
+            _ = try block.bytes.withUnsafeBytes {
+                try BlockDecoder().begin(header: $0, check: .crc64, fileOffset: 96, uncompressedSize: 1 << 50)
+            }
         }
         #expect(error?.code == .data)
         #expect(error?.offset == 96)

@@ -1,6 +1,7 @@
 import CLZMA
 import Foundation
 import Testing
+
 @testable import XZ
 
 @Suite @MainActor struct BlockEncoderTests {
@@ -135,7 +136,9 @@ import Testing
         let negative = #expect(throws: XZError.self) { try BlockEncoder(maxChunkSize: -1) }
         #expect(negative?.code == .options)
         let encoder = try BlockEncoder(maxChunkSize: 10)
-        let slice = #expect(throws: XZError.self) { try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try encoder.encode($0, sliceSize: 0) } }
+        let slice = #expect(throws: XZError.self) {
+            try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try encoder.encode($0, sliceSize: 0) }
+        }
         #expect(slice?.code == .options)
     }
 
@@ -143,12 +146,26 @@ import Testing
         let input = TestData.repetitive(8 << 20, seed: 24)
         let encoder = try BlockEncoder(preset: 0, maxChunkSize: input.count)
         var checks = 0
-        _ = try input.withUnsafeBytes { try encoder.encode($0, isCancelled: { checks += 1; return false }) }
+        _ = try input.withUnsafeBytes {
+            try encoder.encode(
+                $0,
+                isCancelled: {
+                    checks += 1
+                    return false
+                })
+        }
         // Before the first slice, between each of the 32 slices of 256 KiB, and before finishing.
         #expect(checks == 33)
         checks = 0
         #expect(throws: CancellationError.self) {
-            try input.withUnsafeBytes { try encoder.encode($0, isCancelled: { checks += 1; return checks == 5 }) }
+            try input.withUnsafeBytes {
+                try encoder.encode(
+                    $0,
+                    isCancelled: {
+                        checks += 1
+                        return checks == 5
+                    })
+            }
         }
         #expect(checks == 5)
     }
@@ -170,10 +187,12 @@ import Testing
         var checks = 0
         #expect(throws: CancellationError.self) {
             try input.withUnsafeBytes { bytes in
-                try encoder.encode(bytes, isCancelled: {
-                    checks += 1
-                    return clock.now >= cancelAt
-                })
+                try encoder.encode(
+                    bytes,
+                    isCancelled: {
+                        checks += 1
+                        return clock.now >= cancelAt
+                    })
             }
         }
         // One 256 KiB slice at preset 6 of this data is ~0.25 s of CPU, ~0.7 s measured on two
@@ -189,7 +208,7 @@ import Testing
     @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
     func assembledStreamIsValidXZ() throws {
         let parts = [
-            TestData.mild(200_000, seed: 20), TestData.random(70_000, seed: 21), [], [7], TestData.mild(65_536, seed: 22),
+            TestData.mild(200_000, seed: 20), TestData.random(70_000, seed: 21), [], [7], TestData.mild(65_536, seed: 22)
         ]
         let encoder = try BlockEncoder(preset: 6, maxChunkSize: 200_000)
         let blocks = try parts.map { part in try part.withUnsafeBytes { try encoder.encode($0) } }

@@ -1,5 +1,6 @@
 import CLZMA
 import Testing
+
 @testable import XZ
 
 @Suite struct BlockOptionsTests {

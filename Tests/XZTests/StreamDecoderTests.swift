@@ -82,8 +82,9 @@ import XZ
             let file = stream + [UInt8](repeating: 0, count: padding) + garbage
             let error = #expect(throws: XZError.self) { _ = try decode(file, pieces: pieces) }
             #expect(error?.code == .format, "padding \(padding), pieces \(pieces)")
-            #expect(error?.message == "data after the end of the xz stream is neither padding nor another stream",
-                    "padding \(padding), pieces \(pieces)")
+            #expect(
+                error?.message == "data after the end of the xz stream is neither padding nor another stream",
+                "padding \(padding), pieces \(pieces)")
             #expect(error?.offset == UInt64(stream.count + padding), "padding \(padding), pieces \(pieces)")
         }
     }
@@ -99,7 +100,8 @@ import XZ
     }
 
     @Test func concatenatedStreamsDecodeInAnyPieces() throws {
-        let a = TestData.mild(50_000, seed: 131), b = TestData.random(3000, seed: 132)
+        let a = TestData.mild(50_000, seed: 131)
+        let b = TestData.random(3000, seed: 132)
         let file = try Self.ourStream([a]) + [0, 0, 0, 0] + Self.ourStream([b]) + Self.ourStream([[]])
         for pieces in [1 << 30, 4096, 13, 1] {
             #expect(try decode(file, pieces: pieces) == a + b, "pieces \(pieces)")

@@ -1,5 +1,6 @@
 import CLZMA
 import Testing
+
 @testable import XZ
 
 @Suite struct XZErrorTests {
@@ -20,7 +21,7 @@ import Testing
             (LZMA_MEM_ERROR, .memory), (LZMA_MEMLIMIT_ERROR, .memoryLimit), (LZMA_FORMAT_ERROR, .format),
             (LZMA_OPTIONS_ERROR, .options), (LZMA_DATA_ERROR, .data), (LZMA_BUF_ERROR, .truncated),
             (LZMA_UNSUPPORTED_CHECK, .unsupportedCheck), (LZMA_PROG_ERROR, .program),
-            (LZMA_NO_CHECK, .other(2)),
+            (LZMA_NO_CHECK, .other(2))
         ]
         for (ret, code) in cases {
             let error = XZError(ret, "testing", offset: 7)

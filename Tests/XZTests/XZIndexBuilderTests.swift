@@ -28,7 +28,7 @@ import XZ
 
     @Test func matchesLiblzma() throws {
         let records: [(UInt64, UInt64)] = [
-            (5, 0), (1_000_013, 16 << 20), (16_777_300, 16 << 20), (127, 128), (UInt64(1) << 40 | 1, UInt64(1) << 50),
+            (5, 0), (1_000_013, 16 << 20), (16_777_300, 16 << 20), (127, 128), (UInt64(1) << 40 | 1, UInt64(1) << 50)
         ]
         var builder = XZIndexBuilder()
         for (unpadded, uncompressed) in records {

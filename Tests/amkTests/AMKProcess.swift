@@ -83,8 +83,9 @@ enum AMKProcess {
     }
 
     static func collect(_ process: Process, stdout: URL, stderr: URL) throws -> Result {
-        Result(status: process.terminationStatus,
-               stdout: try String(contentsOf: stdout, encoding: .utf8),
-               stderr: try String(contentsOf: stderr, encoding: .utf8))
+        Result(
+            status: process.terminationStatus,
+            stdout: try String(contentsOf: stdout, encoding: .utf8),
+            stderr: try String(contentsOf: stderr, encoding: .utf8))
     }
 }

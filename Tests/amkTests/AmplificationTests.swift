@@ -24,13 +24,15 @@ extension AMKTests {
         @discardableResult
         func run(_ arguments: [String], status: Int32, sourceLocation: SourceLocation = #_sourceLocation) throws -> AMKProcess.Result {
             let (result, peak) = try AMKProcess.runMeasured(arguments, scratch: tree.root)
-            let command = "amk " + arguments.map { $0.hasPrefix("/") ? URL(fileURLWithPath: $0).lastPathComponent : $0 }.joined(separator: " ")
+            let command =
+                "amk " + arguments.map { $0.hasPrefix("/") ? URL(fileURLWithPath: $0).lastPathComponent : $0 }.joined(separator: " ")
             print("\(command): exit \(result.status), peak RSS \(peak / 1024) MiB")
             #expect(result.status == status, "\(command): \(result.stderr)", sourceLocation: sourceLocation)
             #expect(peak < Self.bound, "\(command) peaked at \(peak / 1024) MiB", sourceLocation: sourceLocation)
             if status != 0 {
-                #expect(result.stderr.hasPrefix("amk: ") && result.stderr.split(separator: "\n").count == 1,
-                        "\(command): a typed error on one line: \(result.stderr)", sourceLocation: sourceLocation)
+                #expect(
+                    result.stderr.hasPrefix("amk: ") && result.stderr.split(separator: "\n").count == 1,
+                    "\(command): a typed error on one line: \(result.stderr)", sourceLocation: sourceLocation)
             }
             return result
         }
@@ -42,9 +44,10 @@ extension AMKTests {
         }
 
         static func entry(_ name: String, size: Int, at headerOffset: Int, checksum: UInt64) -> ArchiveEntry {
-            ArchiveEntry(path: name, kind: .regular, size: UInt64(size), mode: 0o644, uid: 0, gid: 0, mtime: mtime,
-                         linkTarget: nil, headerOffset: UInt64(headerOffset), dataOffset: UInt64(headerOffset + 512),
-                         checksum: checksum, hasPaxHeader: false)
+            ArchiveEntry(
+                path: name, kind: .regular, size: UInt64(size), mode: 0o644, uid: 0, gid: 0, mtime: mtime,
+                linkTarget: nil, headerOffset: UInt64(headerOffset), dataOffset: UInt64(headerOffset + 512),
+                checksum: checksum, hasPaxHeader: false)
         }
 
         /// `small.txt` and the end marker: 2048 bytes of tar.
@@ -71,8 +74,11 @@ extension AMKTests {
             let tar = try Self.smallTar()
             let zeros = try Craft.zeroBlock(chunks: Self.gibibyte / Craft.zeroChunkSize)
             let tarSize = UInt64(tar.count + Self.gibibyte)
-            let archive = try write("zeros.tar.xz", try Craft.archive(dataBlocks: [try Craft.block(tar), zeros],
-                                                                      entries: [Self.smallEntry], tarSize: tarSize))
+            let archive = try write(
+                "zeros.tar.xz",
+                try Craft.archive(
+                    dataBlocks: [try Craft.block(tar), zeros],
+                    entries: [Self.smallEntry], tarSize: tarSize))
             let size = try FileManager.default.attributesOfItem(atPath: archive)[.size] as? Int ?? 0
             #expect(size < 400_000, "\(size) bytes")
 
@@ -94,8 +100,11 @@ extension AMKTests {
             let end = TarEncoder.endOfArchive
             let tarSize = UInt64(head.count + Self.gibibyte + end.count)
             let big = Self.entry("big.bin", size: Self.gibibyte, at: 0, checksum: Craft.crc64OfZeros(UInt64(Self.gibibyte)))
-            let archive = try write("big.tar.xz", try Craft.archive(dataBlocks: [try Craft.block(head), zeros, try Craft.block(end)],
-                                                                    entries: [big], tarSize: tarSize))
+            let archive = try write(
+                "big.tar.xz",
+                try Craft.archive(
+                    dataBlocks: [try Craft.block(head), zeros, try Craft.block(end)],
+                    entries: [big], tarSize: tarSize))
             #expect(try run(["verify", archive], status: 0).stdout == "OK: 1 member verified\n")
             try run(["extract", archive, "-C", tree.path("out")], status: 0)
             let written = try FileManager.default.attributesOfItem(atPath: tree.path("out/big.bin"))[.size] as? Int
@@ -112,8 +121,11 @@ extension AMKTests {
             let indexBytes = 64 + 10_000_000 * 96
             let chunks = (indexBytes + Craft.zeroChunkSize - 1) / Craft.zeroChunkSize
             let index = try Craft.zeroBlock(chunks: chunks, prefix: indexHeader)
-            let archive = try write("records.tar.xz", try Craft.archive(dataBlocks: [try Craft.block(tar)], entries: [Self.smallEntry],
-                                                                        tarSize: UInt64(tar.count), richIndex: index))
+            let archive = try write(
+                "records.tar.xz",
+                try Craft.archive(
+                    dataBlocks: [try Craft.block(tar)], entries: [Self.smallEntry],
+                    tarSize: UInt64(tar.count), richIndex: index))
             let size = try FileManager.default.attributesOfItem(atPath: archive)[.size] as? Int ?? 0
             #expect(size < 250_000, "\(size) bytes")
             for command in ["info", "list", "verify"] {

@@ -43,7 +43,9 @@ extension AMKTests {
             #expect(logLines.contains { $0.contains(" debug ") && $0.hasSuffix("packing") }, "\(packed.stderr)")
             // The summary line says "packed 10 entries, ..."; the log carries the same count.
             let count = try #require(packed.stdout.split(separator: "\n").last?.split(separator: " ").dropFirst().first)
-            #expect(logLines.contains { $0.contains(" info ") && $0.contains("entries=\(count) ") && $0.hasSuffix("packed") }, "\(packed.stderr)")
+            #expect(
+                logLines.contains { $0.contains(" info ") && $0.contains("entries=\(count) ") && $0.hasSuffix("packed") },
+                "\(packed.stderr)")
             let extracted = try amk("extract", "a.tar.xz", "-C", "x", "-v")
             #expect(extracted.status == 0)
             #expect(extracted.stderr.contains("amk.extract: destination=x"), "\(extracted.stderr)")
@@ -160,7 +162,9 @@ extension AMKTests {
             let info = try json(try amk("info", "--json", "a.tar.xz"))
             #expect(info["indexed"] as? Bool == true)
             #expect((info["metadata"] as? [String: String])?["writer"] == "AppMigration 0.1.0")
-            #expect((info["fileSize"] as? NSNumber)?.intValue == (try FileManager.default.attributesOfItem(atPath: tree.path("a.tar.xz"))[.size] as? Int))
+            #expect(
+                (info["fileSize"] as? NSNumber)?.intValue
+                    == (try FileManager.default.attributesOfItem(atPath: tree.path("a.tar.xz"))[.size] as? Int))
 
             let salvage = try json(try amk("salvage", "--json", "a.tar.xz", "-C", "s"))
             #expect(salvage["whole"] as? Bool == true)
@@ -184,7 +188,8 @@ extension AMKTests {
         @Test func helpListsEveryOptionAndExamples() throws {
             let help = try amk("help", "pack")
             #expect(help.status == 0)
-            for option in ["--exclude", "--exclude-from", "--one-file-system", "--verbose", "--quiet", "--json", "--progress", "Examples:"] {
+            for option in ["--exclude", "--exclude-from", "--one-file-system", "--verbose", "--quiet", "--json", "--progress", "Examples:"]
+            {
                 #expect(help.stdout.contains(option), "\(option)")
             }
             let extract = try amk("help", "extract")
@@ -243,8 +248,9 @@ extension AMKTests.ArchiverOptions {
         let quiet = try amk("extract", "a.tar.xz", "-C", "y", "--no-progress")
         #expect(quiet.stderr.isEmpty)
         let verified = try amk("verify", "a.tar.xz", "--progress")
-        #expect(verified.status == 0 && verified.stderr.contains("verifying"),
-                "\(verified.stderr.debugDescription)")
+        #expect(
+            verified.status == 0 && verified.stderr.contains("verifying"),
+            "\(verified.stderr.debugDescription)")
         #expect(verified.stdout == "OK: 11 members verified\n")
         let salvaged = try amk("salvage", "a.tar.xz", "-C", "s", "--progress")
         #expect(salvaged.status == 0 && salvaged.stderr.contains("salvaging"), "\(salvaged.stderr.debugDescription)")

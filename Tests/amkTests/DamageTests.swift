@@ -45,8 +45,10 @@ extension AMKTests {
             for command in [["list"], ["verify"], ["extract", "-C", tree.path("out")]] {
                 let result = try AMKProcess.run([command[0], archive] + command.dropFirst(), scratch: tree.root)
                 #expect(result.status == 1, "\(command)")
-                #expect(result.stderr == "amk: \(archive), offset \(size): data after the end of the xz stream is neither padding nor another stream\n",
-                        "\(command)")
+                #expect(
+                    result.stderr
+                        == "amk: \(archive), offset \(size): data after the end of the xz stream is neither padding nor another stream\n",
+                    "\(command)")
             }
         }
 

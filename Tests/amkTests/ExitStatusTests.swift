@@ -24,7 +24,7 @@ extension AMKTests {
             ["list"],
             ["salvage", "OUT"],
             ["frobnicate"],
-            [],
+            []
         ])
         func usageErrorsExit2(arguments: [String]) throws {
             let resolved = arguments.map { $0 == "SRC" ? tree.path("src") : $0 == "OUT" ? tree.path("out.tar.xz") : $0 }
@@ -36,8 +36,9 @@ extension AMKTests {
         }
 
         @Test func presetMessageSaysWhatIsWrong() throws {
-            let result = try AMKProcess.run(["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--preset", "12"],
-                                            scratch: tree.root)
+            let result = try AMKProcess.run(
+                ["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--preset", "12"],
+                scratch: tree.root)
             #expect(result.status == 2)
             #expect(result.stderr.contains("--preset must be 0 to 9, not 12"), "\(result.stderr)")
         }

@@ -12,15 +12,19 @@ extension AMKTests {
             var testDescription: String { "\(extensionName): \(member)" }
         }
 
-        nonisolated static let linkedFolders = [LinkedFolder(extensionName: "sample", member: "Documents"),
-                                    LinkedFolder(extensionName: "sample", member: "Application Support"),
-                                    LinkedFolder(extensionName: "documents", member: "documents")]
+        nonisolated static let linkedFolders = [
+            LinkedFolder(extensionName: "sample", member: "Documents"),
+            LinkedFolder(extensionName: "sample", member: "Application Support"),
+            LinkedFolder(extensionName: "documents", member: "documents")
+        ]
 
         /// Makes `tree/outside` with two files, and the archive `tree/linked.tar.xz` holding
         /// `member` as a link to `target` (by default the outside folder's absolute path) and
         /// `others` as ordinary files.
-        static func linkedArchive(in tree: TestTree, member: String, target: String? = nil,
-                                  others: [String: String] = [:]) throws -> String {
+        static func linkedArchive(
+            in tree: TestTree, member: String, target: String? = nil,
+            others: [String: String] = [:]
+        ) throws -> String {
             try tree.write("outside/secret.txt", "private to another app\n")
             try tree.write("outside/nested/deeper.txt", "nested secret\n")
             try tree.mkdir("archived")
@@ -48,8 +52,9 @@ extension AMKTests {
             try tree.mkdir("dst/tmp")
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
-            let result = try AMKProcess.run(["import", archive, "--container", tree.path("dst"), "--extension", linked.extensionName],
-                                            scratch: tree.root)
+            let result = try AMKProcess.run(
+                ["import", archive, "--container", tree.path("dst"), "--extension", linked.extensionName],
+                scratch: tree.root)
             #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("'\(linked.member)'"), "\(result.stderr)")
             #expect(TransferProcess.items(under: tree.path("outside")) == outsideBefore)
@@ -64,10 +69,12 @@ extension AMKTests {
         /// either: it refuses the link instead of merging what it points to.
         @Test func aLinkGivenForAFolderIsRefusedByTheExtensionEvenInside() throws {
             let tree = try TestTree()
-            let archive = try Self.linkedArchive(in: tree, member: "Documents", target: "Application Support/stash",
-                                                 others: ["Application Support/stash/x.txt": "x\n"])
-            let result = try AMKProcess.run(["import", archive, "--container", tree.path("dst"), "--extension", "sample"],
-                                            scratch: tree.root)
+            let archive = try Self.linkedArchive(
+                in: tree, member: "Documents", target: "Application Support/stash",
+                others: ["Application Support/stash/x.txt": "x\n"])
+            let result = try AMKProcess.run(
+                ["import", archive, "--container", tree.path("dst"), "--extension", "sample"],
+                scratch: tree.root)
             #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("'Documents'"), "\(result.stderr)")
             #expect(!tree.exists("dst/Documents/x.txt"))
@@ -87,8 +94,9 @@ extension AMKTests {
             tar.arguments = ["-cJf", archive, "-C", tree.path("archived"), "Documents"]
             try tar.run()
             tar.waitUntilExit()
-            let result = try AMKProcess.run(["import", archive, "--container", tree.path("dst"), "--extension", "sample"],
-                                            scratch: tree.root)
+            let result = try AMKProcess.run(
+                ["import", archive, "--container", tree.path("dst"), "--extension", "sample"],
+                scratch: tree.root)
             #expect(result.status == 0, "\(result.stderr)")
             let items = TransferProcess.items(under: tree.path("dst/Documents"))
             #expect(items["latest"] == Data("-> notes/a.txt".utf8))

@@ -50,7 +50,8 @@ extension AMKTests {
             let (process, stdout, stderr) = try AMKProcess.start(["_stall", "--seconds", "60"], scratch: tree.root)
             let started = ContinuousClock.now
             while process.isRunning && (try? String(contentsOf: stdout, encoding: .utf8))?.contains("stalling") != true
-                    && ContinuousClock.now - started < .seconds(20) {
+                && ContinuousClock.now - started < .seconds(20)
+            {
                 try await Task.sleep(for: .milliseconds(20))
             }
             // The handlers are installed right after the line is printed.
@@ -83,7 +84,8 @@ extension AMKTests {
             let (process, stdout, stderr) = try AMKProcess.start(["_stall", "--seconds", "60"], scratch: tree.root)
             let started = ContinuousClock.now
             while process.isRunning && (try? String(contentsOf: stdout, encoding: .utf8))?.contains("stalling") != true
-                    && ContinuousClock.now - started < .seconds(20) {
+                && ContinuousClock.now - started < .seconds(20)
+            {
                 try await Task.sleep(for: .milliseconds(20))
             }
             try await Task.sleep(for: .milliseconds(300))

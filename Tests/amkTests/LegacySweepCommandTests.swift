@@ -27,17 +27,21 @@ extension AMKTests {
 
             let keys: [(old: String, new: String, oldBytes: Data, newBytes: Data)] = [
                 ("Documents/prefs.json", "Library/Application Support/settings.json", Self.prefs, Self.prefs),
-                ("Documents/token.b64", "Library/token", Self.secret.base64EncodedData(), Self.secret),
+                ("Documents/token.b64", "Library/token", Self.secret.base64EncodedData(), Self.secret)
             ]
             for crashAfter in 0..<changes {
                 let root = "run\(crashAfter)"
                 try tree.write("\(root)/Documents/prefs.json", Array(Self.prefs))
                 try tree.write("\(root)/Documents/token.b64", Array(Self.secret.base64EncodedData()))
-                let (process, _, _) = try AMKProcess.start(["_legacy-sweep", "--root", tree.path(root),
-                                                            "--crash-after", String(crashAfter)], scratch: tree.root)
+                let (process, _, _) = try AMKProcess.start(
+                    [
+                        "_legacy-sweep", "--root", tree.path(root),
+                        "--crash-after", String(crashAfter)
+                    ], scratch: tree.root)
                 process.waitUntilExit()
-                #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
-                        "crash after \(crashAfter): exited \(process.terminationStatus)")
+                #expect(
+                    process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+                    "crash after \(crashAfter): exited \(process.terminationStatus)")
                 for key in keys {
                     let old = FileManager.default.contents(atPath: tree.path("\(root)/\(key.old)"))
                     let new = FileManager.default.contents(atPath: tree.path("\(root)/\(key.new)"))
@@ -51,7 +55,8 @@ extension AMKTests {
                     #expect(FileManager.default.contents(atPath: tree.path("\(root)/\(key.new)")) == key.newBytes)
                     #expect(!tree.exists("\(root)/\(key.old)"))
                 }
-                let leftovers = try FileManager.default.contentsOfDirectory(atPath: tree.path("\(root)/Library"))
+                let leftovers =
+                    try FileManager.default.contentsOfDirectory(atPath: tree.path("\(root)/Library"))
                     + FileManager.default.contentsOfDirectory(atPath: tree.path("\(root)/Library/Application Support"))
                 #expect(!leftovers.contains { $0.contains(".amk-tmp-") }, "crash after \(crashAfter): \(leftovers)")
             }

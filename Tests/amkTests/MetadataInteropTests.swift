@@ -13,8 +13,9 @@ extension AMKTests {
             tree = try TestTree()
             try tree.write("d/f.txt", "hi\n")
             try tree.mkdir("d/dir")
-            try UserAttributes.python("import os; os.setxattr('d/f.txt', 'user.comment', b'hello \\xff'); os.setxattr('d/dir', 'user.kind', b'folder')",
-                            in: tree.root)
+            try UserAttributes.python(
+                "import os; os.setxattr('d/f.txt', 'user.comment', b'hello \\xff'); os.setxattr('d/dir', 'user.kind', b'folder')",
+                in: tree.root)
         }
 
         func amk(_ arguments: String...) throws -> AMKProcess.Result {
@@ -22,8 +23,9 @@ extension AMKTests {
         }
 
         func attribute(_ path: String, _ name: String) throws -> String {
-            try UserAttributes.python("import os, sys\ntry: sys.stdout.write(os.getxattr('\(path)', '\(name)').hex())\nexcept OSError: sys.stdout.write('none')",
-                            in: tree.root)
+            try UserAttributes.python(
+                "import os, sys\ntry: sys.stdout.write(os.getxattr('\(path)', '\(name)').hex())\nexcept OSError: sys.stdout.write('none')",
+                in: tree.root)
         }
 
         @Test func packedAttributesAreRestoredByAmkGNUTarAndBsdtar() throws {
@@ -39,7 +41,8 @@ extension AMKTests {
             if ShellPipeline.has("tar") {
                 let listing = try ShellPipeline.run("tar --xattrs -tvvJf a.tar.xz", in: tree.root, scratch: tree.root)
                 #expect(listing.stdout.contains("user.comment"), "\(listing.stdout)")
-                let gnu = try ShellPipeline.run("mkdir g && tar --xattrs --xattrs-include='*' -xJf a.tar.xz -C g", in: tree.root, scratch: tree.root)
+                let gnu = try ShellPipeline.run(
+                    "mkdir g && tar --xattrs --xattrs-include='*' -xJf a.tar.xz -C g", in: tree.root, scratch: tree.root)
                 #expect(gnu.status == 0, "\(gnu.stderr)")
                 #expect(try attribute("g/d/f.txt", "user.comment") == "68656c6c6f20ff")
             }

@@ -10,7 +10,9 @@ extension AMKTests {
             var out = [UInt8](repeating: 0, count: count)
             var x = seed | 1
             for i in 0..<count {
-                x ^= x << 13; x ^= x >> 7; x ^= x << 17
+                x ^= x << 13
+                x ^= x >> 7
+                x ^= x << 17
                 let r = Int(x % 32)
                 out[i] = r < 26 ? UInt8(97 + r) : (r < 30 ? 32 : 10)
             }
@@ -23,8 +25,11 @@ extension AMKTests {
             try tree.write("src/b.txt", Self.slowText(6 << 20, seed: 2))
             // One preset-9 job per 4 MiB chunk takes seconds, the reader waits for it each time,
             // and the timeout is one second: only the jobs' own silence may count.
-            let result = try AMKProcess.run(["pack", tree.path("src"), "-o", tree.path("slow.tar.xz"), "--preset", "9",
-                                             "--jobs", "1", "--chunk-size", "4M", "--stall-timeout", "1"], scratch: tree.root)
+            let result = try AMKProcess.run(
+                [
+                    "pack", tree.path("src"), "-o", tree.path("slow.tar.xz"), "--preset", "9",
+                    "--jobs", "1", "--chunk-size", "4M", "--stall-timeout", "1"
+                ], scratch: tree.root)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(!result.stderr.contains("stalled"), "\(result.stderr)")
             let verify = try AMKProcess.run(["verify", tree.path("slow.tar.xz")], scratch: tree.root)
@@ -35,8 +40,9 @@ extension AMKTests {
         func aStallTimeoutMustBePositive(_ value: String) throws {
             let tree = try TestTree()
             try tree.write("src/a.txt", "a")
-            let result = try AMKProcess.run(["pack", tree.path("src"), "-o", tree.path("a.tar.xz"), "--stall-timeout", value],
-                                            scratch: tree.root)
+            let result = try AMKProcess.run(
+                ["pack", tree.path("src"), "-o", tree.path("a.tar.xz"), "--stall-timeout", value],
+                scratch: tree.root)
             #expect(result.status == 2)
             #expect(result.stderr.contains("--stall-timeout"), "\(result.stderr)")
         }

@@ -80,11 +80,14 @@ extension AMKTests {
             // The printed form selects the member, as bash's $'...' would spell it.
             let one = try amk("extract", "a.tar.xz", "-C", "one", "d/caf\\xe9.txt")
             #expect(one.status == 0, "\(one.stderr)")
-            let content = try UserAttributes.python("import sys; sys.stdout.write(open(b'one/d/caf\\xe9.txt', 'rb').read().decode())", in: tree.root)
+            let content = try UserAttributes.python(
+                "import sys; sys.stdout.write(open(b'one/d/caf\\xe9.txt', 'rb').read().decode())", in: tree.root)
             #expect(content == "latin-1 name")
         }
 
-        @Test(.enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz"))
+        @Test(
+            .enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz")
+        )
         func gnuTarAndBsdtarExtractAmksNamesAsTheyWere() throws {
             let original = try snapshot("d")
             #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
@@ -97,8 +100,12 @@ extension AMKTests {
             #expect(try snapshot("b/d") == original)
         }
 
-        @Test(.enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz"),
-              arguments: ["tar -cJf t.tar.xz d", "tar --format=pax -cJf t.tar.xz d", "bsdtar -cJf t.tar.xz d", "bsdtar --format=pax -cJf t.tar.xz d"])
+        @Test(
+            .enabled(
+                if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz"),
+            arguments: [
+                "tar -cJf t.tar.xz d", "tar --format=pax -cJf t.tar.xz d", "bsdtar -cJf t.tar.xz d", "bsdtar --format=pax -cJf t.tar.xz d"
+            ])
         func amkExtractsNamesOtherToolsWrote(command: String) throws {
             let original = try snapshot("d")
             // bsdtar warns (in the names' raw bytes) that it cannot convert them to UTF-8, then

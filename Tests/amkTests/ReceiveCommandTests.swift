@@ -1,11 +1,14 @@
-@testable import AppMigration
 import Foundation
 import Testing
 
+@testable import AppMigration
+
 extension AMKTests {
     /// `amk receive`: what a sender sees when the receiver goes away.
-    @Suite(.enabled(if: TransferProcess.has("send") && TransferProcess.has("receive"),
-                    "register SendCommand and ReceiveCommand in AMK.commands"))
+    @Suite(
+        .enabled(
+            if: TransferProcess.has("send") && TransferProcess.has("receive"),
+            "register SendCommand and ReceiveCommand in AMK.commands"))
     @MainActor struct ReceiveCommand {
         /// The receiver is killed with SIGKILL mid-stream: the sender reports the lost connection,
         /// and the destination keeps nothing; the next import removes the dead receiver's staging.
@@ -17,7 +20,10 @@ extension AMKTests {
             try tree.write("src/Documents/small.txt", "small\n")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
             let (sender, senderOut, senderErr) = try AMKProcess.start(
-                ["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB", "--preset", "0"],
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB",
+                    "--preset", "0"
+                ],
                 scratch: tree.root)
             let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 2 << 20 }
             kill(receiver.process.processIdentifier, SIGKILL)
@@ -27,14 +33,18 @@ extension AMKTests {
             sender.waitUntilExit()
             let sent = try AMKProcess.collect(sender, stdout: senderOut, stderr: senderErr)
             #expect(sent.status == 1)
-            #expect(sent.stderr.hasPrefix("amk: the connection to the receiver at \(receiver.endpoint) was lost")
-                        || sent.stderr.hasPrefix("amk: the receiver at \(receiver.endpoint) closed the connection"), "\(sent.stderr)")
+            #expect(
+                sent.stderr.hasPrefix("amk: the connection to the receiver at \(receiver.endpoint) was lost")
+                    || sent.stderr.hasPrefix("amk: the receiver at \(receiver.endpoint) closed the connection"), "\(sent.stderr)")
             #expect(TransferProcess.files(under: tree.path("dst")).isEmpty)
 
             // A new receiver cleans up after the dead one, then imports.
             let second = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let again = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", second.endpoint, "--code", second.code,
-                                            "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+            let again = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", second.endpoint, "--code", second.code,
+                    "--chunk-size", "1MiB", "--preset", "0"
+                ], scratch: tree.root)
             second.process.waitUntilExit()
             #expect(again.status == 0, "\(again.stderr)")
             #expect(TransferProcess.stagedBytes(in: tree.path("dst")) == 0)
@@ -57,8 +67,11 @@ extension AMKTests {
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
-                                           "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+            let sent = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
+                    "--chunk-size", "1MiB", "--preset", "0"
+                ], scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
             #expect(received.status == 1, "\(received.stdout)\(received.stderr)")
@@ -79,8 +92,11 @@ extension AMKTests {
             try tree.write("src/Library/stash/x.txt", "x\n")
             try tree.symlink("src/Documents", to: "Library/stash")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
-                                           "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+            let sent = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
+                    "--chunk-size", "1MiB", "--preset", "0"
+                ], scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
             #expect(received.status == 1, "\(received.stdout)\(received.stderr)")
@@ -92,8 +108,11 @@ extension AMKTests {
 
         @Test func noSenderWithinTheAcceptTimeoutIsAFailure() throws {
             let tree = try TestTree()
-            let result = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
-                                             "--accept-timeout", "1"], scratch: tree.root)
+            let result = try AMKProcess.run(
+                [
+                    "receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
+                    "--accept-timeout", "1"
+                ], scratch: tree.root)
             #expect(result.status == 1)
             #expect(result.stderr.contains("no sender connected"), "\(result.stderr)")
         }
@@ -102,14 +121,20 @@ extension AMKTests {
         @Test func anAcceptTimeoutMayBeAFractionOfASecond() throws {
             let tree = try TestTree()
             let start = Date()
-            let result = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
-                                             "--accept-timeout", "0.5"], scratch: tree.root)
+            let result = try AMKProcess.run(
+                [
+                    "receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
+                    "--accept-timeout", "0.5"
+                ], scratch: tree.root)
             #expect(result.status == 1, "\(result.stderr)")
             #expect(result.stderr.contains(/no sender connected to 127\.0\.0\.1:\d+ within 0\.5 s/), "\(result.stderr)")
             #expect(Date().timeIntervalSince(start) < 15)
             for (flag, value) in [("--accept-timeout", "0"), ("--idle-timeout", "-2"), ("--idle-timeout", "nan")] {
-                let invalid = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
-                                                  "\(flag)=\(value)"], scratch: tree.root)
+                let invalid = try AMKProcess.run(
+                    [
+                        "receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
+                        "\(flag)=\(value)"
+                    ], scratch: tree.root)
                 #expect(invalid.status == 2, "\(flag) \(value): \(invalid.stderr)")
                 #expect(invalid.stderr.contains("\(flag) must be a positive number of seconds"), "\(invalid.stderr)")
             }
@@ -127,8 +152,9 @@ extension AMKTests {
             #expect(pack.status == 0, "\(pack.stderr)")
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: archive)).prefix(150))
             try tree.write("dst/Documents/kept.txt", "kept\n")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root,
-                                                             extra: ["--idle-timeout", "1"])
+            let receiver = try TransferProcess.startReceiver(
+                container: tree.path("dst"), scratch: tree.root,
+                extra: ["--idle-timeout", "1"])
             let sender = try TricklingSender(to: receiver.endpoint, code: receiver.code, bytes: bytes, every: .milliseconds(200))
             receiver.process.waitUntilExit()
             let ended = Date()
@@ -150,16 +176,18 @@ extension AMKTests {
         @Test(arguments: ["export", "import", "send", "receive"])
         func theExtensionsAreTheSameEverywhere(command: String) throws {
             let tree = try TestTree()
-            let rest: [String] = switch command {
-            case "export": ["--container", tree.path("src"), "-o", tree.path("a.tar.xz")]
-            case "import": [tree.path("a.tar.xz"), "--container", tree.path("dst")]
-            case "send": ["--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000"]
-            default: ["--listen", "127.0.0.1:0", "--container", tree.path("dst")]
-            }
+            let rest: [String] =
+                switch command {
+                case "export": ["--container", tree.path("src"), "-o", tree.path("a.tar.xz")]
+                case "import": [tree.path("a.tar.xz"), "--container", tree.path("dst")]
+                case "send": ["--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000"]
+                default: ["--listen", "127.0.0.1:0", "--container", tree.path("dst")]
+                }
             let result = try AMKProcess.run([command] + rest + ["--extension", "nope"], scratch: tree.root)
             #expect(result.status == 2)
-            #expect(result.stderr.contains("Please provide one of 'sample', 'sample-stored', 'documents' or 'files'"),
-                    "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("Please provide one of 'sample', 'sample-stored', 'documents' or 'files'"),
+                "\(command): \(result.stderr)")
         }
 
         /// An extension of export and import (`sample`) runs over a transfer too, and `files`
@@ -168,18 +196,26 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("src/Documents/a.txt", "alpha\n")
             try tree.write("src/Library/Application Support/state.json", "{}\n")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root,
-                                                             extra: ["--extension", "sample"])
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
-                                           "--extension", "sample", "--preset", "0"], scratch: tree.root)
+            let receiver = try TransferProcess.startReceiver(
+                container: tree.path("dst"), scratch: tree.root,
+                extra: ["--extension", "sample"])
+            let sent = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
+                    "--extension", "sample", "--preset", "0"
+                ], scratch: tree.root)
             receiver.process.waitUntilExit()
             #expect(sent.status == 0, "\(sent.stderr)")
             #expect(TransferProcess.files(under: tree.path("dst"))["Documents/a.txt"] == Data("alpha\n".utf8))
-            let exported = try AMKProcess.run(["export", "--container", tree.path("src"), "--extension", "files",
-                                               "-o", tree.path("f.tar.xz")], scratch: tree.root)
+            let exported = try AMKProcess.run(
+                [
+                    "export", "--container", tree.path("src"), "--extension", "files",
+                    "-o", tree.path("f.tar.xz")
+                ], scratch: tree.root)
             #expect(exported.status == 0, "\(exported.stderr)")
-            let imported = try AMKProcess.run(["import", tree.path("f.tar.xz"), "--container", tree.path("dst2"), "--extension", "files"],
-                                              scratch: tree.root)
+            let imported = try AMKProcess.run(
+                ["import", tree.path("f.tar.xz"), "--container", tree.path("dst2"), "--extension", "files"],
+                scratch: tree.root)
             #expect(imported.status == 0, "\(imported.stderr)")
             #expect(TransferProcess.files(under: tree.path("dst2")) == TransferProcess.files(under: tree.path("src")))
         }

@@ -26,8 +26,12 @@ extension AMKTests {
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.isEmpty, "stderr is not a terminal: no progress bar expected, got \(result.stderr.debugDescription)")
             let line = result.stdout.trimmingCharacters(in: .newlines)
-            #expect(line.wholeMatch(of: /packed 7 entries, [0-9.]+ (B|KiB|MiB) -> [0-9.]+ (B|KiB|MiB) \([0-9.]+%\) in [0-9.]+ s, [0-9.]+ (B|KiB|MiB|GiB)\/s, \d+ blocks? \(\d+ stored\)/) != nil,
-                    "\(line)")
+            #expect(
+                line.wholeMatch(
+                    of:
+                        /packed 7 entries, [0-9.]+ (B|KiB|MiB) -> [0-9.]+ (B|KiB|MiB) \([0-9.]+%\) in [0-9.]+ s, [0-9.]+ (B|KiB|MiB|GiB)\/s, \d+ blocks? \(\d+ stored\)/
+                ) != nil,
+                "\(line)")
             #expect(tree.exists("out.tar.xz"))
         }
 
@@ -37,15 +41,19 @@ extension AMKTests {
             let plain = try AMKProcess.run(["list", archive], scratch: tree.root)
             #expect(plain.status == 0, "\(plain.stderr)")
             let names = plain.stdout.split(separator: "\n").map(String.init)
-            #expect(Set(names) == ["tree/", "tree/a.txt", "tree/sub/", "tree/sub/big.bin", "tree/sub/script.sh",
-                                   "tree/empty/", "tree/link"])
+            #expect(
+                Set(names) == [
+                    "tree/", "tree/a.txt", "tree/sub/", "tree/sub/big.bin", "tree/sub/script.sh",
+                    "tree/empty/", "tree/link"
+                ])
 
             let long = try AMKProcess.run(["list", "--long", archive], scratch: tree.root)
             #expect(long.status == 0, "\(long.stderr)")
             let lines = long.stdout.split(separator: "\n").map(String.init)
             #expect(lines.count == 7)
             #expect(lines.contains { $0.wholeMatch(of: /-rw-r--r-- +15 \d{4}-\d\d-\d\d \d\d:\d\d tree\/a\.txt/) != nil }, "\(lines)")
-            #expect(lines.contains { $0.wholeMatch(of: /-rwxr-xr-x +18 \d{4}-\d\d-\d\d \d\d:\d\d tree\/sub\/script\.sh/) != nil }, "\(lines)")
+            #expect(
+                lines.contains { $0.wholeMatch(of: /-rwxr-xr-x +18 \d{4}-\d\d-\d\d \d\d:\d\d tree\/sub\/script\.sh/) != nil }, "\(lines)")
             #expect(lines.contains { $0.wholeMatch(of: /-rw-r--r-- +307200 .* tree\/sub\/big\.bin/) != nil }, "\(lines)")
             #expect(lines.contains { $0.hasPrefix("d") && $0.hasSuffix(" tree/empty/") }, "\(lines)")
             #expect(lines.contains { $0.hasPrefix("l") && $0.hasSuffix(" tree/link -> a.txt") }, "\(lines)")
@@ -118,7 +126,8 @@ extension AMKTests {
             #expect(rows.contains { $0.wholeMatch(of: /index +amk index, 7 members \(random access\); pixz index/) != nil }, "\(rows)")
             #expect(rows.contains { $0.wholeMatch(of: /metadata +writer: AppMigration .*/) != nil }, "\(rows)")
             // Aligned: every value starts in the same column.
-            let columns = Set(rows.compactMap { row in row.firstRange(of: /\s{2,}\S/).map { row.distance(from: row.startIndex, to: $0.upperBound) } })
+            let columns = Set(
+                rows.compactMap { row in row.firstRange(of: /\s{2,}\S/).map { row.distance(from: row.startIndex, to: $0.upperBound) } })
             #expect(columns.count == 1, "\(rows)")
         }
     }

@@ -7,7 +7,8 @@ extension AMKTests {
         @Test func longLostListIsCut() throws {
             let tree = try TestTree()
             for index in 0..<80 {
-                try tree.write("src/many/f\(String(format: "%02d", index)).bin", TestTree.noise(count: 64 * 1024, seed: UInt64(500 + index)))
+                try tree.write(
+                    "src/many/f\(String(format: "%02d", index)).bin", TestTree.noise(count: 64 * 1024, seed: UInt64(500 + index)))
             }
             let archive = tree.path("many.tar.xz")
             let pack = try AMKProcess.run(["pack", tree.path("src/many"), "-o", archive, "--chunk-size", "4M"], scratch: tree.root)

@@ -3,8 +3,10 @@ import Testing
 
 extension AMKTests {
     /// `amk send` against `amk receive`, two processes on one machine.
-    @Suite(.enabled(if: TransferProcess.has("send") && TransferProcess.has("receive"),
-                    "register SendCommand and ReceiveCommand in AMK.commands"))
+    @Suite(
+        .enabled(
+            if: TransferProcess.has("send") && TransferProcess.has("receive"),
+            "register SendCommand and ReceiveCommand in AMK.commands"))
     @MainActor struct SendCommand {
         @Test func aTwoProcessMigrationArrivesByteIdentical() throws {
             let tree = try TestTree()
@@ -12,14 +14,21 @@ extension AMKTests {
             try tree.write("src/Documents/media/big.bin", TestTree.noise(count: 2 << 20, seed: 3))
             try tree.write("src/Library/Preferences/settings.json", #"{"theme":"dark"}"#)
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--extension", "files",
-                                           "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+            let sent = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--extension", "files",
+                    "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB", "--preset", "0"
+                ], scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
             #expect(sent.status == 0, "\(sent.stderr)")
             #expect(received.status == 0, "\(received.stderr)")
-            #expect(sent.stdout.wholeMatch(of: /sent \d+ bytes, \d+ compressed to 127\.0\.0\.1:\d+ \(version 1\)\nreceiver: imported into .*\/dst \(source version 1\)\n/) != nil,
-                    "\(sent.stdout)")
+            #expect(
+                sent.stdout.wholeMatch(
+                    of:
+                        /sent \d+ bytes, \d+ compressed to 127\.0\.0\.1:\d+ \(version 1\)\nreceiver: imported into .*\/dst \(source version 1\)\n/
+                ) != nil,
+                "\(sent.stdout)")
             #expect(received.stdout.hasSuffix("from src (linux, version 1)\n"), "\(received.stdout)")
             let original = TransferProcess.files(under: tree.path("src"))
             #expect(original.count == 3)
@@ -36,8 +45,11 @@ extension AMKTests {
             try random.close()
             try tree.write("dst/Documents/kept.txt", "kept\n")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let (sender, _, _) = try AMKProcess.start(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
-                                                       "--chunk-size", "1MiB", "--preset", "0"], scratch: tree.root)
+            let (sender, _, _) = try AMKProcess.start(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
+                    "--chunk-size", "1MiB", "--preset", "0"
+                ], scratch: tree.root)
             let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 2 << 20 }
             kill(sender.processIdentifier, SIGKILL)
             sender.waitUntilExit()
@@ -61,12 +73,16 @@ extension AMKTests {
             let receiver = try SilentReceiver(code: "7KQ2-9XMF-3PWD-HB6T")
             defer { receiver.release() }
             let start = Date()
-            let sent = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", "7KQ2-9XMF-3PWD-HB6T",
-                                           "--preset", "0", "--status-timeout", "2"], scratch: tree.root)
+            let sent = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", "7KQ2-9XMF-3PWD-HB6T",
+                    "--preset", "0", "--status-timeout", "2"
+                ], scratch: tree.root)
             let elapsed = Date().timeIntervalSince(start)
             #expect(sent.status == 1)
-            #expect(sent.stderr.hasPrefix("amk: no status from the receiver at \(receiver.endpoint) within 2 s after the end of the archive"),
-                    "\(sent.stderr)")
+            #expect(
+                sent.stderr.hasPrefix("amk: no status from the receiver at \(receiver.endpoint) within 2 s after the end of the archive"),
+                "\(sent.stderr)")
             #expect(elapsed >= 1.5 && elapsed < 20, "\(elapsed) s")
             #expect(receiver.archivedBytes > 300_000, "the receiver read the whole archive")
         }
@@ -75,10 +91,15 @@ extension AMKTests {
         /// are usage errors, not a wait that never ends or ends at once.
         @Test func timeoutsArePositiveFiniteSeconds() throws {
             let tree = try TestTree()
-            for (flag, value) in [("--status-timeout", "0"), ("--status-timeout", "-1"), ("--idle-timeout", "nan"),
-                                  ("--idle-timeout", "inf"), ("--status-timeout", "ten")] {
-                let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000",
-                                                 "\(flag)=\(value)"], scratch: tree.root)
+            for (flag, value) in [
+                ("--status-timeout", "0"), ("--status-timeout", "-1"), ("--idle-timeout", "nan"),
+                ("--idle-timeout", "inf"), ("--status-timeout", "ten")
+            ] {
+                let result = try AMKProcess.run(
+                    [
+                        "send", "--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000",
+                        "\(flag)=\(value)"
+                    ], scratch: tree.root)
                 #expect(result.status == 2, "\(flag) \(value): \(result.stderr)")
                 #expect(result.stderr.contains(flag), "\(flag) \(value): \(result.stderr)")
             }
@@ -88,12 +109,14 @@ extension AMKTests {
 
         @Test func aBadAddressOrCodeIsAUsageError() throws {
             let tree = try TestTree()
-            let address = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "::1:7070", "--code", "0000-0000-0000-0000"],
-                                             scratch: tree.root)
+            let address = try AMKProcess.run(
+                ["send", "--container", tree.path("src"), "--to", "::1:7070", "--code", "0000-0000-0000-0000"],
+                scratch: tree.root)
             #expect(address.status == 2)
             #expect(address.stderr.contains("write an IPv6 address in brackets, [::1]:7070"), "\(address.stderr)")
-            let code = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070", "--code", "ABCD-EFGH"],
-                                          scratch: tree.root)
+            let code = try AMKProcess.run(
+                ["send", "--container", tree.path("src"), "--to", "localhost:7070", "--code", "ABCD-EFGH"],
+                scratch: tree.root)
             #expect(code.status == 2)
             #expect(code.stderr.contains("a pairing code has 16 characters"), "\(code.stderr)")
             let missing = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070"], scratch: tree.root)
@@ -107,12 +130,18 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("src/Documents/a.txt", "hello, paired transfer\n")
             let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let wrong = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
-                                            "--code", "ZZZZ-ZZZZ-ZZZZ-ZZZZ", "--preset", "0"], scratch: tree.root)
+            let wrong = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint,
+                    "--code", "ZZZZ-ZZZZ-ZZZZ-ZZZZ", "--preset", "0"
+                ], scratch: tree.root)
             #expect(wrong.status == 1)
             #expect(wrong.stderr.contains("refused the pairing code"), "\(wrong.stderr)")
-            let right = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", receiver.endpoint,
-                                            "--code", receiver.code.lowercased(), "--preset", "0"], scratch: tree.root)
+            let right = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint,
+                    "--code", receiver.code.lowercased(), "--preset", "0"
+                ], scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
             #expect(right.status == 0, "\(right.stderr)")
@@ -127,7 +156,8 @@ extension AMKTests {
             let probe = try TransferProcess.startReceiver(container: tree.path("probe"), scratch: tree.root)
             probe.process.terminate()
             probe.process.waitUntilExit()
-            let result = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", probe.endpoint, "--code", probe.code], scratch: tree.root)
+            let result = try AMKProcess.run(
+                ["send", "--container", tree.path("src"), "--to", probe.endpoint, "--code", probe.code], scratch: tree.root)
             #expect(result.status == 1)
             #expect(result.stderr.contains("connect to \(probe.endpoint) failed: Connection refused"), "\(result.stderr)")
         }

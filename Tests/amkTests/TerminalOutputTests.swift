@@ -36,8 +36,9 @@ extension AMKTests {
             let bad = text.unicodeScalars.filter {
                 ($0.properties.generalCategory == .control && $0 != "\n") || $0.properties.isBidiControl
             }
-            #expect(bad.isEmpty, "unescaped: \(bad.map { String($0.value, radix: 16) }) in \(text.debugDescription)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                bad.isEmpty, "unescaped: \(bad.map { String($0.value, radix: 16) }) in \(text.debugDescription)",
+                sourceLocation: sourceLocation)
         }
 
         @Test func listEscapesNamesAndLinkTargets() throws {
@@ -46,10 +47,11 @@ extension AMKTests {
             #expect(plain.status == 0, "\(plain.stderr)")
             Self.expectSafe(plain.stdout)
             // One line per member: the newline in a name does not forge a line.
-            #expect(Set(plain.stdout.split(separator: "\n").map(String.init)) == [
-                "t/", "t/link", #"t/red\x1b[31mRED\nforged line"#, #"t/invoice\u202efdp.exe"#, #"t/back\\nslash"#,
-                #"t/del\x7fcsi\u009b2J"#,
-            ])
+            #expect(
+                Set(plain.stdout.split(separator: "\n").map(String.init)) == [
+                    "t/", "t/link", #"t/red\x1b[31mRED\nforged line"#, #"t/invoice\u202efdp.exe"#, #"t/back\\nslash"#,
+                    #"t/del\x7fcsi\u009b2J"#
+                ])
 
             let long = try AMKProcess.run(["list", "--long", archive], scratch: tree.root)
             #expect(long.status == 0, "\(long.stderr)")
@@ -90,8 +92,11 @@ extension AMKTests {
         @Test func infoEscapesMetadata() throws {
             try tree.write("phone/Documents/note.txt", "note\n")
             let platform = "tablet\u{1B}[2J\nforged: yes"
-            let export = try AMKProcess.run(["export", "--container", tree.path("phone"), "--destination", platform,
-                                             "-o", archive, "--preset", "0"], scratch: tree.root)
+            let export = try AMKProcess.run(
+                [
+                    "export", "--container", tree.path("phone"), "--destination", platform,
+                    "-o", archive, "--preset", "0"
+                ], scratch: tree.root)
             try #require(export.status == 0, "\(export.stderr)")
             let info = try AMKProcess.run(["info", archive], scratch: tree.root)
             #expect(info.status == 0, "\(info.stderr)")
@@ -149,9 +154,12 @@ extension AMKTests {
             try tree.write("phone/Documents/note.txt", "note\n")
             let destination = tree.path("tab\u{1B}[2Jlet")
             let receiver = try TransferProcess.startReceiver(container: destination, scratch: tree.root)
-            let sent = try AMKProcess.run(["send", "--container", tree.path("phone"), "--to", receiver.endpoint, "--code", receiver.code,
-                                           "--bundle-identifier", "com.evil\u{1B}]0;owned\u{7}", "--preset", "0"],
-                                          scratch: tree.root)
+            let sent = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("phone"), "--to", receiver.endpoint, "--code", receiver.code,
+                    "--bundle-identifier", "com.evil\u{1B}]0;owned\u{7}", "--preset", "0"
+                ],
+                scratch: tree.root)
             receiver.process.waitUntilExit()
             let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
             #expect(sent.status == 0, "\(sent.stderr)")
@@ -173,8 +181,9 @@ extension AMKTests {
 
         @Test func importEscapesPaths() throws {
             try tree.write("phone/Documents/note.txt", "note\n")
-            let export = try AMKProcess.run(["export", "--container", tree.path("phone"), "-o", archive, "--preset", "0"],
-                                            scratch: tree.root)
+            let export = try AMKProcess.run(
+                ["export", "--container", tree.path("phone"), "-o", archive, "--preset", "0"],
+                scratch: tree.root)
             try #require(export.status == 0, "\(export.stderr)")
             let result = try AMKProcess.run(["import", archive, "--container", tree.path("tab\u{1B}[2Jlet")], scratch: tree.root)
             #expect(result.status == 0, "\(result.stderr)")

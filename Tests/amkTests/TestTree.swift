@@ -54,7 +54,9 @@ final class TestTree {
         bytes.withUnsafeMutableBufferPointer { buffer in
             var index = 0
             while index < buffer.count {
-                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
                 var word = state
                 for _ in 0..<8 where index < buffer.count {
                     buffer[index] = UInt8(truncatingIfNeeded: word)

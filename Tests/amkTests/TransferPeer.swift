@@ -1,7 +1,8 @@
-@testable import AppMigration
 import Crypto
 import Foundation
 import Synchronization
+
+@testable import AppMigration
 
 /// Plain blocking sockets on 127.0.0.1 that play one side of the transfer protocol the way the
 /// real code never does, to test how `amk send` and `amk receive` bound their waits for a peer.
@@ -20,9 +21,11 @@ enum TransferPeer {
         guard sendAll(fd, ours) else { return nil }
         let theirs = receive(fd, 48)
         guard theirs.count == 48,
-              let channel = try? SecureChannel(role: .sender, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
-                                               senderHello: ours, receiverHello: theirs),
-              sendAll(fd, channel.ownConfirmation), channel.isPeerConfirmation(receive(fd, 32)) else { return nil }
+            let channel = try? SecureChannel(
+                role: .sender, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                senderHello: ours, receiverHello: theirs),
+            sendAll(fd, channel.ownConfirmation), channel.isPeerConfirmation(receive(fd, 32))
+        else { return nil }
         return channel
     }
 
@@ -32,9 +35,11 @@ enum TransferPeer {
         let theirs = receive(fd, 48)
         let (ours, key) = hello()
         guard theirs.count == 48, sendAll(fd, ours),
-              let channel = try? SecureChannel(role: .receiver, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
-                                               senderHello: theirs, receiverHello: ours),
-              channel.isPeerConfirmation(receive(fd, 32)), sendAll(fd, channel.ownConfirmation) else { return nil }
+            let channel = try? SecureChannel(
+                role: .receiver, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                senderHello: theirs, receiverHello: ours),
+            channel.isPeerConfirmation(receive(fd, 32)), sendAll(fd, channel.ownConfirmation)
+        else { return nil }
         return channel
     }
 
@@ -150,11 +155,12 @@ final class TricklingSender: Sendable {
         let thread = Thread { [self] in
             defer { close(fd) }
             guard let channel = TransferPeer.pairAsSender(fd, code: code),
-                  let record = try? channel.sealer.seal(.data, bytes) else { return }
+                let record = try? channel.sealer.seal(.data, bytes)
+            else { return }
             started.withLock { $0 = Date() }
             for byte in record {
                 var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                if poll(&entry, 1, milliseconds) > 0 { break } // the receiver answered
+                if poll(&entry, 1, milliseconds) > 0 { break }  // the receiver answered
                 guard TransferPeer.sendAll(fd, [byte]) else { break }
                 sentCount.add(1, ordering: .relaxed)
             }

@@ -23,14 +23,19 @@ enum TransferProcess {
     /// Starts `amk receive` on a free loopback port and waits for its "listening on" and
     /// "pairing code" lines.
     static func startReceiver(container: String, scratch: URL, extra: [String] = [])
-        throws -> (process: Process, stdout: URL, stderr: URL, endpoint: String, code: String) {
+        throws -> (process: Process, stdout: URL, stderr: URL, endpoint: String, code: String)
+    {
         let (process, out, err) = try AMKProcess.start(
-            ["receive", "--listen", "127.0.0.1:0", "--container", container, "--extension", "files",
-             "--accept-timeout", "30"] + extra, scratch: scratch)
+            [
+                "receive", "--listen", "127.0.0.1:0", "--container", container, "--extension", "files",
+                "--accept-timeout", "30"
+            ] + extra, scratch: scratch)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            if let match = text.firstMatch(of: /listening on (127\.0\.0\.1:\d+)\npairing code ([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})\n/) {
+            if let match = text.firstMatch(
+                of: /listening on (127\.0\.0\.1:\d+)\npairing code ([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})\n/)
+            {
                 return (process, out, err, String(match.1), String(match.2))
             }
             if !process.isRunning { break }
@@ -82,15 +87,17 @@ enum TransferProcess {
     /// The outcome recorded in a container's import status file, if any.
     static func recordedOutcome(in root: String) -> String? {
         guard let data = FileManager.default.contents(atPath: root + "/.amk/import-status.json"),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
         return object["outcome"] as? String
     }
 
     /// The message of the failure recorded in a container's import status file, if any.
     static func recordedMessage(in root: String) -> String? {
         guard let data = FileManager.default.contents(atPath: root + "/.amk/import-status.json"),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let error = object["error"] as? [String: Any] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let error = object["error"] as? [String: Any]
+        else { return nil }
         return error["message"] as? String
     }
 

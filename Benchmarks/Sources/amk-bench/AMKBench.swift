@@ -1,7 +1,8 @@
 import ArgumentParser
 
-/// `amk-bench`: compares the engine's pack (and, once the reader lands, its listing and
-/// extraction) with tar + xz and pixz on generated or given corpora.
+/// `amk-bench`: compares the engine's pack, listing and extraction (through the release `amk`)
+/// with tar + xz and pixz on generated or given corpora, and measures cancellation and the
+/// paired transfer's cost.
 @main
 struct AMKBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -152,11 +152,10 @@ final class Benchmark {
 
     /// The `amk` CLI when it can list our archive; otherwise nil, with a note saying why.
     private func probeCLI() -> String? {
-        let pending = "our listing and extraction are n/a until the reader (ArchiveReader, branch engine) and"
-            + " the CLI's `amk list` / `amk extract` land"
+        let pending = "our listing and extraction need a release `amk`: build it at the root with"
+            + " `swift build -c release --product amk`, or pass --amk"
         guard let cli = config.amkCLI else {
-            notes.append("amk CLI not found (build it with `swift build -c release --product amk` at the root,"
-                         + " or pass --amk): \(pending).")
+            notes.append("amk CLI not found: \(pending).")
             return nil
         }
         guard FileManager.default.fileExists(atPath: path("amk.tar.xz")) else { return nil }

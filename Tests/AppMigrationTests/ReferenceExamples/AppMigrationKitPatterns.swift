@@ -112,11 +112,13 @@ struct AppDataMigration: ResourcesExportingWithOptions, ResourcesImporting {
 
     private func directorySize(_ url: URL) -> Int {
         let fm = FileManager.default
-        guard let enumerator = fm.enumerator(
-            at: url,
-            includingPropertiesForKeys: [.fileSizeKey],
-            options: [.skipsHiddenFiles]
-        ) else { return 0 }
+        guard
+            let enumerator = fm.enumerator(
+                at: url,
+                includingPropertiesForKeys: [.fileSizeKey],
+                options: [.skipsHiddenFiles]
+            )
+        else { return 0 }
 
         var total = 0
         for case let fileURL as URL in enumerator {
@@ -235,11 +237,13 @@ struct DirectoryEnumerationExport: ResourcesExportingWithOptions {
         let docs = appContainer.documentsDirectory
         let fm = FileManager.default
 
-        guard let enumerator = fm.enumerator(
-            at: docs,
-            includingPropertiesForKeys: [.isRegularFileKey],
-            options: [.skipsHiddenFiles, .skipsPackageDescendants]
-        ) else { return }
+        guard
+            let enumerator = fm.enumerator(
+                at: docs,
+                includingPropertiesForKeys: [.isRegularFileKey],
+                options: [.skipsHiddenFiles, .skipsPackageDescendants]
+            )
+        else { return }
 
         for case let fileURL as URL in enumerator {
             let resourceValues = try fileURL.resourceValues(forKeys: [.isRegularFileKey])
@@ -395,9 +399,11 @@ struct DefensiveMigration: ResourcesImporting {
         let groupIDs = ["group.com.example.myapp"]
 
         for groupID in groupIDs {
-            guard let groupURL = fm.containerURL(
-                forSecurityApplicationGroupIdentifier: groupID
-            ) else { continue }
+            guard
+                let groupURL = fm.containerURL(
+                    forSecurityApplicationGroupIdentifier: groupID
+                )
+            else { continue }
 
             // Remove migration-related data only, preserve other shared state
             let migrationDataURL = groupURL.appending(path: "migrated_data")
@@ -447,11 +453,13 @@ struct AccurateSizeMigration: ResourcesExportingWithOptions {
 
     private func sizeOfDirectory(_ url: URL, excludingPaths: [String] = []) -> Int {
         let fm = FileManager.default
-        guard let enumerator = fm.enumerator(
-            at: url,
-            includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey],
-            options: [.skipsHiddenFiles]
-        ) else { return 0 }
+        guard
+            let enumerator = fm.enumerator(
+                at: url,
+                includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey],
+                options: [.skipsHiddenFiles]
+            )
+        else { return 0 }
 
         var total = 0
         for case let fileURL as URL in enumerator {

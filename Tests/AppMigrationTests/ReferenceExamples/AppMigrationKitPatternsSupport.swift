@@ -35,7 +35,8 @@ extension AppMigrationExtension {
             let target = destination.appending(path: item.lastPathComponent)
             var isDirectory: ObjCBool = false
             if fm.fileExists(atPath: item.path(percentEncoded: false), isDirectory: &isDirectory), isDirectory.boolValue,
-               fm.fileExists(atPath: target.path(percentEncoded: false)) {
+                fm.fileExists(atPath: target.path(percentEncoded: false))
+            {
                 try copyContents(from: item, to: target)
             } else {
                 try fm.copyItem(at: item, to: target)

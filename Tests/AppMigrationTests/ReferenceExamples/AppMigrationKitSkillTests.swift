@@ -1,7 +1,7 @@
+import AppMigration
 // Ported from reference/appmigrationkit-skill.txt ("Testing"): verbatim except the import line
 // (AppMigrationKit -> AppMigration) and the `@Test` line, which registers the extension under test.
 import Testing
-import AppMigration
 
 @Test(.appMigrationExtension(MyMigrationExtension())) func testExportImportRoundTrip() async throws {
     let tester = try await AppMigrationTester(platform: .android)

@@ -1,9 +1,9 @@
+import AppMigration
+import Foundation
 // Ported from reference/appmigrationkit-patterns.txt ("Testing Export and Import Round-Trip"):
 // verbatim except the import line (AppMigrationKit -> AppMigration) and one added registration
 // line, the `@Suite` trait that tells AppMigrationTester which extension the tests exercise.
 import Testing
-import AppMigration
-import Foundation
 
 @Suite(.appMigrationExtension(AppDataMigration()))
 struct MigrationTests {

@@ -53,8 +53,9 @@ import Testing
             try SampleData.seed(seeded)
             let root = seeded.containerRootDirectory
             let bytes = try files(under: root).reduce(0) { total, path in
-                total + (try FileManager.default.attributesOfItem(atPath: root.appending(path: path).path(percentEncoded: false))[.size]
-                    as? Int ?? 0)
+                total
+                    + (try FileManager.default.attributesOfItem(atPath: root.appending(path: path).path(percentEncoded: false))[.size]
+                        as? Int ?? 0)
             }
             #expect(properties.sizeEstimate >= bytes)
             #expect(properties.sizeEstimate <= bytes + 3 * 4096, "3 folders under Documents")
@@ -262,8 +263,9 @@ import Testing
             await #expect(throws: (any Error).self) {
                 try await quickSystem.importResources(from: archive, into: destination, using: DefensiveMigration())
             }
-            #expect(files(under: destination.containerRootDirectory).allSatisfy { $0.hasPrefix(".amk/") },
-                    "only the host's folder is left: \(files(under: destination.containerRootDirectory))")
+            #expect(
+                files(under: destination.containerRootDirectory).allSatisfy { $0.hasPrefix(".amk/") },
+                "only the host's folder is left: \(files(under: destination.containerRootDirectory))")
             #expect(exists("other_state", in: group))
             let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
             guard case .failure = status else {
@@ -293,8 +295,9 @@ import Testing
             let (archive, _) = try await export(MyMigration(), in: scratch)
             let destination = try scratch.container("destination")
             let progress = Progress(totalUnitCount: 1000)
-            try await quickSystem.importResources(from: archive, into: destination, using: ProgressReportingImport(),
-                                                  progress: progress)
+            try await quickSystem.importResources(
+                from: archive, into: destination, using: ProgressReportingImport(),
+                progress: progress)
             #expect(progress.completedUnitCount == 1000)
             #expect(exists("core_data.json", in: destination.documentsDirectory))
         }
@@ -309,7 +312,8 @@ import Testing
                 #expect(MigrationStatus.importStatus == nil, "no migration happened")
                 try await AppMigrationTester.withExtension(
                     MyMigrationExtension(), exportContainer: container, importContainer: container,
-                    workDirectory: scratch.url("work")) {
+                    workDirectory: scratch.url("work")
+                ) {
                     let tester = try await AppMigrationTester(platform: .android)
                     try await tester.importController.registerImportCompletion(
                         with: .failure(MigrationError.importFailed("disk on fire")))

@@ -31,11 +31,14 @@ final class CuttingProxy: Sendable {
         defer { close(client) }
         guard let server = try? rawConnect(target) else { return }
         defer { close(server) }
-        var clientOpen = true, serverOpen = true
+        var clientOpen = true
+        var serverOpen = true
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while clientOpen || serverOpen {
-            var fds = [pollfd(fd: clientOpen ? client : -1, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: serverOpen ? server : -1, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: clientOpen ? client : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: serverOpen ? server : -1, events: Int16(POLLIN), revents: 0)
+            ]
             guard poll(&fds, 2, 1000) >= 0 else { return }
             if clientOpen && fds[0].revents != 0 {
                 let room = min(buffer.count, limit - forwarded)
@@ -49,7 +52,7 @@ final class CuttingProxy: Sendable {
                         state.forwarded += got
                         return state.forwarded
                     }
-                    if total >= limit { return } // the cut: both sockets are closed by the defers
+                    if total >= limit { return }  // the cut: both sockets are closed by the defers
                 }
             }
             if serverOpen && fds[1].revents != 0 {
@@ -133,5 +136,7 @@ func receiveExactly(_ fd: Int32, _ count: Int) -> [UInt8] {
 
 /// A hello as a peer of protocol `version` sends it.
 func helloBytes(version: UInt32) -> [UInt8] {
-    Array("AMKXFER1".utf8) + [UInt8(version & 0xff), UInt8(version >> 8 & 0xff), UInt8(version >> 16 & 0xff), UInt8(version >> 24), 0, 0, 0, 0]
+    Array("AMKXFER1".utf8) + [
+        UInt8(version & 0xff), UInt8(version >> 8 & 0xff), UInt8(version >> 16 & 0xff), UInt8(version >> 24), 0, 0, 0, 0
+    ]
 }

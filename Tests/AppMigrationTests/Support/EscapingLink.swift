@@ -16,8 +16,10 @@ struct EscapingLink: Sendable, CustomTestStringConvertible {
     var member: String
     var target: Target
 
-    static let all = [EscapingLink(member: "Documents", target: .absolute), EscapingLink(member: "Documents", target: .climbing),
-                      EscapingLink(member: "Library", target: .absolute), EscapingLink(member: "Library", target: .climbing)]
+    static let all = [
+        EscapingLink(member: "Documents", target: .absolute), EscapingLink(member: "Documents", target: .climbing),
+        EscapingLink(member: "Library", target: .absolute), EscapingLink(member: "Library", target: .climbing)
+    ]
 
     func linkTarget(to outside: OutsideFolder) -> String {
         switch target {
@@ -32,7 +34,7 @@ struct EscapingLink: Sendable, CustomTestStringConvertible {
         return try HostileArchive.indexed([
             HostileArchive.symlink(member, to: linkTarget(to: outside)),
             HostileArchive.directory(other),
-            HostileArchive.file("\(other)/ordinary.txt", "ordinary\n"),
+            HostileArchive.file("\(other)/ordinary.txt", "ordinary\n")
         ])
     }
 
@@ -50,18 +52,23 @@ struct EscapingLink: Sendable, CustomTestStringConvertible {
 /// What a refused import must leave: the outside folder as it was, the container as it was with no
 /// staging folder, and a failure recorded whose message names the member; `message` (the error
 /// the caller got) names it too.
-func expectRefused(_ link: EscapingLink, message: String?, destination: MigrationDataContainer, containerBefore: [String: Data],
-                   outside: OutsideFolder, outsideBefore: [String: Data], sourceLocation: SourceLocation = #_sourceLocation) throws {
-    #expect(message?.contains("'\(link.member)'") == true, "the error names the member: \(message ?? "no error")",
-            sourceLocation: sourceLocation)
+func expectRefused(
+    _ link: EscapingLink, message: String?, destination: MigrationDataContainer, containerBefore: [String: Data],
+    outside: OutsideFolder, outsideBefore: [String: Data], sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    #expect(
+        message?.contains("'\(link.member)'") == true, "the error names the member: \(message ?? "no error")",
+        sourceLocation: sourceLocation)
     #expect(try outside.contents() == outsideBefore, "the outside folder was touched", sourceLocation: sourceLocation)
-    #expect(try snapshot(destination.containerRootDirectory) == containerBefore, "the container changed",
-            sourceLocation: sourceLocation)
+    #expect(
+        try snapshot(destination.containerRootDirectory) == containerBefore, "the container changed",
+        sourceLocation: sourceLocation)
     #expect(try stagingFolders(in: destination).isEmpty, sourceLocation: sourceLocation)
     guard case .failure(let recorded)? = importStatus(of: destination) else {
         Issue.record("no failure recorded: \(String(describing: importStatus(of: destination)))", sourceLocation: sourceLocation)
         return
     }
-    #expect("\(recorded)".contains("'\(link.member)'"), "the recorded failure names the member: \(recorded)",
-            sourceLocation: sourceLocation)
+    #expect(
+        "\(recorded)".contains("'\(link.member)'"), "the recorded failure names the member: \(recorded)",
+        sourceLocation: sourceLocation)
 }

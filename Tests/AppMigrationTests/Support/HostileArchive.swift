@@ -55,9 +55,10 @@ enum HostileArchive {
     static func claimingHugeMembers(_ members: Int, claimedTarSize: UInt64 = (1 << 63) - (1 << 20)) throws -> [UInt8] {
         let tar = try tar([file("Documents/small.txt", "small\n")])
         let entries = (0..<members).map { i in
-            ArchiveEntry(path: "Documents/huge-\(i).bin", kind: .regular, size: claimedTarSize - 4096 - UInt64(i) * 512,
-                         mode: 0o644, uid: 0, gid: 0, mtime: mtime, linkTarget: nil, headerOffset: UInt64(i) * 512,
-                         dataOffset: UInt64(i) * 512 + 512, checksum: 0, hasPaxHeader: false)
+            ArchiveEntry(
+                path: "Documents/huge-\(i).bin", kind: .regular, size: claimedTarSize - 4096 - UInt64(i) * 512,
+                mode: 0o644, uid: 0, gid: 0, mtime: mtime, linkTarget: nil, headerOffset: UInt64(i) * 512,
+                dataOffset: UInt64(i) * 512 + 512, checksum: 0, hasPaxHeader: false)
         }
         return try assemble(tar: tar, entries: entries, tarSize: claimedTarSize)
     }
@@ -90,7 +91,8 @@ enum HostileArchive {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/xz")
         process.arguments = ["-c", "-0", "--check=crc64"]
-        let input = Pipe(), output = Pipe()
+        let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
         try process.run()

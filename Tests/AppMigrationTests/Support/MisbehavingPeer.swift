@@ -62,7 +62,8 @@ func threadsInPoll(descriptors: Int, timeoutAtLeast milliseconds: Int) -> [Strin
         let line = (try? String(contentsOfFile: "/proc/self/task/\(id)/syscall", encoding: .utf8)) ?? ""
         let fields = line.split(separator: " ")
         guard fields.count >= 4, fields[0] == pollNumber,
-              let count = Int(fields[2].dropFirst(2), radix: 16), let timeout = Int(fields[3].dropFirst(2), radix: 16) else {
+            let count = Int(fields[2].dropFirst(2), radix: 16), let timeout = Int(fields[3].dropFirst(2), radix: 16)
+        else {
             return false
         }
         return count == descriptors && timeout >= milliseconds
@@ -72,7 +73,8 @@ func threadsInPoll(descriptors: Int, timeoutAtLeast milliseconds: Int) -> [Strin
 /// How many times the thread `id` of this process has gone to sleep and been woken again.
 func voluntaryContextSwitches(ofThread id: String) -> Int? {
     guard let status = try? String(contentsOfFile: "/proc/self/task/\(id)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }) else {
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") })
+    else {
         return nil
     }
     return Int(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "")

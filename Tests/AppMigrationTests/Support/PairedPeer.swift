@@ -1,7 +1,8 @@
-@testable import AppMigration
 import Crypto
 import Foundation
 import Synchronization
+
+@testable import AppMigration
 
 /// The transfer protocol spoken by hand, on blocking sockets, for peers that pair properly and
 /// then misbehave (stall, vanish, never answer), and for the man in the middle.
@@ -18,10 +19,12 @@ enum PairedPeer {
         guard sendAll(fd, ours) else { return nil }
         let theirs = receiveExactly(fd, 48)
         guard theirs.count == 48,
-              let channel = try? SecureChannel(role: .sender, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
-                                               senderHello: ours, receiverHello: theirs),
-              sendAll(fd, channel.ownConfirmation),
-              channel.isPeerConfirmation(receiveExactly(fd, 32)) else { return nil }
+            let channel = try? SecureChannel(
+                role: .sender, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                senderHello: ours, receiverHello: theirs),
+            sendAll(fd, channel.ownConfirmation),
+            channel.isPeerConfirmation(receiveExactly(fd, 32))
+        else { return nil }
         return channel
     }
 
@@ -30,10 +33,12 @@ enum PairedPeer {
         let theirs = receiveExactly(fd, 48)
         let (ours, key) = hello()
         guard theirs.count == 48, sendAll(fd, ours),
-              let channel = try? SecureChannel(role: .receiver, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
-                                               senderHello: theirs, receiverHello: ours),
-              channel.isPeerConfirmation(receiveExactly(fd, 32)),
-              sendAll(fd, channel.ownConfirmation) else { return nil }
+            let channel = try? SecureChannel(
+                role: .receiver, privateKey: key, peerPublicKey: Array(theirs[16...]), code: code,
+                senderHello: theirs, receiverHello: ours),
+            channel.isPeerConfirmation(receiveExactly(fd, 32)),
+            sendAll(fd, channel.ownConfirmation)
+        else { return nil }
         return channel
     }
 
@@ -107,11 +112,14 @@ final class TamperingProxy: Sendable {
             shutdown(server, Int32(SHUT_WR))
         }
         var editor = StreamEditor(tampering: tampering)
-        var clientOpen = true, serverOpen = true
+        var clientOpen = true
+        var serverOpen = true
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         while clientOpen || serverOpen {
-            var fds = [pollfd(fd: clientOpen ? client : -1, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: serverOpen ? server : -1, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: clientOpen ? client : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: serverOpen ? server : -1, events: Int16(POLLIN), revents: 0)
+            ]
             guard poll(&fds, 2, 1000) >= 0 else { return }
             if clientOpen && fds[0].revents != 0 {
                 let got = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress!, $0.count, 0) }

@@ -1,6 +1,7 @@
-@testable import AppMigration
 import Foundation
 import Synchronization
+
+@testable import AppMigration
 
 /// A ``DurabilityProbe`` that lets the first `allowed` changes reach the disk and refuses every
 /// change after them, as a power cut would: even a `catch` block's cleanup cannot write.

@@ -19,8 +19,11 @@ struct Scratch: Sendable {
         let container = MigrationDataContainer(
             bundleIdentifier: bundleIdentifier,
             containerRootDirectory: root.appending(path: name, directoryHint: .notDirectory),
-            appGroupDirectories: ["group.com.example.myapp": root.appending(path: "\(name)-group.com.example.myapp",
-                                                                             directoryHint: .notDirectory)])
+            appGroupDirectories: [
+                "group.com.example.myapp": root.appending(
+                    path: "\(name)-group.com.example.myapp",
+                    directoryHint: .notDirectory)
+            ])
         try container.createStandardDirectories()
         return container
     }
@@ -44,20 +47,24 @@ struct Scratch: Sendable {
 
 /// Short timeouts, so that misbehaviour is caught in a fraction of a second.
 let fastSystem: MigrationSystem = {
-    let policy = WatchdogPolicy(defaultStallTimeout: .milliseconds(300), gracePeriod: .milliseconds(300),
-                                checkInterval: .milliseconds(10))
-    return MigrationSystem(watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
-                           chunkSize: 1 << 20, workers: 2)
+    let policy = WatchdogPolicy(
+        defaultStallTimeout: .milliseconds(300), gracePeriod: .milliseconds(300),
+        checkInterval: .milliseconds(10))
+    return MigrationSystem(
+        watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
+        chunkSize: 1 << 20, workers: 2)
 }()
 
 /// 300 ms stall timeout, but a grace period long enough for a cancelled export to unwind (the
 /// engine waits up to 600 ms for its threads), so that a stall that stops is told from one that
 /// does not.
 let stallSystem: MigrationSystem = {
-    let policy = WatchdogPolicy(defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(2),
-                                checkInterval: .milliseconds(10))
-    return MigrationSystem(watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
-                           chunkSize: 1 << 20, workers: 2)
+    let policy = WatchdogPolicy(
+        defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(2),
+        checkInterval: .milliseconds(10))
+    return MigrationSystem(
+        watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0,
+        chunkSize: 1 << 20, workers: 2)
 }()
 
 /// A quick host for tests that do not test the watchdog: preset 0, generous timeouts.
@@ -118,8 +125,10 @@ struct AppMigrationExtensionTrait: SuiteTrait, TestTrait, TestScoping {
         testCase == nil ? nil : self
     }
 
-    func provideScope(for test: Test, testCase: Test.Case?,
-                      performing function: @Sendable () async throws -> Void) async throws {
+    func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let exportContainer = try scratch.container("export")

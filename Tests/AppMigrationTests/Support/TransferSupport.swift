@@ -77,8 +77,9 @@ func seedTransferContainer(_ container: MigrationDataContainer, bigBytes: Int = 
     try write("hello, transfer\n", to: "notes/a.txt", in: docs)
     try write(try noise(bigBytes), to: "media/big.bin", in: docs)
     try write(#"{"theme":"dark"}"#, to: "settings.json", in: container.applicationSupportDirectory)
-    try FileManager.default.createSymbolicLink(atPath: docs.appending(path: "notes/link").path(percentEncoded: false),
-                                               withDestinationPath: "a.txt")
+    try FileManager.default.createSymbolicLink(
+        atPath: docs.appending(path: "notes/link").path(percentEncoded: false),
+        withDestinationPath: "a.txt")
 }
 
 /// The import status recorded in `container`.
