@@ -854,10 +854,10 @@ func capture<T: Sendable>(_ body: () async throws -> T) async -> Result<T, any E
 /// Holds the proxy a route made, for the test to read afterwards.
 final class ProxyBox: @unchecked Sendable {
     // Written once, before the transfer starts, read after it ends.
-    var proxy: CuttingProxy?
+    var proxy: TamperingProxy?
 
     func make(_ target: TransferEndpoint, limit: Int) throws -> TransferEndpoint {
-        let proxy = try CuttingProxy(to: target, cutAfter: limit)
+        let proxy = try TamperingProxy(to: target, limit == .max ? .none : .cutAfter(limit))
         self.proxy = proxy
         return proxy.endpoint
     }
