@@ -1,8 +1,9 @@
 import AppMigration
 import Foundation
 // Ported from reference/appmigrationkit-patterns.txt ("Testing Export and Import Round-Trip"):
-// verbatim except the import line (AppMigrationKit -> AppMigration) and one added registration
-// line, the `@Suite` trait that tells AppMigrationTester which extension the tests exercise.
+// verbatim except the import line (AppMigrationKit -> AppMigration), one added registration
+// line, the `@Suite` trait that tells AppMigrationTester which extension the tests exercise, and
+// the lines marked "added", which check what the reference's comments only describe.
 import Testing
 
 @Suite(.appMigrationExtension(AppDataMigration()))
@@ -103,5 +104,11 @@ struct MigrationTests {
         )
 
         // In production, the app would see MigrationStatus.importStatus == .failure
+        // added: the check the comment describes (issue #15), on the container current in the test
+        guard case .failure(let recorded)? = MigrationStatus.importStatus else {
+            Issue.record("the status is \(String(describing: MigrationStatus.importStatus)), not .failure")
+            return
+        }
+        #expect("\(recorded)".contains("Test failure"), "\(recorded)")
     }
 }
