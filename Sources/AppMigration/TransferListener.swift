@@ -1,3 +1,5 @@
+import IndexedArchive
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -75,7 +77,7 @@ public final class TransferListener: Sendable {
         let fd = fd
         let connection = try await TransferSocket.onThread("amk-accept") { wake -> Int32? in
             while try TransferSocket.wait(fd, for: Int16(POLLIN), until: deadline, wake: wake) {
-                let connection = Glibc.accept(fd, nil, nil)
+                let connection = Platform.accept(fd)
                 if connection >= 0 { return connection }
                 // Aborted between the poll and the accept, or taken by someone else: wait again.
                 if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED { continue }

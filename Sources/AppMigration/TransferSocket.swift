@@ -1,4 +1,5 @@
 import Foundation
+import IndexedArchive
 
 #if canImport(Glibc)
     import Glibc
@@ -119,7 +120,7 @@ enum TransferSocket {
                 _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
                 var storage = address.storage
                 let result = withUnsafePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Platform.connect(fd, $0, address.length) }
                 }
                 var error: Int32 = result == 0 ? 0 : errno
                 if error == EINPROGRESS {

@@ -157,7 +157,7 @@ public enum ArchiveStreamReader {
     static func readSome(_ fd: Int32, max: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max)
         let count = buffer.withUnsafeMutableBytes { raw in
-            SystemCall.retrying { Glibc.read(fd, raw.baseAddress!, max) }
+            SystemCall.retrying { Platform.read(fd, raw.baseAddress!, max) }
         }
         if count < 0 { throw SystemCall.error("read", path: "file descriptor \(fd)") }
         buffer.removeLast(max - count)

@@ -79,7 +79,7 @@ actor ArchiveWriter {
         #if os(Linux)
             // O_TMPFILE is a composite macro Swift does not import; __O_TMPFILE is 020000000 on Linux.
             let tmpfile: Int32 = 0o20000000 | O_DIRECTORY
-            let fd = SystemCall.retrying { Glibc.open(directory, tmpfile | O_WRONLY | O_CLOEXEC, 0o644) }
+            let fd = SystemCall.retrying { Platform.open(directory, tmpfile | O_WRONLY | O_CLOEXEC, 0o644) }
             if fd >= 0 { return (fd, nil) }
             if errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL {
                 throw SystemCall.error("create temporary file in '\(directory)'", path: path)
@@ -87,7 +87,7 @@ actor ArchiveWriter {
         #endif
         for _ in 0..<16 {
             let candidate = "\(directory)/.\(name).amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-            let fd = SystemCall.retrying { Glibc.open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
+            let fd = SystemCall.retrying { Platform.open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
             if fd >= 0 { return (fd, candidate) }
             if errno != EEXIST { throw SystemCall.error("create temporary file", path: candidate) }
         }

@@ -241,7 +241,7 @@ final class DirectoryWalker: Sendable {
             mode: UInt32(info.st_mode) & 0o7777,
             uid: UInt64(info.st_uid),
             gid: UInt64(info.st_gid),
-            mtime: TarTimestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec)),
+            mtime: Platform.modificationTime(info),
             linkTarget: linkTarget,
             device: UInt64(info.st_dev),
             inode: UInt64(info.st_ino),

@@ -299,7 +299,7 @@ final class Extractor {
     private func createTemporary(in parent: Int32, member: String) throws(ArchiveError) -> (Int32, String) {
         for _ in 0..<16 {
             let name = ".amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-            let fd = RawName.withCString(name) { Glibc.openat(parent, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
+            let fd = RawName.withCString(name) { Platform.openat(parent, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
             if fd >= 0 { return (fd, name) }
             guard errno == EEXIST else { throw failure("create", member: member) }
         }
@@ -394,7 +394,7 @@ final class Extractor {
             guard let parts = try? components(of: header.path),
                 let parent = try? parent(of: parts, member: header.path, create: false)
             else { continue }
-            let fd = RawName.withCString(parts.last!) { Glibc.openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            let fd = RawName.withCString(parts.last!) { Platform.openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             guard fd >= 0 else { continue }
             defer { SystemCall.close(fd) }
             if options.restoreOwnership && isRoot {
@@ -504,12 +504,12 @@ struct DirectoryPath {
     }
 
     private func open(_ part: String, in dir: Int32, create: Bool) throws(Failure) -> Int32 {
-        var next = RawName.withCString(part) { Glibc.openat(dir, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+        var next = RawName.withCString(part) { Platform.openat(dir, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         if next < 0 && errno == ENOENT && create {
             if RawName.withCString(part, { mkdirat(dir, $0, 0o755) }) != 0 && errno != EEXIST {
                 throw .system(operation: "mkdir", name: part, errno: errno)
             }
-            next = RawName.withCString(part) { Glibc.openat(dir, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            next = RawName.withCString(part) { Platform.openat(dir, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         }
         guard next >= 0 else {
             let code = errno

@@ -22,7 +22,7 @@ struct FileStatus: Sendable {
         mode = UInt32(info.st_mode) & 0o7777
         uid = UInt64(info.st_uid)
         gid = UInt64(info.st_gid)
-        mtime = TarTimestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec))
+        mtime = Platform.modificationTime(info)
     }
 }
 

@@ -63,7 +63,7 @@ package struct FileSystem: Sendable {
         var names: [String] = []
         while true {
             errno = 0
-            guard let entry = Glibc.readdir(dir) else {
+            guard let entry = Platform.readdir(dir) else {
                 if errno != 0 { throw SystemCall.error("readdir", path: path) }
                 break
             }

@@ -23,19 +23,19 @@ enum SystemCall {
     }
 
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(ArchiveError) -> Int32 {
-        let fd = RawName.withCString(path) { path in retrying { Glibc.open(path, flags | O_CLOEXEC, mode) } }
+        let fd = RawName.withCString(path) { path in retrying { Platform.open(path, flags | O_CLOEXEC, mode) } }
         guard fd >= 0 else { throw error("open", path: path) }
         return fd
     }
 
     static func openat(_ dirfd: Int32, _ name: String, _ flags: Int32, mode: mode_t = 0, path: String) throws(ArchiveError) -> Int32 {
-        let fd = RawName.withCString(name) { name in retrying { Glibc.openat(dirfd, name, flags | O_CLOEXEC, mode) } }
+        let fd = RawName.withCString(name) { name in retrying { Platform.openat(dirfd, name, flags | O_CLOEXEC, mode) } }
         guard fd >= 0 else { throw error("open", path: path) }
         return fd
     }
 
     static func close(_ fd: Int32) {
-        _ = Glibc.close(fd)
+        _ = Platform.close(fd)
     }
 
     /// Reads up to `count` bytes at `offset`; fewer only at end of file.
@@ -43,7 +43,7 @@ enum SystemCall {
     {
         var done = 0
         while done < buffer.count {
-            let n = retrying { Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
+            let n = retrying { Platform.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
             if n < 0 { throw error("read", path: path) }
             if n == 0 { break }
             done += n
@@ -55,7 +55,7 @@ enum SystemCall {
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String?) throws(ArchiveError) -> Int {
         var done = 0
         while done < buffer.count {
-            let n = retrying { Glibc.read(fd, buffer.baseAddress! + done, buffer.count - done) }
+            let n = retrying { Platform.read(fd, buffer.baseAddress! + done, buffer.count - done) }
             if n < 0 { throw error("read", path: path) }
             if n == 0 { break }
             done += n
@@ -66,7 +66,7 @@ enum SystemCall {
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String?) throws(ArchiveError) {
         var done = 0
         while done < bytes.count {
-            let n = retrying { Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done) }
+            let n = retrying { Platform.write(fd, bytes.baseAddress! + done, bytes.count - done) }
             if n < 0 { throw error("write", path: path) }
             done += n
         }
@@ -74,13 +74,13 @@ enum SystemCall {
 
     static func fstat(_ fd: Int32, path: String?) throws(ArchiveError) -> stat {
         var info = stat()
-        guard Glibc.fstat(fd, &info) == 0 else { throw error("stat", path: path) }
+        guard Platform.fstat(fd, &info) == 0 else { throw error("stat", path: path) }
         return info
     }
 
     static func lstat(_ path: String) throws(ArchiveError) -> stat {
         var info = stat()
-        guard RawName.withCString(path, { Glibc.lstat($0, &info) }) == 0 else { throw error("stat", path: path) }
+        guard RawName.withCString(path, { Platform.lstat($0, &info) }) == 0 else { throw error("stat", path: path) }
         return info
     }
 
@@ -89,7 +89,7 @@ enum SystemCall {
         while true {
             var buffer = [UInt8](repeating: 0, count: size)
             let n = buffer.withUnsafeMutableBufferPointer { buffer in
-                RawName.withCString(path) { Glibc.readlink($0, buffer.baseAddress!, size) }
+                RawName.withCString(path) { Platform.readlink($0, buffer.baseAddress!, size) }
             }
             if n < 0 { throw error("readlink", path: path) }
             if n < size { return Array(buffer[..<n]) }
@@ -99,16 +99,16 @@ enum SystemCall {
     }
 
     static func fsync(_ fd: Int32, path: String?) throws(ArchiveError) {
-        guard retrying({ Glibc.fsync(fd) }) == 0 else { throw error("fsync", path: path) }
+        guard retrying({ Platform.fsync(fd) }) == 0 else { throw error("fsync", path: path) }
     }
 
     static func rename(_ from: String, _ to: String) throws(ArchiveError) {
-        guard RawName.withCString(from, { from in RawName.withCString(to) { Glibc.rename(from, $0) } }) == 0 else {
+        guard RawName.withCString(from, { from in RawName.withCString(to) { Platform.rename(from, $0) } }) == 0 else {
             throw error("rename to '\(to)'", path: from)
         }
     }
 
     static func unlink(_ path: String) {
-        _ = RawName.withCString(path) { Glibc.unlink($0) }
+        _ = RawName.withCString(path) { Platform.unlink($0) }
     }
 }

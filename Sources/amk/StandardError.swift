@@ -1,3 +1,5 @@
+import IndexedArchive
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -26,7 +28,7 @@ enum StandardError {
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { raw in
                 #if canImport(Glibc)
-                    Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    Platform.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 #else
                     Darwin.write(fd, raw.baseAddress! + offset, raw.count - offset)
                 #endif

@@ -1,0 +1,146 @@
+package import Tar
+
+#if canImport(Glibc)
+    package import Glibc
+#elseif canImport(Darwin)
+    package import Darwin
+#endif
+
+/// The C library calls the package makes by name, in one place, for Glibc and Darwin alike.
+///
+/// Call sites inside types that have methods of the same name (`SystemCall.open` calling the C
+/// `open`) need the C function spelt out; spelling it `Glibc.open` tied them to Linux. They call
+/// these instead, and the fields that differ between the two C libraries (`st_mtim` against
+/// `st_mtimespec`) are read here. Only Linux is built and tested (see the README); the Darwin
+/// branches follow Darwin's headers.
+package enum Platform {
+    package static func open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.open(path, flags, mode)
+        #else
+            Darwin.open(path, flags, mode)
+        #endif
+    }
+
+    package static func openat(_ directory: Int32, _ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.openat(directory, path, flags, mode)
+        #else
+            Darwin.openat(directory, path, flags, mode)
+        #endif
+    }
+
+    package static func close(_ fd: Int32) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.close(fd)
+        #else
+            Darwin.close(fd)
+        #endif
+    }
+
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+            Glibc.read(fd, buffer, count)
+        #else
+            Darwin.read(fd, buffer, count)
+        #endif
+    }
+
+    package static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: off_t) -> Int {
+        #if canImport(Glibc)
+            Glibc.pread(fd, buffer, count, offset)
+        #else
+            Darwin.pread(fd, buffer, count, offset)
+        #endif
+    }
+
+    package static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Glibc)
+            Glibc.write(fd, buffer, count)
+        #else
+            Darwin.write(fd, buffer, count)
+        #endif
+    }
+
+    package static func fstat(_ fd: Int32, _ info: inout stat) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.fstat(fd, &info)
+        #else
+            Darwin.fstat(fd, &info)
+        #endif
+    }
+
+    package static func lstat(_ path: UnsafePointer<CChar>, _ info: inout stat) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.lstat(path, &info)
+        #else
+            Darwin.lstat(path, &info)
+        #endif
+    }
+
+    package static func readlink(_ path: UnsafePointer<CChar>, _ buffer: UnsafeMutableRawPointer, _ size: Int) -> Int {
+        let characters = buffer.assumingMemoryBound(to: CChar.self)
+        #if canImport(Glibc)
+            return Glibc.readlink(path, characters, size)
+        #else
+            return Darwin.readlink(path, characters, size)
+        #endif
+    }
+
+    package static func fsync(_ fd: Int32) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.fsync(fd)
+        #else
+            Darwin.fsync(fd)
+        #endif
+    }
+
+    package static func rename(_ from: UnsafePointer<CChar>, _ to: UnsafePointer<CChar>) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.rename(from, to)
+        #else
+            Darwin.rename(from, to)
+        #endif
+    }
+
+    package static func unlink(_ path: UnsafePointer<CChar>) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.unlink(path)
+        #else
+            Darwin.unlink(path)
+        #endif
+    }
+
+    package static func readdir(_ directory: OpaquePointer) -> UnsafeMutablePointer<dirent>? {
+        #if canImport(Glibc)
+            Glibc.readdir(directory)
+        #else
+            Darwin.readdir(UnsafeMutablePointer(directory))
+        #endif
+    }
+
+    package static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.connect(fd, address, length)
+        #else
+            Darwin.connect(fd, address, length)
+        #endif
+    }
+
+    package static func accept(_ fd: Int32) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.accept(fd, nil, nil)
+        #else
+            Darwin.accept(fd, nil, nil)
+        #endif
+    }
+
+    /// A file's modification time from its `stat`, nanoseconds included.
+    package static func modificationTime(_ info: stat) -> TarTimestamp {
+        #if canImport(Glibc)
+            TarTimestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec))
+        #else
+            TarTimestamp(seconds: Int64(info.st_mtimespec.tv_sec), nanoseconds: UInt32(info.st_mtimespec.tv_nsec))
+        #endif
+    }
+}
