@@ -343,41 +343,100 @@ extension MigrationSystem {
 
     /// Accepts connections until one completes the handshake with the code: the connection and
     /// its channel. Everything else is closed and reported to `onRefused`.
+    ///
+    /// Handshakes run side by side (at most ``TransferLimits/concurrentHandshakes``), so a peer
+    /// that connects and says nothing cannot hold the real sender back until its handshake
+    /// deadline: the listener keeps accepting while it waits.
     private func pairedSender(
         on listener: TransferListener, code: PairingCode, acceptTimeout: Duration?,
         limits: TransferLimits, onRefused: (@Sendable (TransferError) -> Void)?
     ) async throws -> (Int32, SecureChannel) {
         let deadline = acceptTimeout.map { ContinuousClock.now + $0 }
-        var wrongCodes = 0
-        while true {
-            let left = deadline.map { ContinuousClock.now.duration(to: $0) }
-            if let left, left <= .zero {
-                throw TransferError(
-                    .timedOut,
-                    "no sender with the pairing code connected to \(listener.endpoint) within "
-                        + "\(TransferSocket.seconds(acceptTimeout ?? .zero))")
-            }
-            let fd = try await listener.accept(timeout: left)
-            do {
-                let channel = try await TransferHandshake.receiver(
-                    fd, code: code, until: ContinuousClock.now + limits.handshake,
-                    timeout: limits.handshake)
-                return (fd, channel)
-            } catch let refusal as TransferError {
-                close(fd)
-                onRefused?(refusal)
-                guard refusal.code == .pairingFailed else { continue }
-                wrongCodes += 1
-                if wrongCodes >= limits.maxFailedPairings {
-                    throw TransferError(
-                        .pairingFailed,
-                        "\(wrongCodes) senders gave a wrong pairing code; stopped listening "
-                            + "on \(listener.endpoint) (start again for a new code)")
+        let endpoint = listener.endpoint
+        let timedOut = TransferError(
+            .timedOut,
+            "no sender with the pairing code connected to \(endpoint) within \(TransferSocket.seconds(acceptTimeout ?? .zero))")
+        return try await withThrowingTaskGroup(of: PairingEvent.self) { group in
+            func accept() {
+                group.addTask {
+                    let left = deadline.map { ContinuousClock.now.duration(to: $0) }
+                    if let left, left <= .zero { return .accepted(.failure(timedOut)) }
+                    do {
+                        return .accepted(.success(try await listener.accept(timeout: left)))
+                    } catch let error as TransferError where error.code == .timedOut {
+                        return .accepted(.failure(timedOut))
+                        // cancellation: a cancelled accept is reported as such, and the loop below rethrows it
+                    } catch {
+                        return .accepted(.failure(error))
+                    }
                 }
-            } catch {
-                close(fd)
-                throw error
             }
+            accept()
+            var accepting = true
+            var handshakes = 0
+            var wrongCodes = 0
+            var failure: (any Error)?
+            var paired: (Int32, SecureChannel)?
+            while let event = try await group.next() {
+                switch event {
+                case .accepted(.success(let fd)):
+                    accepting = false
+                    guard paired == nil, failure == nil else {
+                        close(fd)
+                        continue
+                    }
+                    handshakes += 1
+                    group.addTask {
+                        do {
+                            let channel = try await TransferHandshake.receiver(
+                                fd, code: code, until: ContinuousClock.now + limits.handshake, timeout: limits.handshake)
+                            return .handshake(fd, .success(channel))
+                            // cancellation: the handshake's outcome goes to the loop, which closes the connection
+                        } catch {
+                            return .handshake(fd, .failure(error))
+                        }
+                    }
+                    if handshakes < limits.concurrentHandshakes {
+                        accepting = true
+                        accept()
+                    }
+                case .accepted(.failure(let error)):
+                    accepting = false
+                    if paired == nil, failure == nil { failure = error }
+                    group.cancelAll()
+                case .handshake(let fd, .success(let channel)) where paired == nil && failure == nil:
+                    handshakes -= 1
+                    paired = (fd, channel)
+                    group.cancelAll()
+                case .handshake(let fd, let outcome):
+                    handshakes -= 1
+                    close(fd)
+                    guard paired == nil, failure == nil else { continue }
+                    guard case .failure(let error) = outcome, let refusal = error as? TransferError else {
+                        if case .failure(let error) = outcome { failure = error }
+                        group.cancelAll()
+                        continue
+                    }
+                    onRefused?(refusal)
+                    if refusal.code == .pairingFailed {
+                        wrongCodes += 1
+                        if wrongCodes >= limits.maxFailedPairings {
+                            failure = TransferError(
+                                .pairingFailed,
+                                "\(wrongCodes) senders gave a wrong pairing code; stopped listening "
+                                    + "on \(endpoint) (start again for a new code)")
+                            group.cancelAll()
+                            continue
+                        }
+                    }
+                    if !accepting {
+                        accepting = true
+                        accept()
+                    }
+                }
+            }
+            if let paired { return paired }
+            throw failure ?? CancellationError()
         }
     }
 
@@ -495,4 +554,12 @@ private enum SenderEvent: Sendable {
     case exported(Result<DeviceToDeviceExportProperties, any Error>)
     /// The receiver sent something or closed (true), or the watch was cancelled or failed.
     case receiverStirred(Bool)
+}
+
+/// What one task of the receiver's pairing saw.
+private enum PairingEvent: Sendable {
+    /// A connection was accepted, or the wait for one ended.
+    case accepted(Result<Int32, any Error>)
+    /// A connection's handshake ended.
+    case handshake(Int32, Result<SecureChannel, any Error>)
 }

@@ -40,4 +40,8 @@ struct TransferLimits: Sendable {
     /// Senders with a wrong pairing code a receiver tolerates before it gives up: 5 guesses at an
     /// 80-bit code.
     var maxFailedPairings = 5
+
+    /// Handshakes a receiver runs side by side: enough that silent connections cannot crowd the
+    /// real sender out, few enough that a flood of them cannot exhaust descriptors.
+    var concurrentHandshakes = 8
 }

@@ -233,6 +233,30 @@ import Testing
         }
     }
 
+    /// Connections that say nothing do not hold the real sender back: handshakes run side by
+    /// side, so it pairs at once although each silent peer could hold its handshake for 20 s.
+    @Test func silentConnectionsDoNotDelayTheRealSender() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 20_000)
+            let listener = try TransferListener(Self.loopback)
+            let code = PairingCode.random()
+            var limits = TransferLimits(idle: .seconds(20))
+            limits.handshake = .seconds(20)
+            async let received = Self.receive(into: destination, on: listener, code: code, limits: limits)
+            let silent = try (0..<3).map { _ in try rawConnect(listener.endpoint) }
+            defer { for fd in silent { close(fd) } }
+            let start = ContinuousClock.now
+            let sent = await capture { try await Self.send(source)(listener.endpoint, code) }
+            let outcome = await received
+            _ = try outcome.result.get()
+            _ = try sent.get()
+            #expect(ContinuousClock.now - start < .seconds(10), "the real sender waited \(ContinuousClock.now - start)")
+            #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
+        }
+    }
+
     /// A receiver of another version is refused by the sender, naming both versions.
     @Test func aReceiverOfAnotherVersionIsRefusedBySender() async throws {
         try await Scratch.with { scratch in

@@ -114,7 +114,7 @@ extension AMKTests {
                     "--accept-timeout", "1"
                 ], scratch: tree.root)
             #expect(result.status == 1)
-            #expect(result.stderr.contains("no sender connected"), "\(result.stderr)")
+            #expect(result.stderr.contains("no sender with the pairing code connected"), "\(result.stderr)")
         }
 
         /// --accept-timeout takes fractions of a second, like every transfer timeout.
@@ -127,7 +127,9 @@ extension AMKTests {
                     "--accept-timeout", "0.5"
                 ], scratch: tree.root)
             #expect(result.status == 1, "\(result.stderr)")
-            #expect(result.stderr.contains(/no sender connected to 127\.0\.0\.1:\d+ within 0\.5 s/), "\(result.stderr)")
+            #expect(
+                result.stderr.contains(/no sender with the pairing code connected to 127\.0\.0\.1:\d+ within 0\.5 s/),
+                "\(result.stderr)")
             #expect(Date().timeIntervalSince(start) < 15)
             for (flag, value) in [("--accept-timeout", "0"), ("--idle-timeout", "-2"), ("--idle-timeout", "nan")] {
                 let invalid = try AMKProcess.run(
