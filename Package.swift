@@ -23,6 +23,8 @@ let package = Package(
         // The Swift Testing trait that registers an extension for AppMigrationTester in one line.
         .library(name: "AppMigrationTesting", targets: ["AppMigrationTesting"]),
         .executable(name: "amk", targets: ["amk"]),
+        // amk's built-in extensions, run as extension processes; installed beside amk.
+        .executable(name: "amk-sample-extensions", targets: ["amk-sample-extensions"]),
     ],
     dependencies: [
         // `from:` rather than `exact:`, so that a package using ours resolves beside its own
@@ -50,7 +52,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "AppMigration", dependencies: ["IndexedArchive", .product(name: "Crypto", package: "swift-crypto"),
+        .target(name: "AppMigration", dependencies: ["IndexedArchive", "CPlatform", .product(name: "Crypto", package: "swift-crypto"),
                                                      .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         .target(name: "AppMigrationKit", dependencies: ["AppMigration"], swiftSettings: strict),
@@ -58,12 +60,14 @@ let package = Package(
         .executableTarget(
             name: "amk",
             dependencies: [
-                "IndexedArchive", "AppMigration", "Tar",
+                // The built-in extensions' executable, built with amk (`swift run amk` builds it too).
+                "IndexedArchive", "AppMigration", "Tar", "amk-sample-extensions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
+        .executableTarget(name: "amk-sample-extensions", dependencies: ["AppMigration"], swiftSettings: strict),
         // Helpers that build hostile archives by hand, for the test targets that need them.
         .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/ArchiveTestSupport",
@@ -72,13 +76,16 @@ let package = Package(
         .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport",
                                                           .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
-        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport",
+        // An extension executable that misbehaves on request, for the host's process tests.
+        .executableTarget(name: "amk-test-extension", dependencies: ["AppMigration"], path: "Tests/TestExtension",
+                          swiftSettings: strict),
+        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "amk-test-extension", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport",
                                                          .product(name: "Crypto", package: "swift-crypto"),
                                                          .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Written from Apple's AppMigrationKit reference alone, as for iOS, plus the registration.
         .testTarget(name: "AppMigrationKitConformanceTests", dependencies: ["AppMigrationKit", "AppMigrationTesting"],
                     swiftSettings: strict),
-        .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration"], swiftSettings: strict),
+        .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration", "amk-test-extension"], swiftSettings: strict),
         // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
         .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport", "AppMigration",
                                                  .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),

@@ -35,6 +35,17 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
         /// folder to import into holds data but not the marker ``MigrationDataContainer/createStandardDirectories()``
         /// writes. The host refuses before the extension runs, since a failed import clears the container.
         case notAContainer
+        /// An extension running in a process of its own threw: the message is its error's
+        /// description (the error itself stayed in that process).
+        case extensionFailed
+        /// An extension's process failed as a process: it could not be started, exited or died
+        /// (by a signal: the message names it) before it reported a result, broke or did not
+        /// speak the extension protocol (the message gives the byte offset), sent a message
+        /// larger than allowed, or left processes of its group running.
+        case extensionProcessFailed
+        /// An item an extension appended could not be read or added to the archive (an
+        /// unreadable file, a duplicate path): the engine's error is in the message.
+        case itemUnreadable
     }
 
     /// What went wrong, for programs to switch on.
@@ -67,4 +78,29 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
     }
 
     public var errorDescription: String? { description }
+
+    /// The names of the codes that travel in the extension protocol's `appended` answer; the
+    /// others (and any code a newer host may send) read as ``Code/itemUnreadable``.
+    static func code(named name: String?) -> Code {
+        switch name {
+        case "outsideContainer": .outsideContainer
+        case "invalidPathInArchive": .invalidPathInArchive
+        case "itemNotFound": .itemNotFound
+        case "stalled": .stalled
+        case "terminated": .terminated
+        default: .itemUnreadable
+        }
+    }
+
+    /// This error's code as ``code(named:)`` reads it.
+    var codeName: String {
+        switch code {
+        case .outsideContainer: "outsideContainer"
+        case .invalidPathInArchive: "invalidPathInArchive"
+        case .itemNotFound: "itemNotFound"
+        case .stalled: "stalled"
+        case .terminated: "terminated"
+        default: "itemUnreadable"
+        }
+    }
 }

@@ -51,7 +51,7 @@ extension MigrationSystem {
         fromDescriptor descriptor: Int32, into container: MigrationDataContainer, using migrationExtension: Extension,
         named name: String? = nil, progress: Progress? = nil
     ) async throws -> ResourcesImportRequest {
-        let name = name ?? String(describing: Extension.self)
+        let name = name ?? Self.defaultName(of: migrationExtension)
         let progress = progress ?? Progress(totalUnitCount: 100)
         if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
         let total = progress.totalUnitCount

@@ -129,7 +129,7 @@ public struct MigrationSystem: Sendable {
         sourceApp: MigrationAppIdentifier?,
         progress: Progress?
     ) async throws -> DeviceToDeviceExportProperties {
-        let name = name ?? String(describing: Extension.self)
+        let name = name ?? Self.defaultName(of: migrationExtension)
         guard container.isConfigured else {
             throw AppMigrationError(
                 .notAContainer,
@@ -168,7 +168,8 @@ public struct MigrationSystem: Sendable {
         try await ContainerLock.withLock(on: container, extensionName: name) {
             let outcome: ExportOutcome
             do {
-                outcome = try await Watchdog.supervise(policy: settings.watchdogPolicy) { watchdog in
+                outcome = try await Watchdog.supervise(policy: Self.supervisionPolicy(settings.watchdogPolicy, for: migrationExtension)) {
+                    watchdog in
                     try await MigrationDataContainer.withCurrent(container) {
                         try await settings.runExport(
                             migrationExtension, name: name, container: container,
@@ -205,6 +206,25 @@ public struct MigrationSystem: Sendable {
         confinement: ContainerConfinement, request: MigrationRequestWithOptions<Extension.OptionsType>,
         destination: ArchiveDestination, sourceApp: MigrationAppIdentifier?, progress: Progress?, watchdog: Watchdog
     ) async throws -> ExportOutcome {
+        if let executable = migrationExtension as? ExtensionExecutable {
+            let options = Dictionary(uniqueKeysWithValues: request.options.map { ($0.key.rawValue, $0.value) })
+            return try await ExtensionSession.run(
+                executable, name: name, container: container, gracePeriod: watchdogPolicy.gracePeriod, watchdog: watchdog
+            ) { session in
+                // Starting the process and its properties are extension code: watch them.
+                watchdog.begin(.extensionCode)
+                let properties = try await session.startExport(destinationPlatform: request.destinationPlatform, options: options)
+                watchdog.end(.extensionCode)
+                return try await pack(
+                    name: name, container: container, confinement: confinement, destinationPlatform: request.destinationPlatform,
+                    destination: destination, sourceApp: sourceApp, progress: progress, watchdog: watchdog,
+                    estimate: properties.sizeEstimate, version: properties.version, compressible: properties.compressible
+                ) { archiver in
+                    try await session.serveAppends(into: archiver)
+                    try await session.awaitCleanExit()
+                }
+            }
+        }
         let executor = ExtensionExecutor(name: name)
         // The properties are extension code too, and may walk the container: watch them.
         watchdog.begin(.extensionCode)
@@ -215,6 +235,25 @@ public struct MigrationSystem: Sendable {
             )
         }
         watchdog.end(.extensionCode)
+        return try await pack(
+            name: name, container: container, confinement: confinement, destinationPlatform: request.destinationPlatform,
+            destination: destination, sourceApp: sourceApp, progress: progress, watchdog: watchdog,
+            estimate: estimate, version: version, compressible: compressible
+        ) { archiver in
+            try await withTaskExecutorPreference(executor) {
+                try await migrationExtension.exportResources(to: archiver, request: request)
+            }
+        }
+    }
+
+    /// The export's archive: packs what `produce` appends, under `watchdog`, with the metadata
+    /// the extension's properties give.
+    private func pack(
+        name: String, container: MigrationDataContainer, confinement: ContainerConfinement,
+        destinationPlatform: MigrationPlatform, destination: ArchiveDestination, sourceApp: MigrationAppIdentifier?,
+        progress: Progress?, watchdog: Watchdog, estimate: Int, version: String, compressible: Bool,
+        produce: (ResourcesArchiver) async throws -> Void
+    ) async throws -> ExportOutcome {
         try Task.checkCancellation()
 
         let source =
@@ -237,7 +276,7 @@ public struct MigrationSystem: Sendable {
             ArchiveMetadataKey.sourceBundleIdentifier: source.bundleIdentifier,
             ArchiveMetadataKey.sourcePlatform: source.platform.rawValue,
             ArchiveMetadataKey.sourceStoreIdentifier: source.storeIdentifier.rawValue,
-            ArchiveMetadataKey.destinationPlatform: request.destinationPlatform.rawValue,
+            ArchiveMetadataKey.destinationPlatform: destinationPlatform.rawValue,
             ArchiveMetadataKey.extensionName: name
         ]
         // The engine counts bytes; the caller's progress keeps its own units. As Foundation
@@ -256,9 +295,7 @@ public struct MigrationSystem: Sendable {
                 let archiver = ResourcesArchiver(builder: builder, watchdog: watchdog, confinement: confinement)
                 watchdog.begin(.extensionCode)
                 do {
-                    try await withTaskExecutorPreference(executor) {
-                        try await migrationExtension.exportResources(to: archiver, request: request)
-                    }
+                    try await produce(archiver)
                 } catch {
                     watchdog.end(.extensionCode)
                     throw error
@@ -322,7 +359,7 @@ public struct MigrationSystem: Sendable {
         from archive: URL, into container: MigrationDataContainer, using migrationExtension: Extension,
         named name: String? = nil, progress: Progress? = nil
     ) async throws {
-        let name = name ?? String(describing: Extension.self)
+        let name = name ?? Self.defaultName(of: migrationExtension)
         let progress = progress ?? Progress(totalUnitCount: 100)
         if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
         let total = progress.totalUnitCount
@@ -466,7 +503,17 @@ public struct MigrationSystem: Sendable {
         container: MigrationDataContainer, policy: WatchdogPolicy, progress: Progress?, progressRange: (Int64, Int64)
     ) async throws {
         do {
-            try await Watchdog.supervise(policy: policy) { watchdog in
+            try await Watchdog.supervise(policy: supervisionPolicy(policy, for: migrationExtension)) { watchdog in
+                if let executable = migrationExtension as? ExtensionExecutable {
+                    return try await ExtensionSession.run(
+                        executable, name: name, container: container, gracePeriod: policy.gracePeriod, watchdog: watchdog
+                    ) { session in
+                        watchdog.begin(.extensionCode)
+                        defer { watchdog.end(.extensionCode) }
+                        try await session.runImport(
+                            staging: staged, request: request, watchdog: watchdog, progress: progress, progressRange: progressRange)
+                    }
+                }
                 try await MigrationDataContainer.withCurrent(container) {
                     try await watchImport(
                         migrationExtension, name: name, at: staged, request: request, watchdog: watchdog,
@@ -523,6 +570,23 @@ public struct MigrationSystem: Sendable {
             }
             group.cancelAll()
         }
+    }
+
+    /// The name errors and metadata give an extension not named by the caller: its type's name,
+    /// or an executable's file name.
+    static func defaultName<Extension: AppMigrationExtension>(of migrationExtension: Extension) -> String {
+        (migrationExtension as? ExtensionExecutable)?.name ?? String(describing: Extension.self)
+    }
+
+    /// The policy the watchdog supervises `migrationExtension` with. An extension process is
+    /// killed and reaped by its session within the grace period: the watchdog's own last resort
+    /// (answering without waiting for the operation) must come later, or the caller could hear
+    /// back before the process is gone.
+    static func supervisionPolicy(_ policy: WatchdogPolicy, for migrationExtension: some AppMigrationExtension) -> WatchdogPolicy {
+        guard migrationExtension is ExtensionExecutable else { return policy }
+        var extended = policy
+        extended.gracePeriod += ExtensionSession.reapAllowance
+        return extended
     }
 
     /// The CPU time an importer's code must use to count as alive, in nanoseconds: far above what

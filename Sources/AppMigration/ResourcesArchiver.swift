@@ -11,17 +11,26 @@ import Synchronization
 /// `Sendable` because everything it holds is: the engine's `ArchiveBuilder` (an actor, which takes
 /// appends one at a time), the `Watchdog` (lock-protected), immutable configuration, and a count
 /// of appends in flight kept in a `Mutex`.
+///
+/// In an extension process (see ``ExtensionExecutable``) each append is a request to the host,
+/// which checks and packs the item exactly as above, and answers.
 public final class ResourcesArchiver: Sendable {
-    private let builder: ArchiveBuilder
-    private let watchdog: Watchdog?
-    private let confinement: ContainerConfinement
+    private enum Backend: Sendable {
+        case engine(builder: ArchiveBuilder, watchdog: Watchdog?, confinement: ContainerConfinement)
+        /// In an extension process: the absolute path and `pathInArchive`, sent to the host.
+        case host(@Sendable (_ path: String, _ pathInArchive: String?) async throws -> Void)
+    }
+
+    private let backend: Backend
     /// Appends running now; the extension's own code counts as running only while it is zero.
     private let appendsInFlight = Mutex(0)
 
     init(builder: ArchiveBuilder, watchdog: Watchdog?, confinement: ContainerConfinement) {
-        self.builder = builder
-        self.watchdog = watchdog
-        self.confinement = confinement
+        self.backend = .engine(builder: builder, watchdog: watchdog, confinement: confinement)
+    }
+
+    init(host: @escaping @Sendable (_ path: String, _ pathInArchive: String?) async throws -> Void) {
+        self.backend = .host(host)
     }
 
     /// Adds a file, or a folder and everything under it, to the archive.
@@ -39,18 +48,25 @@ public final class ResourcesArchiver: Sendable {
     ///   error for an unreadable file or a duplicate path.
     public func appendItem(at url: URL, pathInArchive: String? = nil) async throws {
         try Task.checkCancellation()
-        let source = try confinement.resolve(url)
-        let name = try ContainerConfinement.normalizedPathInArchive(
-            pathInArchive ?? url.lastPathComponent,
-            extensionName: confinement.extensionName)
-        enterEngine()
-        defer { leaveEngine() }
-        try await builder.append(PackSource(path: source, archivePath: name))
+        switch backend {
+        case .engine(let builder, let watchdog, let confinement):
+            let source = try confinement.resolve(url)
+            let name = try ContainerConfinement.normalizedPathInArchive(
+                pathInArchive ?? url.lastPathComponent,
+                extensionName: confinement.extensionName)
+            enterEngine(watchdog)
+            defer { leaveEngine(watchdog) }
+            try await builder.append(PackSource(path: source, archivePath: name))
+        case .host(let send):
+            // The host resolves against its own working directory: make the path absolute here,
+            // where a relative one means the extension's (the container).
+            try await send(url.absoluteURL.path(percentEncoded: false), pathInArchive ?? url.lastPathComponent)
+        }
     }
 
     // The extension's stage is idle while the engine works for it: the engine's own stages beat
     // for their progress, and a wait for a free compressor is backpressure, not a stall.
-    private func enterEngine() {
+    private func enterEngine(_ watchdog: Watchdog?) {
         let first = appendsInFlight.withLock { count in
             count += 1
             return count == 1
@@ -58,7 +74,7 @@ public final class ResourcesArchiver: Sendable {
         if first { watchdog?.end(.extensionCode) }
     }
 
-    private func leaveEngine() {
+    private func leaveEngine(_ watchdog: Watchdog?) {
         let last = appendsInFlight.withLock { count in
             count -= 1
             return count == 0

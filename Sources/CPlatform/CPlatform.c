@@ -1,2 +1,114 @@
-// CPlatform is header-only; SwiftPM needs one source file to build the target.
+#define _GNU_SOURCE
 #include "CPlatform.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int amk_spawn_extension(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                        int channel, int output, pid_t *pid) {
+    // dup2 onto the same number keeps close-on-exec set, and a low source number could be
+    // overwritten by an earlier dup2: move both out of the way first (closed again below).
+    int high_channel = fcntl(channel, F_DUPFD_CLOEXEC, 64);
+    if (high_channel < 0) return errno;
+    int high_output = fcntl(output, F_DUPFD_CLOEXEC, 64);
+    if (high_output < 0) {
+        int saved = errno;
+        close(high_channel);
+        return saved;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int status = posix_spawn_file_actions_init(&actions);
+    if (status != 0) goto close_high;
+    status = posix_spawnattr_init(&attributes);
+    if (status != 0) goto destroy_actions;
+
+    short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+#if defined(__APPLE__)
+    flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;
+#endif
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if ((status = posix_spawnattr_setflags(&attributes, flags)) != 0) goto destroy_all;
+    if ((status = posix_spawnattr_setpgroup(&attributes, 0)) != 0) goto destroy_all;
+    if ((status = posix_spawnattr_setsigmask(&attributes, &none)) != 0) goto destroy_all;
+    if ((status = posix_spawnattr_setsigdefault(&attributes, &all)) != 0) goto destroy_all;
+
+    if ((status = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) != 0) goto destroy_all;
+    if ((status = posix_spawn_file_actions_adddup2(&actions, high_output, 1)) != 0) goto destroy_all;
+    if ((status = posix_spawn_file_actions_adddup2(&actions, high_output, 2)) != 0) goto destroy_all;
+    if ((status = posix_spawn_file_actions_adddup2(&actions, high_channel, 3)) != 0) goto destroy_all;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    if ((status = posix_spawn_file_actions_addclosefrom_np(&actions, 4)) != 0) goto destroy_all;
+#endif
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
+    if ((status = posix_spawn_file_actions_addchdir_np(&actions, cwd)) != 0) goto destroy_all;
+#elif defined(__APPLE__)
+    if ((status = posix_spawn_file_actions_addchdir_np(&actions, cwd)) != 0) goto destroy_all;
+#endif
+    status = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+
+destroy_all:
+    posix_spawnattr_destroy(&attributes);
+destroy_actions:
+    posix_spawn_file_actions_destroy(&actions);
+close_high:
+    close(high_channel);
+    close(high_output);
+    return status;
+}
+
+int amk_process_group_members(pid_t group, pid_t *pids, int capacity) {
+#if defined(__linux__)
+    DIR *proc = opendir("/proc");
+    if (proc == NULL) return -1;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(proc)) != NULL) {
+        char *end;
+        long pid = strtol(entry->d_name, &end, 10);
+        if (*end != '\0' || pid <= 0) continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *file = fopen(path, "re");
+        if (file == NULL) continue;
+        char line[1024];
+        size_t length = fread(line, 1, sizeof line - 1, file);
+        fclose(file);
+        line[length] = '\0';
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so parse
+        // from its last ')'.
+        char *close = strrchr(line, ')');
+        if (close == NULL) continue;
+        char state;
+        int parent, process_group;
+        if (sscanf(close + 1, " %c %d %d", &state, &parent, &process_group) != 3) continue;
+        if (process_group != group || state == 'Z' || state == 'X') continue;
+        if (count < capacity) pids[count] = (pid_t)pid;
+        count += 1;
+    }
+    closedir(proc);
+    return count;
+#else
+    (void)group;
+    (void)pids;
+    (void)capacity;
+    return -1;
+#endif
+}
+
+int amk_child_has_exited(pid_t pid) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0) return -1;
+    return info.si_pid == pid ? 1 : 0;
+}

@@ -135,6 +135,46 @@ package enum Platform {
         #endif
     }
 
+    package static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, _ flags: Int32) -> Int {
+        #if canImport(Glibc)
+            Glibc.send(fd, buffer, count, flags)
+        #else
+            Darwin.send(fd, buffer, count, flags)
+        #endif
+    }
+
+    package static func recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ flags: Int32) -> Int {
+        #if canImport(Glibc)
+            Glibc.recv(fd, buffer, count, flags)
+        #else
+            Darwin.recv(fd, buffer, count, flags)
+        #endif
+    }
+
+    package static func poll(_ entries: UnsafeMutablePointer<pollfd>, _ count: Int, _ milliseconds: Int32) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.poll(entries, nfds_t(count), milliseconds)
+        #else
+            Darwin.poll(entries, nfds_t(count), milliseconds)
+        #endif
+    }
+
+    package static func kill(_ pid: pid_t, _ signal: Int32) -> Int32 {
+        #if canImport(Glibc)
+            Glibc.kill(pid, signal)
+        #else
+            Darwin.kill(pid, signal)
+        #endif
+    }
+
+    package static func exit(_ status: Int32) -> Never {
+        #if canImport(Glibc)
+            Glibc.exit(status)
+        #else
+            Darwin.exit(status)
+        #endif
+    }
+
     /// A file's modification time from its `stat`, nanoseconds included.
     package static func modificationTime(_ info: stat) -> TarTimestamp {
         #if canImport(Glibc)

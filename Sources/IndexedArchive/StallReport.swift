@@ -23,7 +23,7 @@ public struct StallReport: Sendable, Hashable, CustomStringConvertible {
         return "stalled: stage '\(stage)'\(what) made no progress for \(Self.format(silentFor)) (timeout \(Self.format(timeout)))"
     }
 
-    static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         let seconds = duration.secondsValue
         return seconds < 1 ? "\(Int((seconds * 1000).rounded())) ms" : String(format: "%.1f s", seconds)
     }

@@ -277,6 +277,9 @@ final class Supervision<T: Sendable>: Sendable {
                 ?? "cancellation ignored: returned normally after being cancelled"
             answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
         case .failure(let error):
+            // A verdict the operation reached itself (an extension process it had to kill) says
+            // more than the stall alone, and includes it.
+            if (error as? ArchiveError)?.code == .terminated { return answer(result) }
             if let stall, error is CancellationError || (error as? ArchiveError)?.code != .stalled {
                 answer(.failure(ArchiveError(.stalled, stall.description)))
             } else {

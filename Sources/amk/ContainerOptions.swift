@@ -10,12 +10,7 @@ struct ContainerOptions: ParsableArguments {
         completion: .directory)
     var container: String
 
-    @Option(
-        name: .customLong("extension"),
-        help: ArgumentHelp(
-            "The built-in extension to run, as in export and import: \(SampleExtension.helpText).",
-            valueName: "name"))
-    var migrationExtension: SampleExtension = .files
+    @OptionGroup var extensionChoice: ExtensionChoice
 
     @Option(
         help: ArgumentHelp(

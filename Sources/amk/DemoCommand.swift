@@ -89,12 +89,15 @@ struct DemoRun: Sendable {
         let generateSeconds = lap()
 
         let system = MigrationSystem(compressionPreset: preset)
-        let properties = try await SampleExtension.sample.export(with: system, from: source, to: archive, destination: .iOS)
+        let sample = try SampleExtension.sample.executable()
+        let properties = try await system.exportResources(
+            of: sample, named: SampleExtension.sample.rawValue, from: source,
+            request: MigrationRequest(destinationPlatform: .iOS), to: archive)
         let exportSeconds = lap()
         let archiveBytes = (try FileManager.default.attributesOfItem(atPath: archive.path(percentEncoded: false))[.size] as? Int) ?? 0
 
         try destination.createStandardDirectories()
-        try await SampleExtension.sample.importArchive(with: system, from: archive, into: destination)
+        try await system.importResources(from: archive, into: destination, using: sample, named: SampleExtension.sample.rawValue)
         let importSeconds = lap()
 
         let compared = try await DemoContainer.compare(source, destination)

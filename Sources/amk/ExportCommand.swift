@@ -25,8 +25,7 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The app container to export from.", valueName: "dir"), completion: .directory)
     var container: String
 
-    @Option(name: .customLong("extension"), help: ArgumentHelp("The built-in extension to run.", valueName: "name"))
-    var migrationExtension: SampleExtension = .sample
+    @OptionGroup var extensionChoice: ExtensionChoice
 
     @Option(
         name: [.customShort("o"), .long],
@@ -76,7 +75,7 @@ struct ExportCommand: AsyncParsableCommand {
         system.logger = Diagnostics.logger("amk.export", verbose: verbose)
         let configured = system
         let archive = URL(filePath: output)
-        let chosen = migrationExtension
+        let chosen = try extensionChoice.resolve(default: .sample)
         let platform = MigrationPlatform(destination)
         let start = ContinuousClock.now
         // Units of 0: the host counts the export's bytes against the extension's size estimate.
@@ -86,11 +85,13 @@ struct ExportCommand: AsyncParsableCommand {
             unit: .bytes
         ) {
             try await SignalCancellation.run {
-                try await chosen.export(with: configured, from: appContainer, to: archive, destination: platform, progress: shown)
+                try await configured.exportResources(
+                    of: chosen.executable, named: chosen.name, from: appContainer,
+                    request: MigrationRequest(destinationPlatform: platform), to: archive, progress: shown)
             }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)
-        print(Self.describe(properties, extensionName: chosen.rawValue, seconds: seconds))
+        print(Self.describe(properties, extensionName: chosen.name, seconds: seconds))
     }
 
     /// `exported with sample: 64.3 MiB -> 33.1 MiB (51.5%) in 4.12 s, 15.6 MiB/s; version 1.0, estimate 64.0 MiB`.

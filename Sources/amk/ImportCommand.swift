@@ -28,8 +28,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The app container to import into.", valueName: "dir"), completion: .directory)
     var container: String
 
-    @Option(name: .customLong("extension"), help: ArgumentHelp("The built-in extension to run.", valueName: "name"))
-    var migrationExtension: SampleExtension = .sample
+    @OptionGroup var extensionChoice: ExtensionChoice
 
     @Option(help: "The app's bundle identifier (default: the container folder's name).")
     var bundleIdentifier: String?
@@ -52,7 +51,7 @@ struct ImportCommand: AsyncParsableCommand {
             bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
             containerRootDirectory: root)
         try appContainer.createStandardDirectories()
-        let chosen = migrationExtension
+        let chosen = try extensionChoice.resolve(default: .sample)
         let source = URL(filePath: archive)
         let start = ContinuousClock.now
         let shown = Progress(totalUnitCount: 100)
@@ -61,12 +60,13 @@ struct ImportCommand: AsyncParsableCommand {
         let configured = system
         try await ProgressMonitor.run(shown, label: "importing", show: progress ?? StandardError.isTerminal, unit: .fraction) {
             try await SignalCancellation.run {
-                try await chosen.importArchive(with: configured, from: source, into: appContainer, progress: shown)
+                try await configured.importResources(
+                    from: source, into: appContainer, using: chosen.executable, named: chosen.name, progress: shown)
             }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)
         print(
-            "imported \(TerminalSafe.name(archive)) into \(TerminalSafe.name(container)) with \(chosen.rawValue) in \(ByteSize.formatSeconds(seconds)); "
+            "imported \(TerminalSafe.name(archive)) into \(TerminalSafe.name(container)) with \(TerminalSafe.name(chosen.name)) in \(ByteSize.formatSeconds(seconds)); "
                 + "import status: success")
     }
 }

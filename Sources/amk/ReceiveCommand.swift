@@ -84,7 +84,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     func run() async throws {
         let listener = try TransferListener(try TransferEndpoint(parsing: listen))
         let container = try options.dataContainer()
-        let chosen = options.migrationExtension
+        let chosen = try options.extensionChoice.resolve(default: .files)
         let acceptTimeout = self.acceptTimeout.map(TransferTimeout.duration)
         let idleTimeout = TransferTimeout.duration(self.idleTimeout)
         let pairingCode = PairingCode.random()
@@ -104,8 +104,8 @@ struct ReceiveCommand: AsyncParsableCommand {
             unit: .fraction
         ) {
             try await SignalCancellation.run {
-                try await chosen.receive(
-                    with: configured, into: container, on: listener, pairingCode: pairingCode,
+                try await configured.receive(
+                    chosen.executable, named: chosen.name, into: container, on: listener, pairingCode: pairingCode,
                     acceptTimeout: acceptTimeout, idleTimeout: idleTimeout, maxArchiveBytes: maxArchiveBytes,
                     maxFailedPairings: maxFailedPairings,
                     onRefused: { refusal in

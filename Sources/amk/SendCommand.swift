@@ -87,7 +87,7 @@ struct SendCommand: AsyncParsableCommand {
         let endpoint = try TransferEndpoint(parsing: to)
         let pairingCode = try PairingCode(parsing: code)
         let container = try options.dataContainer()
-        let chosen = options.migrationExtension
+        let chosen = try options.extensionChoice.resolve(default: .files)
         var system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
         system.logger = Diagnostics.logger("amk.send", verbose: verbose)
         let configured = system
@@ -100,9 +100,10 @@ struct SendCommand: AsyncParsableCommand {
             unit: .bytes
         ) {
             try await SignalCancellation.run {
-                try await chosen.send(
-                    with: configured, from: container, to: endpoint, pairingCode: pairingCode, idleTimeout: idle,
-                    statusTimeout: status, progress: shown)
+                try await configured.send(
+                    chosen.executable, named: chosen.name, from: container,
+                    request: MigrationRequest(destinationPlatform: .current), to: endpoint, pairingCode: pairingCode,
+                    idleTimeout: idle, statusTimeout: status, progress: shown)
             }
         }
         let compressed = exported.compressedBytes.map { ", \($0) compressed" } ?? ""

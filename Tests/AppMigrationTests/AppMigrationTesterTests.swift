@@ -56,7 +56,7 @@ import Testing
 
     /// Appends 64 KiB, then writes down what the caller's progress says and appends that too.
     struct ProgressWatchingExporter: ResourcesExporting {
-        let watched: Progress
+        var watched = Progress(totalUnitCount: 0)
         var resourcesSizeEstimate: Int { 1 << 17 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }

@@ -317,7 +317,7 @@ extension MigrationSystemStreamingTests {
 /// Release 1 exported `profile.json` at schema version 1; this release stores version 3.
 struct ProfileMigration: ResourcesExporting, ResourcesImporting {
     let resourcesImportProgress = Progress(totalUnitCount: 100)
-    let store: URL
+    var store = URL(filePath: "/dev/null/no-store")
     var resourcesVersion: String { "1" }
     var resourcesCompressible: Bool { true }
     var resourcesSizeEstimate: Int { get async { 1024 } }

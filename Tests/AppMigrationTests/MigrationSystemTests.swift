@@ -19,7 +19,7 @@ import Testing
     /// Records the request it is given; optionally waits at a gate first.
     struct RecordingImporter: ResourcesImporting {
         let resourcesImportProgress = Progress(totalUnitCount: 100)
-        let seen: Box<ResourcesImportRequest?>
+        var seen = Box<ResourcesImportRequest?>(nil)
         var gate: Gate? = nil
         var started: Box<Bool>? = nil
         func importResources(at url: URL, request: ResourcesImportRequest) async throws {
@@ -332,7 +332,7 @@ extension MigrationSystemTests {
             let destination = try scratch.container("destination")
             struct LinkingImporter: ResourcesImporting {
                 let resourcesImportProgress = Progress(totalUnitCount: 100)
-                let outside: String
+                var outside = ""
                 func importResources(at url: URL, request: ResourcesImportRequest) async throws {
                     let root = appContainer.containerRootDirectory
                     let manager = FileManager.default

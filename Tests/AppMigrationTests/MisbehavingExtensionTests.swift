@@ -13,7 +13,7 @@ import Testing
 /// what a machine busy with other suites adds.
 @Suite struct MisbehavingExtensionTests {
     struct Staller: ResourcesExporting {
-        let reached: Box<Bool>
+        var reached = Box(false)
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
@@ -93,7 +93,7 @@ import Testing
     }
 
     struct Swallower: ResourcesExporting {
-        let reached: Box<Bool>
+        var reached = Box(false)
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
@@ -127,7 +127,7 @@ import Testing
     }
 
     struct ReturnsAfterCancellation: ResourcesExporting {
-        let reached: Box<Bool>
+        var reached = Box(false)
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
@@ -156,8 +156,8 @@ import Testing
     }
 
     struct ThreadBlocker: ResourcesExporting {
-        let gate: Gate
-        let reached: Box<Bool>
+        var gate = Gate()
+        var reached = Box(false)
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
@@ -215,7 +215,7 @@ import Testing
     }
 
     struct Escaper: ResourcesExporting {
-        let target: URL
+        var target = URL(filePath: "/")
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }

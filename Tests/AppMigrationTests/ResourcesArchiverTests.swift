@@ -7,7 +7,7 @@ import Testing
 @Suite struct ResourcesArchiverTests {
     /// An exporter that runs `body` with the archiver.
     struct Scripted: ResourcesExporting {
-        let body: @Sendable (ResourcesArchiver, MigrationDataContainer) async throws -> Void
+        var body: @Sendable (ResourcesArchiver, MigrationDataContainer) async throws -> Void = { _, _ in }
         var resourcesSizeEstimate: Int { 0 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }

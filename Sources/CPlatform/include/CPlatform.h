@@ -45,4 +45,22 @@ static inline int amk_fsetxattr(int fd, const char *name, const void *value, siz
 #endif
 }
 
+/// Starts an extension process: `path` with `argv` and `envp`, in a new process group of its own
+/// (its pid is the group's id), with every signal at its default disposition and none blocked,
+/// `cwd` as working directory, /dev/null as standard input, `output` as standard output and
+/// error, `channel` as descriptor 3, and no other descriptor. Returns 0 and the pid in `pid`, or
+/// an errno value. Written in C because posix_spawn's GNU extensions (closefrom, chdir) are not
+/// imported into Swift.
+int amk_spawn_extension(const char *path, char *const argv[], char *const envp[], const char *cwd,
+                        int channel, int output, pid_t *pid);
+
+/// The members of process group `group` that have not exited (zombies excluded), at most
+/// `capacity` of them into `pids`; returns how many there are (which may exceed `capacity`), or
+/// -1 where the system cannot tell (then only `kill(-group, 0)` can).
+int amk_process_group_members(pid_t group, pid_t *pids, int capacity);
+
+/// Whether `pid`, a child of this process, has exited, without reaping it (so that its pid, and
+/// its process group's id, stay taken): 1 yes, 0 not yet, -1 error (errno set).
+int amk_child_has_exited(pid_t pid);
+
 #endif

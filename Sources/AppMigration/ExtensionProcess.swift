@@ -1,0 +1,186 @@
+import CPlatform
+import Foundation
+import IndexedArchive
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// An extension process the host started, from its spawning to its reaping.
+///
+/// It runs in a process group of its own (its pid is the group's id), so that the host can kill
+/// it and everything it started with one signal. Every call here blocks its thread: the host
+/// makes them from the session's own thread (see ``ExtensionSession``).
+///
+/// `Sendable`: the pid, the name and the channel are immutable (the channel is itself
+/// `Sendable`); whether the process was reaped is kept in a `Mutex`.
+final class ExtensionProcess: Sendable {
+    let pid: pid_t
+    let name: String
+    let channel: ExtensionChannel
+    private let termination = Mutex<ExtensionTermination?>(nil)
+
+    private init(pid: pid_t, name: String, channel: ExtensionChannel) {
+        self.pid = pid
+        self.name = name
+        self.channel = channel
+    }
+
+    /// Starts `executable` for `container`: a new process group, the container as working
+    /// directory, a minimal environment, and only descriptors 0 (/dev/null), 1 and 2 (the host's
+    /// standard error: an extension's output must never mix into an archive written to standard
+    /// output) and 3 (the channel).
+    static func spawn(_ executable: ExtensionExecutable, name: String, container: MigrationDataContainer) throws -> ExtensionProcess {
+        let path = executable.path
+        guard !path.isEmpty else {
+            throw AppMigrationError(.extensionProcessFailed, "no extension executable was given", extensionName: name)
+        }
+        guard access(path, X_OK) == 0 else {
+            throw AppMigrationError(
+                .extensionProcessFailed, "cannot run the extension executable: \(String(cString: strerror(errno)))",
+                extensionName: name, path: path)
+        }
+        var sockets: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
+            throw AppMigrationError(
+                .extensionProcessFailed, "cannot make the extension's channel: \(String(cString: strerror(errno)))",
+                extensionName: name)
+        }
+        let root = container.containerRootDirectory.path(percentEncoded: false)
+        var environment = [
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": root,
+            "TMPDIR": container.temporaryDirectory.path(percentEncoded: false),
+            "LANG": "C.UTF-8",
+            "AMK_CONTAINER_ROOT": root,
+            "AMK_BUNDLE_IDENTIFIER": container.bundleIdentifier,
+            ExtensionProtocol.channelVariable: String(ExtensionProtocol.channelDescriptor),
+            "AMK_EXTENSION_NAME": name
+        ]
+        environment.merge(executable.environment) { _, given in given }
+        let arguments = [path] + executable.arguments
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        var pid: pid_t = 0
+        let status = withCStrings(arguments) { argv in
+            withCStrings(variables) { envp in
+                amk_spawn_extension(path, argv, envp, root, sockets[1], 2, &pid)
+            }
+        }
+        _ = Platform.close(sockets[1])
+        guard status == 0 else {
+            _ = Platform.close(sockets[0])
+            throw AppMigrationError(
+                .extensionProcessFailed, "cannot start the extension process: \(String(cString: strerror(status)))",
+                extensionName: name, path: path)
+        }
+        return ExtensionProcess(pid: pid, name: name, channel: ExtensionChannel(descriptor: sockets[0]))
+    }
+
+    /// Whether the process has exited (it is not reaped until ``finish(waitingUpTo:)``).
+    var hasExited: Bool {
+        termination.withLock { $0 != nil } || amk_child_has_exited(pid) == 1
+    }
+
+    /// Sends `signal` to the whole process group. Safe until ``finish(waitingUpTo:)`` reaps the
+    /// leader: until then its pid, and so the group's id, cannot be reused.
+    func signalGroup(_ signal: Int32) {
+        guard termination.withLock({ $0 == nil }) else { return }
+        _ = Platform.kill(-pid, signal)
+    }
+
+    /// Waits up to `wait` for the process to exit on its own, then kills its whole group, waits
+    /// until no member is left running, and reaps it. Idempotent; returns how it ended.
+    func finish(waitingUpTo wait: Duration) -> ExtensionTermination {
+        if let known = termination.withLock({ $0 }) { return known }
+        let deadline = ContinuousClock.now + wait
+        while amk_child_has_exited(pid) == 0 && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        let exitedOnItsOwn = amk_child_has_exited(pid) == 1
+        // Members of its group other than itself: processes it started and left behind.
+        var members = [pid_t](repeating: 0, count: 64)
+        let counted = amk_process_group_members(pid, &members, Int32(members.count))
+        let leftBehind = exitedOnItsOwn ? max(0, Int(counted) - (members.prefix(Int(max(counted, 0))).contains(pid) ? 1 : 0)) : 0
+        _ = Platform.kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // SIGKILL is asynchronous: wait until nothing in the group runs any more, so that nothing
+        // it started can write after the host answers. Bounded: a process stuck in the kernel
+        // (an NFS read) cannot hold the host for ever.
+        let settled = ContinuousClock.now + .seconds(5)
+        while amk_process_group_members(pid, &members, Int32(members.count)) > 0 && ContinuousClock.now < settled {
+            _ = Platform.kill(-pid, SIGKILL)
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        if counted < 0 {
+            // Where processes cannot be listed, a group that still answers had members left.
+            _ = Platform.kill(-pid, SIGKILL)
+        }
+        _ = Platform.close(channel.descriptor)
+        let ended = ExtensionTermination(status: status, killed: !exitedOnItsOwn, leftBehind: leftBehind)
+        termination.withLock { $0 = ended }
+        return ended
+    }
+}
+
+/// How an extension process ended.
+struct ExtensionTermination: Sendable, Equatable, CustomStringConvertible {
+    /// The raw status `waitpid` gave.
+    var status: Int32
+    /// Whether the host killed it (it had not exited by itself).
+    var killed: Bool
+    /// Processes of its group still running after it exited, which the host then killed.
+    var leftBehind: Int
+
+    /// Its exit status, if it exited.
+    var exitStatus: Int32? { status & 0x7f == 0 ? (status >> 8) & 0xff : nil }
+    /// The signal that ended it, if one did.
+    var signal: Int32? { status & 0x7f != 0 && status & 0x7f != 0x7f ? status & 0x7f : nil }
+    /// Exited by itself, with status 0, leaving nothing behind.
+    var isClean: Bool { !killed && exitStatus == 0 && leftBehind == 0 }
+
+    var description: String {
+        if killed { return "the host killed its process group (SIGKILL)" }
+        var text: String
+        if let exitStatus {
+            text = "it exited with status \(exitStatus)"
+        } else if let signal {
+            text = "it was killed by \(Self.signalName(signal))"
+            switch signal {
+            case SIGILL, SIGTRAP: text += " (a Swift runtime trap or an illegal instruction)"
+            case SIGSEGV, SIGBUS: text += " (a crash: a bad memory access)"
+            case SIGABRT: text += " (it aborted)"
+            case SIGKILL: text += " (from outside the host: the system's OOM killer, or a user)"
+            default: break
+            }
+        } else {
+            text = "it ended with status \(status)"
+        }
+        if leftBehind > 0 {
+            text += ", leaving \(leftBehind) process\(leftBehind == 1 ? "" : "es") of its group running (killed by the host)"
+        }
+        return text
+    }
+
+    /// `SIGSEGV (11)` and the like.
+    static func signalName(_ signal: Int32) -> String {
+        let names: [Int32: String] = [
+            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP",
+            SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGUSR1: "SIGUSR1",
+            SIGSEGV: "SIGSEGV", SIGUSR2: "SIGUSR2", SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM",
+            SIGXCPU: "SIGXCPU", SIGXFSZ: "SIGXFSZ", SIGSYS: "SIGSYS"
+        ]
+        return "\(names[signal] ?? "signal") (\(signal))"
+    }
+}
+
+/// Calls `body` with `strings` as a NULL-terminated array of C strings.
+private func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> T) -> T {
+    var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+    pointers.append(nil)
+    defer { for pointer in pointers { free(pointer) } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

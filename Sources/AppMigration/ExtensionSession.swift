@@ -1,0 +1,288 @@
+import Foundation
+import IndexedArchive
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The host's side of a conversation with one extension process (see ``ExtensionProtocol``).
+///
+/// ``run(_:name:container:gracePeriod:watchdog:_:)`` starts the process, checks its hello, lets
+/// the caller talk to it, and returns or throws only after the process and everything in its
+/// process group are gone and reaped: nothing the extension does can happen after the host
+/// answers, clears or unlocks the container.
+///
+/// When the calling task is cancelled (by the watchdog, on a stall, or by the caller) the ladder
+/// runs: the `cancel` message, half the grace period to report, SIGTERM to the group, the rest of
+/// the grace period to exit, then SIGKILL to the group.
+///
+/// `Sendable`: the process and the thread pool are.
+struct ExtensionSession: Sendable {
+    let process: ExtensionProcess
+    let hello: ExtensionHello
+    /// The executable, for errors.
+    let path: String
+    let gracePeriod: Duration
+    private let pool: WorkerThreadPool
+
+    /// What the host allows itself past the grace period to kill and reap a process: the
+    /// watchdog's own last resort (answering without waiting) comes this much later, so that it
+    /// never answers before the process is reaped.
+    static let reapAllowance: Duration = .seconds(10)
+
+    /// The extension's own report that its work threw.
+    struct ReportedFailure: Error {
+        var message: String
+        var cancelled: Bool
+    }
+
+    /// Runs `body` with a session to a new process of `executable`; see the type's description.
+    static func run<T: Sendable>(
+        _ executable: ExtensionExecutable, name: String, container: MigrationDataContainer,
+        gracePeriod: Duration, watchdog: Watchdog?,
+        _ body: (ExtensionSession) async throws -> T
+    ) async throws -> T {
+        let pool = WorkerThreadPool(threads: 1, name: "amk-extension")
+        defer { pool.shutdown() }
+        let process = try await blocking(pool) { try ExtensionProcess.spawn(executable, name: name, container: container) }
+        do {
+            let hello = try await pool.run { flag in
+                while true {
+                    if flag.isCancelled { throw CancellationError() }
+                    if let hello = try process.channel.receiveHello(within: .milliseconds(50)) { return hello }
+                }
+            }
+            guard hello.version == ExtensionProtocol.version else {
+                throw AppMigrationError(
+                    .extensionProcessFailed,
+                    "it speaks version \(hello.version) of the extension protocol; this host speaks version \(ExtensionProtocol.version)",
+                    extensionName: name, path: executable.path)
+            }
+            let session = ExtensionSession(process: process, hello: hello, path: executable.path, gracePeriod: gracePeriod, pool: pool)
+            let value = try await body(session)
+            try await session.awaitCleanExit()
+            return value
+        } catch {
+            throw await conclude(
+                process, after: error, name: name, path: executable.path, gracePeriod: gracePeriod, watchdog: watchdog, pool: pool)
+        }
+    }
+
+    /// The answer after `error` ended the conversation, once the process is reaped.
+    private static func conclude(
+        _ process: ExtensionProcess, after error: any Error, name: String, path: String, gracePeriod: Duration,
+        watchdog: Watchdog?, pool: WorkerThreadPool
+    ) async -> any Error {
+        if Task.isCancelled {
+            return await ladder(process, name: name, path: path, gracePeriod: gracePeriod, watchdog: watchdog, pool: pool)
+        }
+        let failed = { (message: String) in AppMigrationError(.extensionProcessFailed, message, extensionName: name, path: path) }
+        switch error {
+        case let failure as ExtensionChannel.Failure:
+            switch failure {
+            case .closed(let offset, let reason):
+                // A crash closes the channel: wait a moment for the exit, to say how it ended.
+                let ended = await blocking(pool) { process.finish(waitingUpTo: min(gracePeriod, .seconds(2))) }
+                return failed("\(reason) at byte \(offset) of the protocol, before it reported a result; \(ended)")
+            case .notProtocol(let offset, let reason):
+                _ = await blocking(pool) { process.finish(waitingUpTo: .zero) }
+                return failed("it sent bytes that are not the extension protocol at byte \(offset): \(reason); the host killed it")
+            case .tooLarge(let offset, let bytes):
+                _ = await blocking(pool) { process.finish(waitingUpTo: .zero) }
+                return failed(
+                    "it sent a message of \(bytes) bytes at byte \(offset) of the protocol; the limit is "
+                        + "\(ExtensionProtocol.maxMessageBytes); the host killed it")
+            }
+        case let reported as ReportedFailure:
+            let ended = await blocking(pool) { process.finish(waitingUpTo: gracePeriod) }
+            var message = "failed: \(reported.message)"
+            if ended.leftBehind > 0 || ended.killed { message += "; then \(ended)" }
+            return AppMigrationError(.extensionFailed, message, extensionName: name, path: nil)
+        default:
+            _ = await blocking(pool) { process.finish(waitingUpTo: .zero) }
+            return error
+        }
+    }
+
+    /// Cancel, wait, SIGTERM, wait, SIGKILL; the verdict once the process is reaped.
+    private static func ladder(
+        _ process: ExtensionProcess, name: String, path: String, gracePeriod: Duration, watchdog: Watchdog?,
+        pool: WorkerThreadPool
+    ) async -> any Error {
+        let report = await blocking(pool) { () -> ExtensionMessage? in
+            let start = ContinuousClock.now
+            try? process.channel.send(ExtensionMessage.cancel, timeout: .milliseconds(100))
+            while ContinuousClock.now - start < gracePeriod / 2 {
+                do {
+                    switch try process.channel.receive(within: .milliseconds(20)) {
+                    case .finished?: return .finished
+                    case .failed(let message, let cancelled)?: return .failed(message: message, cancelled: cancelled)
+                    default: break
+                    }
+                    // cancellation: no Swift task runs here; the channel's own failures end the wait
+                } catch {
+                    // The channel closed or broke: the process is on its way out, or ignores us.
+                    break
+                }
+                if process.hasExited { break }
+            }
+            return nil
+        }
+        let start = ContinuousClock.now
+        let ended = await blocking(pool) { () -> ExtensionTermination in
+            if report == nil && !process.hasExited { process.signalGroup(SIGTERM) }
+            return process.finish(waitingUpTo: gracePeriod / 2)
+        }
+        _ = start
+        let stall = watchdog?.stall.map { "\($0); " } ?? ""
+        switch report {
+        case .failed?:
+            if !ended.killed && ended.leftBehind == 0 { return CancellationError() }
+            return ArchiveError(.terminated, "terminated: \(stall)it stopped when cancelled, but \(ended)")
+        case .finished?:
+            return ArchiveError(.terminated, "terminated: \(stall)cancellation ignored: returned normally after being cancelled")
+        default:
+            return ArchiveError(
+                .terminated,
+                "terminated: \(stall)cancellation ignored: it did not stop within \(StallReport.format(gracePeriod)) of being "
+                    + "cancelled; \(ended)")
+        }
+    }
+
+    /// After the extension reported success: waits (up to the grace period) for it to exit,
+    /// kills and reaps its group, and throws unless it exited with status 0 leaving nothing
+    /// running. An export calls it before its archive is committed, so that a process that
+    /// crashes or leaves a worker behind after its report delivers no archive.
+    func awaitCleanExit() async throws {
+        let process = process
+        let gracePeriod = gracePeriod
+        let ended = await Self.blocking(pool) { process.finish(waitingUpTo: gracePeriod) }
+        guard ended.isClean else {
+            throw AppMigrationError(.extensionProcessFailed, "it reported success, but \(ended)", extensionName: process.name, path: path)
+        }
+    }
+
+    // MARK: - Talking
+
+    /// Sends a message to the extension.
+    func send(_ message: ExtensionMessage) async throws {
+        let channel = process.channel
+        try await pool.run { _ in try channel.send(message) }
+    }
+
+    /// The next message from the extension; `CancellationError` when the calling task is cancelled.
+    func next() async throws -> ExtensionMessage {
+        let channel = process.channel
+        return try await pool.run { flag in
+            while true {
+                if flag.isCancelled { throw CancellationError() }
+                if let message = try channel.receive(within: .milliseconds(50)) { return message }
+            }
+        }
+    }
+
+    /// An error for a message that has no place in the conversation now.
+    func unexpected(_ message: ExtensionMessage, during what: String) -> AppMigrationError {
+        AppMigrationError(
+            .extensionProcessFailed,
+            "it sent a '\(message.kind)' message during \(what), which the extension protocol does not allow there; the host killed it",
+            extensionName: process.name)
+    }
+
+    /// Starts an export and returns the properties the extension sends first.
+    func startExport(destinationPlatform: MigrationPlatform, options: [String: Data]) async throws -> (
+        sizeEstimate: Int, version: String, compressible: Bool
+    ) {
+        guard hello.exports else {
+            throw AppMigrationError(.unsupportedExtension, "it does not export (its hello says so)", extensionName: process.name)
+        }
+        try await send(.export(destinationPlatform: destinationPlatform.rawValue, options: options))
+        while true {
+            switch try await next() {
+            case .properties(let estimate, let version, let compressible): return (estimate, version, compressible)
+            case .heartbeat: continue
+            case .failed(let message, let cancelled): throw ReportedFailure(message: message, cancelled: cancelled)
+            case let other: throw unexpected(other, during: "the start of an export")
+            }
+        }
+    }
+
+    /// Serves the extension's appends into `archiver` until it reports its result.
+    func serveAppends(into archiver: ResourcesArchiver) async throws {
+        while true {
+            switch try await next() {
+            case .append(let id, let path, let pathInArchive):
+                var refusal: AppMigrationError?
+                do {
+                    try await archiver.appendItem(at: URL(filePath: path), pathInArchive: pathInArchive)
+                } catch let error as AppMigrationError {
+                    refusal = error
+                } catch let error as CancellationError {
+                    throw error
+                    // cancellation: the clause above rethrows it; this one answers the extension
+                } catch {
+                    refusal = AppMigrationError(.itemUnreadable, "\(error)", extensionName: process.name, underlying: error)
+                }
+                try await send(.appended(id: id, error: refusal.map { "\($0.description)" }, code: refusal?.codeName))
+            case .heartbeat: continue
+            case .finished: return
+            case .failed(let message, let cancelled): throw ReportedFailure(message: message, cancelled: cancelled)
+            case let other: throw unexpected(other, during: "an export")
+            }
+        }
+    }
+
+    /// Runs the import of `staging` and follows it until the extension reports its result: each
+    /// advance of its progress and each millisecond of CPU time its code uses is a heartbeat for
+    /// `watchdog`; its progress is mirrored into `progress` between `progressRange`'s bounds.
+    func runImport(
+        staging: URL, request: ResourcesImportRequest, watchdog: Watchdog?, progress: Progress?, progressRange: (Int64, Int64)
+    ) async throws {
+        guard hello.imports else {
+            throw AppMigrationError(.unsupportedExtension, "it does not import (its hello says so)", extensionName: process.name)
+        }
+        let source = request.sourceAppIdentifier
+        try await send(
+            .import(
+                staging: staging.path(percentEncoded: false), sourceStore: source.storeIdentifier.rawValue,
+                sourceBundle: source.bundleIdentifier, sourcePlatform: source.platform.rawValue, sourceVersion: request.sourceVersion))
+        var cpuAtLastBeat: Int64 = 0
+        var lastCompleted: Int64 = 0
+        while true {
+            switch try await next() {
+            case .heartbeat(let cpu, let completed, let total):
+                if cpu - cpuAtLastBeat >= MigrationSystem.importCPUSignOfLife {
+                    cpuAtLastBeat = cpu
+                    watchdog?.beat(.extensionCode)
+                }
+                guard completed != lastCompleted else { continue }
+                lastCompleted = completed
+                watchdog?.beat(.extensionCode)
+                if let progress, total > 0 {
+                    let (low, high) = progressRange
+                    let fraction = min(max(Double(completed) / Double(total), 0), 1)
+                    progress.completedUnitCount = low + Int64(Double(high - low) * fraction)
+                }
+            case .finished: return
+            case .failed(let message, let cancelled): throw ReportedFailure(message: message, cancelled: cancelled)
+            case let other: throw unexpected(other, during: "an import")
+            }
+        }
+    }
+
+    /// Runs `body` on the session's thread and waits for it, whether or not the task is
+    /// cancelled: teardown is bounded by its own deadlines, never skipped.
+    private static func blocking<R: Sendable>(_ pool: WorkerThreadPool, _ body: @escaping @Sendable () throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, any Error>) in
+            pool.submit { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private static func blocking<R: Sendable>(_ pool: WorkerThreadPool, _ body: @escaping @Sendable () -> R) async -> R {
+        await withCheckedContinuation { (continuation: CheckedContinuation<R, Never>) in
+            pool.submit { continuation.resume(returning: body()) }
+        }
+    }
+}

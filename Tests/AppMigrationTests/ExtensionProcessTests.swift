@@ -1,0 +1,358 @@
+import AppMigration
+import Foundation
+import IndexedArchive
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Extensions in processes of their own (``ExtensionExecutable``): the test extension executable
+/// (Tests/TestExtension, an `@main` type conforming to the extension protocols) misbehaving in
+/// each way a process can, and scripts that do not speak the protocol.
+///
+/// For each, the caller's answer comes within stall timeout + grace period + 1 s, it is a typed
+/// `AppMigrationError` naming what happened, nothing is left at an export's output, a failed
+/// import clears the container and records the failure, and nothing the extension started runs
+/// (or writes) after the answer.
+@Suite(.serialized) struct ExtensionProcessTests {
+    static let testExtension = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appending(path: ".build/debug/amk-test-extension").path(percentEncoded: false)
+
+    static let stall: Duration = .seconds(1)
+    static let grace: Duration = .seconds(1)
+    /// The issue's bound: stall timeout + grace period + 1 s.
+    static let answerBound: Duration = stall + grace + .seconds(1)
+
+    static let system: MigrationSystem = {
+        let policy = WatchdogPolicy(defaultStallTimeout: stall, gracePeriod: grace, checkInterval: .milliseconds(20))
+        return MigrationSystem(
+            watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 2)
+    }()
+
+    static func misbehaving(_ behaviour: String?, after: Int = 0, sentinel: URL? = nil) -> ExtensionExecutable {
+        var environment: [String: String] = ["AMK_TEST_AFTER": String(after)]
+        environment["AMK_TEST_BEHAVIOUR"] = behaviour
+        environment["AMK_TEST_SENTINEL"] = sentinel?.path(percentEncoded: false)
+        return ExtensionExecutable(path: testExtension, environment: environment)
+    }
+
+    /// A container with three small documents.
+    static func seeded(_ scratch: Scratch, _ name: String) throws -> MigrationDataContainer {
+        let container = try scratch.container(name)
+        for index in 1...3 {
+            _ = try write("document \(index)\n", to: "Documents/doc\(index).txt", in: container.containerRootDirectory)
+        }
+        return container
+    }
+
+    struct Answer {
+        var error: (any Error)?
+        var elapsed: Duration
+        var appError: AppMigrationError? { error as? AppMigrationError }
+    }
+
+    static func export(_ executable: ExtensionExecutable, from container: MigrationDataContainer, to archive: URL) async -> Answer {
+        let start = ContinuousClock.now
+        do {
+            try await system.exportResources(
+                of: executable, from: container, request: MigrationRequest(destinationPlatform: .android), to: archive)
+            return Answer(error: nil, elapsed: ContinuousClock.now - start)
+        } catch {
+            return Answer(error: error, elapsed: ContinuousClock.now - start)
+        }
+    }
+
+    static func importArchive(_ archive: URL, into container: MigrationDataContainer, using executable: ExtensionExecutable) async -> Answer
+    {
+        let start = ContinuousClock.now
+        do {
+            try await system.importResources(from: archive, into: container, using: executable)
+            return Answer(error: nil, elapsed: ContinuousClock.now - start)
+        } catch {
+            return Answer(error: error, elapsed: ContinuousClock.now - start)
+        }
+    }
+
+    /// A good archive of the seeded container, made by the well-behaved executable.
+    static func goodArchive(_ scratch: Scratch) async throws -> URL {
+        let source = try seeded(scratch, "source-\(UUID().uuidString)")
+        let archive = scratch.url("good-\(UUID().uuidString).tar.xz")
+        let answer = await export(misbehaving(nil), from: source, to: archive)
+        if let error = answer.error { throw error }
+        return archive
+    }
+
+    // MARK: - Working
+
+    @Test func anExtensionExecutableExportsAndImportsOutOfProcess() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("notes.tar.xz")
+            let properties = try await Self.system.exportResources(
+                of: Self.misbehaving(nil), from: source, request: MigrationRequest(destinationPlatform: .android), to: archive)
+            // The properties are the process's, not the placeholders ExtensionExecutable holds.
+            #expect(properties.version == "7.1")
+            #expect(properties.sizeEstimate == 4096)
+            #expect(try await memberNames(of: archive).sorted() == ["Documents/doc1.txt", "Documents/doc2.txt", "Documents/doc3.txt"])
+            let reader = try await ArchiveReader.open(path: archive.path(percentEncoded: false))
+            #expect(try await reader.metadata()["extension"] == "amk-test-extension")
+
+            let destination = try scratch.container("destination")
+            try await Self.system.importResources(from: archive, into: destination, using: Self.misbehaving(nil))
+            #expect(try read("Documents/doc2.txt", in: destination.containerRootDirectory) == "document 2\n")
+            guard case .success? = importStatus(of: destination) else {
+                Issue.record("the import status is not success")
+                return
+            }
+        }
+    }
+
+    @Test func anExtensionThatAppendsOutsideItsContainerGetsTheHostsRefusal() async throws {
+        try await Scratch.with { scratch in
+            // The process's appendItem goes to the host, which confines it as for an in-process one.
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("escape.tar.xz")
+            let answer = await Self.export(Self.misbehaving("outside", after: 1), from: source, to: archive)
+            #expect(answer.appError?.code == .extensionFailed)
+            #expect(answer.appError?.message.contains("outside") == true, "\(String(describing: answer.error))")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    // MARK: - Stuck: the ladder
+
+    @Test(arguments: ["sleep", "spin", "ignore-term"])
+    func aStuckExportIsKilledAndAnsweredOnTime(behaviour: String) async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("stuck.tar.xz")
+            let answer = await Self.export(Self.misbehaving(behaviour, after: 1), from: source, to: archive)
+            let error = try #require(answer.appError, "\(String(describing: answer.error))")
+            #expect(error.code == .terminated, "\(error)")
+            #expect(error.message.contains("stalled"), "\(error)")
+            if behaviour == "ignore-term" {
+                #expect(error.message.contains("SIGKILL"), "\(error)")
+            } else {
+                // SIGTERM, the ladder's middle step, ends a process that does not ignore it.
+                #expect(error.message.contains("SIGTERM") || error.message.contains("SIGKILL"), "\(error)")
+            }
+            #expect(answer.elapsed < Self.answerBound, "answered after \(answer.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    @Test func aGrandchildIsKilledWithItsParentAndWritesNothingAfterTheAnswer() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let sentinel = source.documentsDirectory.appending(path: "zz-sentinel")
+            let archive = scratch.url("grandchild.tar.xz")
+            let answer = await Self.export(Self.misbehaving("grandchild", after: 1, sentinel: sentinel), from: source, to: archive)
+            #expect(answer.appError?.code == .terminated, "\(String(describing: answer.error))")
+            #expect(answer.elapsed < Self.answerBound, "answered after \(answer.elapsed)")
+            let path = sentinel.path(percentEncoded: false)
+            #expect(FileManager.default.fileExists(atPath: path), "the grandchild never ran")
+            let atAnswer = try? String(contentsOfFile: path, encoding: .utf8)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect((try? String(contentsOfFile: path, encoding: .utf8)) == atAnswer, "the grandchild wrote after the answer")
+        }
+    }
+
+    @Test func aStuckImportIsKilledTheContainerClearedAndTheFailureRecorded() async throws {
+        try await Scratch.with { scratch in
+            let archive = try await Self.goodArchive(scratch)
+            let destination = try scratch.container("destination")
+            let sentinel = destination.documentsDirectory.appending(path: "zz-sentinel")
+            let answer = await Self.importArchive(
+                archive, into: destination, using: Self.misbehaving("grandchild", after: 1, sentinel: sentinel))
+            let error = try #require(answer.appError, "\(String(describing: answer.error))")
+            #expect(error.code == .terminated, "\(error)")
+            #expect(answer.elapsed < Self.answerBound + .seconds(1), "answered after \(answer.elapsed)")
+            // Cleared: the first document it copied and the grandchild's sentinel are gone, and
+            // stay gone.
+            #expect(files(under: destination.documentsDirectory).isEmpty)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(files(under: destination.documentsDirectory).isEmpty, "something wrote into the cleared container")
+            guard case .failure(let recorded)? = importStatus(of: destination) else {
+                Issue.record("no failure recorded")
+                return
+            }
+            #expect("\(recorded)".contains("terminated"))
+        }
+    }
+
+    @Test func anExtensionThatStopsWhenCancelledIsReportedAsStalled() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("cancellable.tar.xz")
+            let answer = await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive)
+            #expect(answer.appError?.code == .stalled, "\(String(describing: answer.error))")
+            #expect(answer.elapsed < Self.answerBound)
+        }
+    }
+
+    @Test func theCallersCancellationReachesTheProcess() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("cancelled.tar.xz")
+            let task = Task { await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive) }
+            try await Task.sleep(for: .milliseconds(400))
+            let cancelledAt = ContinuousClock.now
+            task.cancel()
+            let answer = await task.value
+            #expect(answer.error is CancellationError, "\(String(describing: answer.error))")
+            #expect(ContinuousClock.now - cancelledAt < Self.grace + .seconds(1))
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    // MARK: - Failed processes
+
+    @Test(arguments: [
+        ("trap", "a Swift runtime trap"), ("segv", "SIGSEGV (11)"), ("exit", "exited with status 3"),
+        ("kill", "SIGKILL (9) (from outside the host"), ("close", "closed the channel"),
+        ("orphan", "of its group running (killed by the host)")
+    ])
+    func aFailedExportProcessIsNamedAndLeavesNoArchive(behaviour: String, named: String) async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let sentinel = scratch.url("sentinel-\(behaviour)")
+            let archive = scratch.url("failed.tar.xz")
+            let answer = await Self.export(Self.misbehaving(behaviour, after: 1, sentinel: sentinel), from: source, to: archive)
+            let error = try #require(answer.appError, "\(String(describing: answer.error))")
+            #expect(error.code == .extensionProcessFailed, "\(error)")
+            #expect(error.extensionName == "amk-test-extension")
+            #expect(error.message.contains(named), "\(error)")
+            #expect(answer.elapsed < Self.answerBound + .seconds(1), "answered after \(answer.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+            if behaviour == "orphan" {
+                let atAnswer = try? String(contentsOfFile: sentinel.path(percentEncoded: false), encoding: .utf8)
+                #expect(atAnswer != nil, "the orphan never ran")
+                try await Task.sleep(for: .milliseconds(300))
+                #expect((try? String(contentsOfFile: sentinel.path(percentEncoded: false), encoding: .utf8)) == atAnswer)
+            }
+        }
+    }
+
+    @Test func anExtensionsOwnErrorReachesTheCallerAsText() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let answer = await Self.export(Self.misbehaving("throw", after: 2), from: source, to: scratch.url("thrown.tar.xz"))
+            #expect(answer.appError?.code == .extensionFailed)
+            #expect(answer.appError?.message.contains("the test extension's own error") == true, "\(String(describing: answer.error))")
+        }
+    }
+
+    @Test(arguments: ["trap", "segv", "exit", "kill", "throw"])
+    func aFailedImportProcessClearsTheContainerAndRecordsWhy(behaviour: String) async throws {
+        try await Scratch.with { scratch in
+            let archive = try await Self.goodArchive(scratch)
+            let destination = try scratch.container("destination")
+            _ = try write("old\n", to: "Documents/old.txt", in: destination.containerRootDirectory)
+            let answer = await Self.importArchive(archive, into: destination, using: Self.misbehaving(behaviour, after: 1))
+            let error = try #require(answer.appError, "\(String(describing: answer.error))")
+            #expect(error.code == (behaviour == "throw" ? .extensionFailed : .extensionProcessFailed), "\(error)")
+            #expect(files(under: destination.documentsDirectory).isEmpty)
+            guard case .failure(let recorded)? = importStatus(of: destination) else {
+                Issue.record("no failure recorded")
+                return
+            }
+            #expect("\(recorded)".contains(error.message), "recorded \(recorded), thrown \(error)")
+        }
+    }
+
+    // MARK: - Not the protocol
+
+    /// A script that writes `bytes` (a Python expression) on the channel after an optional hello.
+    static func script(in scratch: Scratch, hello: String?, then bytes: String, exitStatus: Int = 0) throws -> ExtensionExecutable {
+        let helloLine = hello.map { "frame(\($0))" } ?? ""
+        let text = """
+            #!/usr/bin/env python3
+            import os, struct, sys, time
+            def frame(payload):
+                os.write(3, struct.pack('>I', len(payload)) + payload)
+            \(helloLine)
+            os.write(3, \(bytes))
+            time.sleep(0.2)
+            sys.exit(\(exitStatus))
+            """
+        let url = scratch.url("script-\(UUID().uuidString).py")
+        try Data(text.utf8).write(to: url)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
+        return ExtensionExecutable(path: url.path(percentEncoded: false))
+    }
+
+    static let goodHello = #"b'{"protocol":"amk-extension","version":1,"exports":true,"imports":true}'"#
+
+    @Test(
+        arguments: [
+            (nil, "b'hello, I am not an extension\\n'", "not the extension protocol at byte 0"),
+            (goodHello, "b'\\x00\\x00\\x00\\x05nope!'", "not the extension protocol at byte 74"),
+            (goodHello, "struct.pack('>I', 64 << 20)", "a message of 67108864 bytes at byte 74"),
+            (#"b'{"protocol":"amk-extension","version":99,"exports":true,"imports":true}'"#, "b''", "version 99"),
+            (goodHello, "b''", "closed the channel at byte 74")
+        ] as [(String?, String, String)])
+    func bytesThatAreNotTheProtocolAreRefusedWithTheirOffset(hello: String?, bytes: String, named: String) async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("garbage.tar.xz")
+            let answer = await Self.export(try Self.script(in: scratch, hello: hello, then: bytes), from: source, to: archive)
+            let error = try #require(answer.appError, "\(String(describing: answer.error))")
+            #expect(error.code == .extensionProcessFailed, "\(error)")
+            #expect(error.message.contains(named), "\(error)")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    @Test func aMissingExecutableIsAClearError() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let answer = await Self.export(
+                ExtensionExecutable(path: scratch.url("no-such-extension").path(percentEncoded: false)), from: source,
+                to: scratch.url("none.tar.xz"))
+            #expect(answer.appError?.code == .extensionProcessFailed)
+            #expect(answer.appError?.message.contains("No such file") == true, "\(String(describing: answer.error))")
+        }
+    }
+
+    @Test func theProcessGetsOnlyItsContainerAndAMinimalEnvironment() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            // A script extension that reports what it was given: descriptors, environment, folder.
+            let text = """
+                #!/bin/sh
+                ls /proc/self/fd > "$AMK_CONTAINER_ROOT/Documents/fds"
+                env | sort > "$AMK_CONTAINER_ROOT/Documents/env"
+                pwd > "$AMK_CONTAINER_ROOT/Documents/pwd"
+                ps -o pgid= -p $$ > "$AMK_CONTAINER_ROOT/Documents/pgid"
+                echo $$ >> "$AMK_CONTAINER_ROOT/Documents/pgid"
+                exit 5
+                """
+            let url = scratch.url("report.sh")
+            try Data(text.utf8).write(to: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
+            let answer = await Self.export(
+                ExtensionExecutable(path: url.path(percentEncoded: false), environment: ["EXTRA": "1"]), from: source,
+                to: scratch.url("report.tar.xz"))
+            #expect(answer.appError?.message.contains("exited with status 5") == true, "\(String(describing: answer.error))")
+            let documents = source.documentsDirectory
+            // 0-3, and the one `ls` opens to list them.
+            let descriptors = try read("fds", in: documents).split(separator: "\n").compactMap { Int($0) }.sorted()
+            #expect(descriptors.filter { $0 > 3 }.count <= 1, "descriptors: \(descriptors)")
+            #expect(Array(descriptors.prefix(4)) == [0, 1, 2, 3])
+            let variables = Set(try read("env", in: documents).split(separator: "\n").map { String($0.split(separator: "=")[0]) })
+            #expect(
+                variables.isSubset(of: [
+                    "PATH", "HOME", "TMPDIR", "LANG", "AMK_CONTAINER_ROOT", "AMK_BUNDLE_IDENTIFIER", "AMK_EXTENSION_CHANNEL",
+                    "AMK_EXTENSION_NAME", "EXTRA", "PWD", "SHLVL", "_", "OLDPWD"
+                ]), "\(variables)")
+            #expect(variables.contains("EXTRA"))
+            let folder = try read("pwd", in: documents).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(URL(filePath: folder).resolvingSymlinksInPath() == source.containerRootDirectory.resolvingSymlinksInPath())
+            let ids = try read("pgid", in: documents).split(whereSeparator: \.isWhitespace)
+            #expect(ids.count == 2 && ids[0] == ids[1], "its own process group: \(ids)")
+        }
+    }
+}

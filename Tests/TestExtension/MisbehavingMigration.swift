@@ -1,0 +1,153 @@
+import AppMigration
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// An extension executable for the host's tests, written as an app's would be: a `@main` type
+/// conforming to the extension protocols, with the library's entry point.
+///
+/// It exports `Documents` file by file and imports by copying the staged files back, one by one,
+/// advancing its progress. `AMK_TEST_BEHAVIOUR` makes it misbehave once `AMK_TEST_AFTER` items
+/// (default 0) are done:
+/// - `sleep`: blocks its thread for an hour, deaf to cancellation;
+/// - `spin`: burns CPU for ever, deaf to cancellation;
+/// - `ignore-term`: ignores SIGTERM, then blocks like `sleep`;
+/// - `trap`: a Swift runtime trap (`preconditionFailure`);
+/// - `segv`: dies by SIGSEGV;
+/// - `exit`: exits with status 3 without a word;
+/// - `close`: closes the protocol's channel, then blocks;
+/// - `kill`: SIGKILLs itself (as the OOM killer would);
+/// - `grandchild`: starts a shell that rewrites `AMK_TEST_SENTINEL` every 20 ms, then blocks;
+/// - `orphan`: starts that shell, then finishes normally;
+/// - `throw`: throws an error of its own;
+/// - `outside`: appends /etc/hostname, outside its container (the host refuses it);
+/// - `cancellable`: waits until cancelled, then stops as asked.
+///
+/// Independently, `AMK_TEST_KILL_AFTER_MS` has a thread SIGKILL the process that many milliseconds
+/// after its export or import starts, wherever it then is; `AMK_TEST_ITEM_DELAY_MS` makes each item
+/// take that long, so that such a kill lands in the middle of the work.
+@main
+struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
+    init() {}
+
+    let resourcesImportProgress = Progress(totalUnitCount: 0)
+
+    var resourcesSizeEstimate: Int { 4096 }
+    var resourcesVersion: String { "7.1" }
+    var resourcesCompressible: Bool { true }
+
+    struct OwnError: Error, CustomStringConvertible {
+        var description: String { "the test extension's own error" }
+    }
+
+    func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+        Self.armKiller()
+        let documents = appContainer.documentsDirectory
+        let names = try FileManager.default.contentsOfDirectory(atPath: documents.path(percentEncoded: false)).sorted()
+        for (index, name) in names.enumerated() {
+            do {
+                try await Self.misbehave(at: index)
+            } catch is Outside {
+                try await archiver.appendItem(at: URL(filePath: "/etc/hostname"))
+            }
+            try await archiver.appendItem(at: documents.appending(path: name), pathInArchive: "Documents/\(name)")
+        }
+        try await Self.misbehave(at: names.count)
+    }
+
+    func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+        Self.armKiller()
+        let staged = url.appending(path: "Documents")
+        let manager = FileManager.default
+        let names = ((try? manager.contentsOfDirectory(atPath: staged.path(percentEncoded: false))) ?? []).sorted()
+        resourcesImportProgress.totalUnitCount = Int64(names.count + 1)
+        for (index, name) in names.enumerated() {
+            try await Self.misbehave(at: index)
+            let target = appContainer.documentsDirectory.appending(path: name)
+            try? manager.removeItem(at: target)
+            try manager.copyItem(at: staged.appending(path: name), to: target)
+            resourcesImportProgress.completedUnitCount = Int64(index + 1)
+        }
+        try await Self.misbehave(at: names.count)
+        resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
+    }
+
+    /// Thrown by `misbehave` to ask the export to append outside the container.
+    struct Outside: Error {}
+
+    /// Starts the thread of `AMK_TEST_KILL_AFTER_MS`, if set.
+    static func armKiller() {
+        guard let text = ProcessInfo.processInfo.environment["AMK_TEST_KILL_AFTER_MS"], let milliseconds = UInt32(text) else { return }
+        let thread = Thread {
+            usleep(milliseconds * 1000)
+            kill(getpid(), SIGKILL)
+        }
+        thread.start()
+    }
+
+    static func misbehave(at step: Int) async throws {
+        let environment = ProcessInfo.processInfo.environment
+        if let delay = environment["AMK_TEST_ITEM_DELAY_MS"].flatMap(UInt64.init) {
+            try await Task.sleep(for: .milliseconds(delay))
+        }
+        let after = environment["AMK_TEST_AFTER"].flatMap(Int.init) ?? 0
+        guard step == after, let behaviour = environment["AMK_TEST_BEHAVIOUR"] else { return }
+        switch behaviour {
+        case "sleep":
+            blockForAnHour()
+        case "spin":
+            var counter: UInt64 = 0
+            while true { counter = counter &* 6_364_136_223_846_793_005 &+ 1 }
+        case "ignore-term":
+            signal(SIGTERM, SIG_IGN)
+            blockForAnHour()
+        case "trap":
+            preconditionFailure("the test extension traps on purpose")
+        case "segv":
+            // A real bad access, as a bug would make it.
+            UnsafeMutablePointer<Int>(bitPattern: 16)!.pointee = 1
+        case "exit":
+            exit(3)
+        case "close":
+            close(3)
+            blockForAnHour()
+        case "kill":
+            kill(getpid(), SIGKILL)
+        case "grandchild":
+            startSentinelWriter(environment["AMK_TEST_SENTINEL"] ?? "/dev/null")
+            blockForAnHour()
+        case "orphan":
+            startSentinelWriter(environment["AMK_TEST_SENTINEL"] ?? "/dev/null")
+        case "throw":
+            throw OwnError()
+        case "outside":
+            throw Outside()
+        case "cancellable":
+            while true { try await Task.sleep(for: .milliseconds(10)) }
+        default:
+            return
+        }
+    }
+
+    static func blockForAnHour() {
+        // A blocking call, as a stuck read would be: cancellation cannot reach it.
+        sleep(3600)
+    }
+
+    /// A grandchild that keeps writing the time into `sentinel`, as a leaked worker would write
+    /// into the container.
+    static func startSentinelWriter(_ sentinel: String) {
+        let script = "while true; do date +%s%N > '\(sentinel)'; sleep 0.02; done"
+        var pid: pid_t = 0
+        let arguments = ["/bin/sh", "-c", script]
+        var pointers: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        _ = posix_spawn(&pid, "/bin/sh", nil, nil, &pointers, environ)
+        // Let it write once, so the test sees it alive.
+        usleep(100_000)
+    }
+}
