@@ -25,11 +25,11 @@ enum TransferProcess {
     static func startReceiver(container: String, scratch: URL, extra: [String] = [])
         throws -> (process: Process, stdout: URL, stderr: URL, endpoint: String, code: String)
     {
+        // `files` unless the caller chooses (the two extension options exclude each other).
+        let chosen = extra.contains { $0.hasPrefix("--extension") } ? [] : ["--extension", "files"]
         let (process, out, err) = try AMKProcess.start(
-            [
-                "receive", "--listen", "127.0.0.1:0", "--container", container, "--extension", "files",
-                "--accept-timeout", "30"
-            ] + extra, scratch: scratch)
+            ["receive", "--listen", "127.0.0.1:0", "--container", container] + chosen + ["--accept-timeout", "30"] + extra,
+            scratch: scratch)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
             let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
