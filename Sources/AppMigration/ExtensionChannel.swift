@@ -50,17 +50,7 @@ final class ExtensionChannel: Sendable {
 
     /// Sends one frame, waiting at most `timeout` for room in the socket.
     func send(_ value: some Encodable, timeout: Duration = .seconds(30)) throws(Failure) {
-        let payload: Data
-        do { payload = try JSONEncoder().encode(value) } catch {
-            throw .notProtocol(offset: 0, reason: "cannot encode a message: \(error)")
-        }
-        var frame = [UInt8](repeating: 0, count: 4)
-        let length = UInt32(payload.count)
-        frame[0] = UInt8(length >> 24)
-        frame[1] = UInt8((length >> 16) & 0xff)
-        frame[2] = UInt8((length >> 8) & 0xff)
-        frame[3] = UInt8(length & 0xff)
-        frame.append(contentsOf: payload)
+        let frame = try Self.frame(value)
         let deadline = ContinuousClock.now + timeout
         try sending.withLock { (_: inout ()) throws(Failure) in
             var sent = 0
@@ -84,6 +74,18 @@ final class ExtensionChannel: Sendable {
         }
     }
 
+    /// `value` as a frame: its JSON's length, big-endian, and the JSON.
+    private static func frame(_ value: some Encodable) throws(Failure) -> [UInt8] {
+        let payload: Data
+        do { payload = try JSONEncoder().encode(value) } catch {
+            throw .notProtocol(offset: 0, reason: "cannot encode a message: \(error)")
+        }
+        let length = UInt32(payload.count)
+        var frame: [UInt8] = [UInt8(length >> 24), UInt8((length >> 16) & 0xff), UInt8((length >> 8) & 0xff), UInt8(length & 0xff)]
+        frame.append(contentsOf: payload)
+        return frame
+    }
+
     // MARK: - Receiving
 
     /// The next frame's JSON, or nil if none arrived within `timeout`.
@@ -97,14 +99,60 @@ final class ExtensionChannel: Sendable {
         }
     }
 
+    /// The next message if one has arrived whole, without waiting: callable from the cooperative
+    /// pool, as it never blocks.
+    func receiveNow() throws(Failure) -> ExtensionMessage? {
+        if let frame = try takeFrame() { return try decode(frame) }
+        try fill()
+        guard let frame = try takeFrame() else { return nil }
+        return try decode(frame)
+    }
+
+    /// Sends one small frame if the socket has room for it now, without waiting; false if it has
+    /// none (then nothing was sent). Callable from the cooperative pool, as it never blocks: a
+    /// frame this small goes into a local stream socket whole or not at all.
+    func sendNow(_ message: ExtensionMessage) throws(Failure) -> Bool {
+        let frame = try Self.frame(message)
+        return try sending.withLock { (_: inout ()) throws(Failure) -> Bool in
+            let result = frame.withUnsafeBytes { bytes in
+                Platform.send(descriptor, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            let error = errno
+            if result == frame.count { return true }
+            if result < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) { return false }
+            if result < 0 { throw .closed(offset: 0, reason: String(cString: strerror(error))) }
+            // Part of it went: the rest must follow before any other frame, so wait for room here.
+            var sent = result
+            let deadline = ContinuousClock.now + .seconds(1)
+            while sent < frame.count {
+                let more = frame.withUnsafeBytes { bytes in
+                    Platform.send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                }
+                if more > 0 {
+                    sent += more
+                } else if ContinuousClock.now > deadline {
+                    throw .closed(offset: 0, reason: "the peer stopped reading in the middle of a frame")
+                } else {
+                    _ = Self.poll(descriptor, events: Int16(POLLOUT), within: .milliseconds(10))
+                }
+            }
+            return true
+        }
+    }
+
+    private func decode(_ frame: (payload: [UInt8], offset: UInt64)) throws(Failure) -> ExtensionMessage {
+        do {
+            return try JSONDecoder().decode(ExtensionMessage.self, from: Data(frame.payload))
+        } catch {
+            throw .notProtocol(
+                offset: frame.offset, reason: "a frame of \(frame.payload.count) bytes that is no message: \(Self.preview(frame.payload))")
+        }
+    }
+
     /// The next message (after the hello), or nil if none arrived within `timeout`.
     func receive(within timeout: Duration) throws(Failure) -> ExtensionMessage? {
-        guard let (payload, offset) = try receiveFrame(within: timeout) else { return nil }
-        do {
-            return try JSONDecoder().decode(ExtensionMessage.self, from: Data(payload))
-        } catch {
-            throw .notProtocol(offset: offset, reason: "a frame of \(payload.count) bytes that is no message: \(Self.preview(payload))")
-        }
+        guard let frame = try receiveFrame(within: timeout) else { return nil }
+        return try decode(frame)
     }
 
     /// The hello, the first frame, or nil if none arrived within `timeout`.

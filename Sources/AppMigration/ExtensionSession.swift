@@ -130,24 +130,22 @@ struct ExtensionSession: Sendable {
             }
             return nil
         }
-        let start = ContinuousClock.now
         let ended = await blocking(pool) { () -> ExtensionTermination in
             if report == nil && !process.hasExited { process.signalGroup(SIGTERM) }
             return process.finish(waitingUpTo: gracePeriod / 2)
         }
-        _ = start
-        let stall = watchdog?.stall.map { "\($0); " } ?? ""
+        let stall = watchdog?.stall.map { " (after it \($0))" } ?? ""
         switch report {
         case .failed?:
             if !ended.killed && ended.leftBehind == 0 { return CancellationError() }
-            return ArchiveError(.terminated, "terminated: \(stall)it stopped when cancelled, but \(ended)")
+            return ArchiveError(.terminated, "terminated: cancellation ignored: it reported that it stopped\(stall), but \(ended)")
         case .finished?:
-            return ArchiveError(.terminated, "terminated: \(stall)cancellation ignored: returned normally after being cancelled")
+            return ArchiveError(.terminated, "terminated: cancellation ignored: returned normally after being cancelled\(stall)")
         default:
             return ArchiveError(
                 .terminated,
-                "terminated: \(stall)cancellation ignored: it did not stop within \(StallReport.format(gracePeriod)) of being "
-                    + "cancelled; \(ended)")
+                "terminated: cancellation ignored: it did not stop within \(StallReport.format(gracePeriod)) of being cancelled"
+                    + "\(stall); \(ended)")
         }
     }
 
@@ -166,15 +164,23 @@ struct ExtensionSession: Sendable {
 
     // MARK: - Talking
 
-    /// Sends a message to the extension.
+    /// Sends a message to the extension: at once if the socket has room (it nearly always has:
+    /// the extension's reader drains it), else from the session's thread, which may wait.
     func send(_ message: ExtensionMessage) async throws {
         let channel = process.channel
+        if try channel.sendNow(message) { return }
         try await pool.run { _ in try channel.send(message) }
     }
 
     /// The next message from the extension; `CancellationError` when the calling task is cancelled.
+    ///
+    /// One that has arrived is taken at once; only waiting goes to the session's thread. A round
+    /// trip per `appendItem` then costs no thread hop on the host's side while the extension
+    /// keeps it busy, which matters when the compressors hold every core.
     func next() async throws -> ExtensionMessage {
+        try Task.checkCancellation()
         let channel = process.channel
+        if let message = try channel.receiveNow() { return message }
         return try await pool.run { flag in
             while true {
                 if flag.isCancelled { throw CancellationError() }
@@ -265,7 +271,10 @@ struct ExtensionSession: Sendable {
                     let fraction = min(max(Double(completed) / Double(total), 0), 1)
                     progress.completedUnitCount = low + Int64(Double(high - low) * fraction)
                 }
-            case .finished: return
+            case .finished:
+                // The last heartbeat may predate the end.
+                progress?.completedUnitCount = progressRange.1
+                return
             case .failed(let message, let cancelled): throw ReportedFailure(message: message, cancelled: cancelled)
             case let other: throw unexpected(other, during: "an import")
             }

@@ -11,8 +11,10 @@ struct ExportCommand: AsyncParsableCommand {
         abstract: "Export an app container through a migration extension into an archive.",
         discussion: """
             The container is an app's data folder (Documents, Library/Application Support, ...). \
-            The extension runs under the watchdog: one that goes silent for --stall-timeout is \
-            cancelled, and one that ignores the cancellation is abandoned. The archive records the \
+            The extension runs in a process of its own (the built-in ones as processes of \
+            amk-sample-extensions, yours with --extension-executable) under the watchdog: one that \
+            goes silent for --stall-timeout is cancelled, and one that does not stop is killed with \
+            its process group. The archive records the \
             extension's version, its size estimate and the source app; nothing is left at the \
             output path if the export fails. Extensions: \(SampleExtension.helpText).
 

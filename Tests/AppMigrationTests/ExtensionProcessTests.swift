@@ -110,6 +110,43 @@ import Testing
         }
     }
 
+    @Test func anExtensionExecutableRunsUnderAppMigrationTester() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let destination = try scratch.container("destination")
+            try await AppMigrationTester.withExtension(
+                Self.misbehaving(nil), exportContainer: source, importContainer: destination, workDirectory: scratch.url("work"),
+                system: Self.system
+            ) {
+                let tester = try await AppMigrationTester(platform: .android)
+                let exported = try await tester.exportController.exportResources()
+                #expect(exported.exportProperties.version == "7.1")
+                try await tester.importController.importResources(from: exported.extractedResourcesURL)
+            }
+            #expect(try read("Documents/doc3.txt", in: destination.containerRootDirectory) == "document 3\n")
+        }
+    }
+
+    @Test func calledDirectlyItsImportMirrorsTheProcesssProgress() async throws {
+        try await Scratch.with { scratch in
+            let staged = scratch.url("staged")
+            _ = try write("one\n", to: "Documents/one.txt", in: staged)
+            _ = try write("two\n", to: "Documents/two.txt", in: staged)
+            let destination = try scratch.container("destination")
+            let executable = Self.misbehaving(nil)
+            try await MigrationDataContainer.withCurrent(destination) {
+                try await executable.importResources(
+                    at: staged,
+                    request: ResourcesImportRequest(
+                        sourceAppIdentifier: MigrationAppIdentifier(
+                            storeIdentifier: .unknown, bundleIdentifier: "com.example.myapp", platform: .current),
+                        sourceVersion: "7.1"))
+            }
+            #expect(try read("Documents/two.txt", in: destination.containerRootDirectory) == "two\n")
+            #expect(executable.resourcesImportProgress.fractionCompleted == 1)
+        }
+    }
+
     @Test func anExtensionThatAppendsOutsideItsContainerGetsTheHostsRefusal() async throws {
         try await Scratch.with { scratch in
             // The process's appendItem goes to the host, which confines it as for an in-process one.

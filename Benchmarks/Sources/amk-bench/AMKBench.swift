@@ -8,7 +8,7 @@ struct AMKBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "amk-bench",
         abstract: "Benchmark amk's archiving engine against tar | xz and pixz.",
-        subcommands: [BenchCommand.self, PackChildCommand.self, CancelCommand.self, TransferCommand.self],
+        subcommands: [BenchCommand.self, PackChildCommand.self, CancelCommand.self, TransferCommand.self, ExtensionsCommand.self],
         defaultSubcommand: BenchCommand.self
     )
 }
