@@ -22,6 +22,13 @@ public import Logging
 ///     request: MigrationRequest(destinationPlatform: .android), to: archiveURL)
 /// try await system.importResources(from: archiveURL, into: destinationContainer, using: MyMigration())
 /// ```
+///
+/// Where the extension's code runs depends on what it is given. An ``ExtensionExecutable`` runs
+/// in a process of its own, which a stall or a cancellation ends with SIGKILL of its process
+/// group if it does not stop within the grace period; the host answers only after reaping it. Any
+/// other extension value runs in this process, on threads of its own: the caller still gets its
+/// answer on time, but code that ignores cancellation cannot be terminated and keeps running
+/// after the answer (choose this for tests, or where no child process may be started).
 public struct MigrationSystem: Sendable {
     /// Stall timeouts for exports. The extension's own code is the stage `.extensionCode`: it is
     /// watched from the start of `exportResources` except while an `appendItem` runs, when the

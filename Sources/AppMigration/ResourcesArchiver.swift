@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// `Sendable` because everything it holds is: the engine's `ArchiveBuilder` (an actor, which takes
 /// appends one at a time), the `Watchdog` (lock-protected), immutable configuration, and a count
-/// of appends in flight kept in a `Mutex`.
+/// of appends in flight kept in a `Mutex`; or, in an extension process, a `Sendable` closure.
 ///
 /// In an extension process (see ``ExtensionExecutable``) each append is a request to the host,
 /// which checks and packs the item exactly as above, and answers.
