@@ -52,42 +52,10 @@ extension MigrationSystem {
         named name: String? = nil, progress: Progress? = nil
     ) async throws -> ResourcesImportRequest {
         let name = name ?? Self.defaultName(of: migrationExtension)
-        let progress = progress ?? Progress(totalUnitCount: 100)
-        if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
-        let total = progress.totalUnitCount
         let settings = self
         return try await logged(importOf: "a stream (descriptor \(descriptor))", into: container, name: name) {
-            // A failed import clears the container: only into one the host knows.
-            try await HostIO.run { try container.checkKnown(extensionName: name) }
-            return try await ContainerLock.withLock(on: container, extensionName: name) {
-                let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
-                var extensionStarted = false
-                do {
-                    // A receiver killed mid-stream could not remove its staging folder; under the lock
-                    // no other import is running, so any staging folder left is such a leftover.
-                    try await HostIO.run { try Self.removeStaleStaging(in: container) }
-                    let request = try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
-                    progress.completedUnitCount = total / 4
-                    extensionStarted = true
-                    try await Self.runImporter(
-                        migrationExtension, name: name, at: staging, request: request, container: container,
-                        policy: settings.importWatchdogPolicy, progress: progress,
-                        progressRange: (total / 4, total))
-                    await HostIO.runToCompletion { Self.removeStaging(staging, of: container) }
-                    try await HostIO.run { try MigrationStatus.record(.success, in: container) }
-                    progress.completedUnitCount = total
-                    return request
-                } catch {
-                    let cleared = extensionStarted
-                    await HostIO.runToCompletion {
-                        Self.removeStaging(staging, of: container)
-                        if cleared { Self.clearContainer(container) }
-                        // The import's own error is what the caller must see; a status that cannot be
-                        // written is secondary to it.
-                        try? MigrationStatus.record(.failure(error), in: container)
-                    }
-                    throw error
-                }
+            try await runImport(into: container, using: migrationExtension, name: name, progress: progress) { staging in
+                try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
             }
         }
     }

@@ -367,13 +367,10 @@ public struct MigrationSystem: Sendable {
         named name: String? = nil, progress: Progress? = nil
     ) async throws {
         let name = name ?? Self.defaultName(of: migrationExtension)
-        let progress = progress ?? Progress(totalUnitCount: 100)
-        if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
-        let total = progress.totalUnitCount
-        try await logged(importOf: archive.path(percentEncoded: false), into: container, name: name) {
-            try await lockedImport(
-                from: archive, into: container, using: migrationExtension, name: name, progress: progress,
-                total: total)
+        _ = try await logged(importOf: archive.path(percentEncoded: false), into: container, name: name) {
+            try await runImport(into: container, using: migrationExtension, name: name, progress: progress) { staging in
+                try await prepareImport(from: archive, into: container, staging: staging, name: name)
+            }
         }
     }
 
@@ -402,17 +399,31 @@ public struct MigrationSystem: Sendable {
         }
     }
 
-    private func lockedImport<Extension: ResourcesImporting>(
-        from archive: URL, into container: MigrationDataContainer, using migrationExtension: Extension, name: String,
-        progress: Progress, total: Int64
-    ) async throws {
+    /// The one import flow, for an archive file and a stream alike: check that the container is
+    /// one the host may clear, take its lock, remove staging folders a killed import left, let
+    /// `stage` put the archive's content into a new staging folder (returning the request from
+    /// the archive's metadata), run the importer under the watchdog, and record the outcome.
+    ///
+    /// A failure before the importer runs leaves the container as it was (only the staging folder
+    /// is removed); one after clears the container. Either is recorded in the import status.
+    func runImport<Extension: ResourcesImporting>(
+        into container: MigrationDataContainer, using migrationExtension: Extension, name: String, progress: Progress?,
+        stage: (_ staging: URL) async throws -> ResourcesImportRequest
+    ) async throws -> ResourcesImportRequest {
+        let progress = progress ?? Progress(totalUnitCount: 100)
+        if progress.totalUnitCount <= 0 { progress.totalUnitCount = 100 }
+        let total = progress.totalUnitCount
         // A failed import clears the container: only into one the host knows.
         try await HostIO.run { try container.checkKnown(extensionName: name) }
-        try await ContainerLock.withLock(on: container, extensionName: name) {
+        return try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
             var extensionStarted = false
+            let request: ResourcesImportRequest
             do {
-                let request = try await prepareImport(from: archive, into: container, staging: staging, name: name)
+                // An import killed mid-way could not remove its staging folder; under the lock no
+                // other import is running, so any staging folder left is such a leftover.
+                try await HostIO.run { try Self.removeStaleStaging(in: container) }
+                request = try await stage(staging)
                 progress.completedUnitCount = total / 4
                 extensionStarted = true
                 try await Self.runImporter(
@@ -426,12 +437,17 @@ public struct MigrationSystem: Sendable {
                 await HostIO.runToCompletion {
                     Self.removeStaging(staging, of: container)
                     if cleared { Self.clearContainer(container) }
+                    // The import's own error is what the caller must see; a status that cannot
+                    // be written is secondary to it.
                     try? MigrationStatus.record(.failure(error), in: container)
                 }
                 throw error
             }
+            // Outside the clause above: the data arrived whole, and a status that cannot be
+            // written is no reason to clear it.
             try await HostIO.run { try MigrationStatus.record(.success, in: container) }
             progress.completedUnitCount = total
+            return request
         }
     }
 
@@ -494,13 +510,7 @@ public struct MigrationSystem: Sendable {
         } catch {
             throw Self.extractionError(error, extensionName: name, path: path)
         }
-        let store = metadata[ArchiveMetadataKey.sourceStoreIdentifier].map { MigrationAppIdentifier.StoreIdentifier($0) }
-        let platform = metadata[ArchiveMetadataKey.sourcePlatform].map { MigrationPlatform($0) }
-        let source = MigrationAppIdentifier(
-            storeIdentifier: store ?? .unknown,
-            bundleIdentifier: metadata[ArchiveMetadataKey.sourceBundleIdentifier] ?? "",
-            platform: platform ?? MigrationPlatform("unknown"))
-        return ResourcesImportRequest(sourceAppIdentifier: source, sourceVersion: metadata[ArchiveMetadataKey.resourcesVersion] ?? "")
+        return Self.importRequest(from: metadata)
     }
 
     /// Calls `importResources(at:request:)` under the watchdog with `container` current, mirroring

@@ -210,6 +210,23 @@ import Testing
             #expect(try stagingFolders(in: destination).isEmpty)
         }
     }
+
+    /// Imports from a file and from a stream are one flow: the file import removes a killed
+    /// import's staging folder too (it once did not).
+    @Test func aStaleStagingFolderIsRemovedByTheNextImportFromAFile() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            let destination = try scratch.container("import")
+            try seedTransferContainer(source, bigBytes: 4096)
+            try write("half", to: ".amk/staging-dead/Documents/x", in: destination.containerRootDirectory)
+            let migration = TreeCopyMigration()
+            let archive = scratch.url("a.tar.xz")
+            try await quickSystem.exportResources(
+                of: migration, from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+            try await quickSystem.importResources(from: archive, into: destination, using: migration)
+            #expect(try stagingFolders(in: destination).isEmpty)
+        }
+    }
 }
 
 // MARK: - Links from the archive (issue #10, finding 2)
