@@ -71,12 +71,14 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
         self.underlying = underlying
     }
 
+    /// `extension 'name': path: message`, the parts that are known.
     public var description: String {
         var text = extensionName.map { "extension '\($0)': " } ?? ""
         if let path { text += "\(path): " }
         return text + message
     }
 
+    /// The same as ``description``, for Foundation's error reporting.
     public var errorDescription: String? { description }
 
     /// The names of the codes that travel in the extension protocol's `appended` answer; the

@@ -15,6 +15,7 @@ public protocol AppMigrationExtension: Sendable {
 }
 
 extension AppMigrationExtension {
+    /// The container the host bound for the running code (``MigrationDataContainer/current``).
     public var appContainer: MigrationDataContainer {
         MigrationDataContainer.current
     }

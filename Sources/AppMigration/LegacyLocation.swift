@@ -12,11 +12,13 @@ public struct LegacyLocation: Sendable {
     /// wrapper to strip); nil stores them unchanged. Throwing leaves the legacy copy in place.
     public let transform: (@Sendable (Data) throws -> Data)?
 
+    /// A legacy location at `path`, its data converted by `transform` on the way (as is without one).
     public init(path: String, transform: (@Sendable (Data) throws -> Data)? = nil) {
         self.path = path
         self.transform = transform
     }
 
+    /// A legacy location at `url`, its data converted by `transform` on the way (as is without one).
     public init(_ url: URL, transform: (@Sendable (Data) throws -> Data)? = nil) {
         self.init(path: url.path(percentEncoded: false), transform: transform)
     }

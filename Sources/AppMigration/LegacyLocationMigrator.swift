@@ -29,8 +29,11 @@ public import Foundation
 public struct LegacyLocationMigrator: Sendable {
     /// A key: its current place and the places it used to live, searched in order.
     public struct Key: Sendable {
+        /// The data's name, in reports.
         public let name: String
+        /// Where the data lives now.
         public let path: String
+        /// Where earlier releases kept it, newest first.
         public let legacy: [LegacyLocation]
     }
 
@@ -52,6 +55,7 @@ public struct LegacyLocationMigrator: Sendable {
     /// Called before every change to the disk; crash tests stop the migrator there.
     package var probe: DurabilityProbe?
 
+    /// A migrator with nothing registered yet.
     public init() {}
 
     /// Registers `name`, whose data lives at `url` and used to live at the `legacy` places.

@@ -25,6 +25,7 @@ public struct MigrationAppIdentifier: Sendable, Hashable, Codable {
         /// identity, or by another tool).
         public static let unknown = StoreIdentifier("unknown")
 
+        /// The raw value, as archive metadata records it.
         public var description: String { rawValue }
     }
 

@@ -40,5 +40,6 @@ public struct MigrationPlatform: RawRepresentable, Sendable, Hashable, Codable, 
         #endif
     }
 
+    /// The raw value, as archive metadata records it.
     public var description: String { rawValue }
 }

@@ -25,6 +25,7 @@ public enum SchemaMigrationError: Error, Sendable, CustomStringConvertible, Loca
     /// else.
     case rollbackFailed(model: String, underlying: any Error, rollback: any Error)
 
+    /// What failed, naming the model and the versions.
     public var description: String {
         switch self {
         case .missingStep(let model, let from, let to):
@@ -47,5 +48,6 @@ public enum SchemaMigrationError: Error, Sendable, CustomStringConvertible, Loca
         }
     }
 
+    /// The same as ``description``, for Foundation's error reporting.
     public var errorDescription: String? { description }
 }

@@ -14,6 +14,7 @@ public struct SchemaMigrationStep: Sendable {
     /// The transformation. It may throw to refuse data it cannot migrate.
     public let transform: @Sendable (Data) throws -> Data
 
+    /// A step that turns `model`'s data at `fromVersion` into the next version with `transform`.
     public init(model: String, from fromVersion: Int, _ transform: @escaping @Sendable (Data) throws -> Data) {
         self.model = model
         self.fromVersion = fromVersion

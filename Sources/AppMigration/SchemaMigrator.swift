@@ -18,6 +18,7 @@ public import Foundation
 public struct SchemaMigrator: Sendable {
     private var steps: [String: [Int: SchemaMigrationStep]] = [:]
 
+    /// A migrator that knows `steps`.
     public init(_ steps: [SchemaMigrationStep] = []) {
         for step in steps { register(step) }
     }

@@ -14,8 +14,10 @@
 public struct TransferEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// The host as written, without brackets: a name, an IPv4 or an IPv6 address.
     public var host: String
+    /// The TCP port; 0 asks a listener for any free one.
     public var port: UInt16
 
+    /// An endpoint at `host` (a name, an IPv4 or an IPv6 address) and `port`.
     public init(host: String, port: UInt16) {
         self.host = host
         self.port = port

@@ -41,11 +41,14 @@ public struct TransferError: Error, Sendable, CustomStringConvertible, Localized
         case tooLarge
     }
 
+    /// What went wrong, for programs to switch on.
     public var code: Code
+    /// What went wrong, for people.
     public var message: String
     /// The error behind this one, if any.
     public var underlying: (any Error)?
 
+    /// An error of kind `code`, described by `message`.
     public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
@@ -59,5 +62,6 @@ public struct TransferError: Error, Sendable, CustomStringConvertible, Localized
     /// backslashes alone, so names already escaped in a quoted error are not escaped twice).
     /// ``message`` itself stays as received, for programs.
     public var description: String { TerminalSafe.message(message) }
+    /// The same as ``description``, for Foundation's error reporting.
     public var errorDescription: String? { description }
 }

@@ -13,15 +13,19 @@ public import Foundation
 public struct VersionedStore: Sendable {
     /// One model's stored bytes and the schema version they were written at.
     public struct Record: Sendable, Equatable {
+        /// The stored bytes.
         public var data: Data
+        /// The schema version they are in.
         public var version: Int
 
+        /// A record of `data` at `version`.
         public init(data: Data, version: Int) {
             self.data = data
             self.version = version
         }
     }
 
+    /// The folder that holds the store's files.
     public let directory: URL
     /// The version assumed for data that has no version file: data saved by releases that
     /// predate versioning.

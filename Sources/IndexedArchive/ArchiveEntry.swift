@@ -4,12 +4,17 @@ public import Tar
 public struct ArchiveEntry: Sendable, Hashable {
     /// The path as stored in the tar stream; directories end in `/`.
     public var path: String
+    /// Regular file, directory, symbolic or hard link.
     public var kind: TarEntryKind
     /// Content bytes (0 for directories and links).
     public var size: UInt64
+    /// Permission bits, set-id and sticky bits included.
     public var mode: UInt32
+    /// Owner's user id.
     public var uid: UInt64
+    /// Owner's group id.
     public var gid: UInt64
+    /// Modification time, to the nanosecond (the tar header holds whole seconds; the index the rest).
     public var mtime: TarTimestamp
     /// Target of a symbolic or hard link.
     public var linkTarget: String?
@@ -22,6 +27,7 @@ public struct ArchiveEntry: Sendable, Hashable {
     /// Whether a pax extended header precedes the ustar header.
     public var hasPaxHeader: Bool
 
+    /// An entry with every field given, as the index and the tar parser make them.
     public init(
         path: String, kind: TarEntryKind, size: UInt64, mode: UInt32, uid: UInt64, gid: UInt64,
         mtime: TarTimestamp, linkTarget: String?, headerOffset: UInt64, dataOffset: UInt64,

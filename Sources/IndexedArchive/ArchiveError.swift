@@ -33,7 +33,9 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
         case invalidOptions
     }
 
+    /// What went wrong, for programs to switch on.
     public var code: Code
+    /// What went wrong, for people.
     public var message: String
     /// The file on disk concerned, if any.
     public var path: String?
@@ -46,6 +48,7 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
     /// parse ``message``. System call failures keep their errno in ``code`` (`.io(errno:)`).
     public var underlying: (any Error)?
 
+    /// An error of kind `code`, with where it happened when that is known.
     public init(
         _ code: Code, _ message: String, path: String? = nil, member: String? = nil, offset: UInt64? = nil,
         underlying: (any Error)? = nil

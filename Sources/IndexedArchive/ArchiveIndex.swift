@@ -21,8 +21,11 @@ import Tar
 /// Readers stride by the record size, so later versions can append fields; an unknown major
 /// version is refused.
 public struct ArchiveIndex: Sendable {
+    /// The 8 bytes that open the index: `AMKINDEX`.
     public static let magic: [UInt8] = Array("AMKINDEX".utf8)
+    /// The layout's major version: a reader refuses an index of another major version.
     public static let majorVersion: UInt16 = 1
+    /// The layout's minor version: later minors only append fields, which older readers skip.
     public static let minorVersion: UInt16 = 0
     static let headerSize = 64
     static let recordSize = 96
@@ -31,13 +34,16 @@ public struct ArchiveIndex: Sendable {
     /// the real one).
     static let idCeiling = UInt64(UInt32.max)
 
+    /// Every member, in tar order.
     public var entries: [ArchiveEntry]
     /// Length of the tar stream, end marker included.
     public var tarSize: UInt64
     /// Uncompressed bytes per data block.
     public var chunkSize: UInt64
+    /// The archive's metadata (the same pairs as its pax global header).
     public var metadata: [String: String]
 
+    /// An index of `entries` for a tar stream of `tarSize` bytes cut into `chunkSize`-byte blocks.
     public init(entries: [ArchiveEntry], tarSize: UInt64, chunkSize: UInt64, metadata: [String: String]) {
         self.entries = entries
         self.tarSize = tarSize

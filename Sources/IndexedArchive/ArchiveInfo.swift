@@ -6,6 +6,7 @@ public struct ArchiveInfo: Sendable {
     public var blocks: Int
     /// Data blocks (all blocks for an archive without our index).
     public var dataBlocks: Int
+    /// Bytes of the archive file.
     public var fileSize: UInt64
     /// Decompressed bytes of the whole file.
     public var uncompressedSize: UInt64
@@ -17,7 +18,9 @@ public struct ArchiveInfo: Sendable {
     public var indexedEntries: Int?
     /// Whether the archive has our index (random access) or is read sequentially.
     public var isIndexed: Bool
+    /// Whether the archive carries pixz's file index, which `pixz -l` and `pixz -x` read.
     public var hasPixzIndex: Bool
+    /// The archive's metadata, empty without our index.
     public var metadata: [String: String]
 
     /// File size over uncompressed size.

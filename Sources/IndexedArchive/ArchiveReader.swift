@@ -28,7 +28,9 @@ public final class ArchiveReader: Sendable {
         case sequential
     }
 
+    /// The archive file.
     public let path: String
+    /// Whether members are read at random (our index) or by decompressing from the start.
     public let mode: Mode
     let file: ArchiveFile
     let fileIndex: XZFileIndex?

@@ -9,6 +9,12 @@ import XZ
 /// that lie wholly in verified blocks are extracted (safely, as ``ArchiveReader`` does); one cut by
 /// the damage is removed. The xz Index at the end is not needed, so a truncated archive salvages too.
 public enum ArchiveSalvager {
+    /// Extracts into `directory` every member that lies wholly in the verified blocks of the archive
+    /// at `path`.
+    ///
+    /// - Returns: what was recovered and where the damage begins.
+    /// - Throws: `ArchiveError` when the file cannot be opened or the destination cannot be made
+    ///   ready, `CancellationError` when cancelled. Damage is not an error: the report describes it.
     public static func salvage(path: String, to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> SalvageReport
     {
         let file = try ArchiveFile(path: path)

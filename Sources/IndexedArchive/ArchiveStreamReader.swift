@@ -19,12 +19,15 @@ import XZ
 public enum ArchiveStreamReader {
     /// What a streamed extraction found.
     public struct Result: Sendable {
+        /// The members the stream held, in order.
         public var entries: [ArchiveEntry]
+        /// Content bytes written.
         public var bytes: UInt64
         /// Metadata from the archive's pax global header.
         public var metadata: [String: String]
         /// Whether our index arrived and every member matched it.
         public var indexVerified: Bool
+        /// Wall-clock time of the extraction.
         public var seconds: Double
         /// Members written (the others were not selected, or were skipped with a warning).
         public var extracted: Int = 0

@@ -14,10 +14,13 @@ import Tar
 public struct DirectoryEnumerator: AsyncSequence, Sendable {
     /// What one step of the walk produced.
     public struct Batch: Sendable {
+        /// The objects found, in walk order.
         public var entries: [EnumeratedEntry]
+        /// What could not be read, when unreadable items are tolerated (``PackOptions/unreadable``).
         public var warnings: [PackWarning]
     }
 
+    /// A sequence of batches, one per step of the walk.
     public typealias Element = Batch
 
     let sources: [PackSource]
@@ -51,6 +54,7 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
         self.watchdog = watchdog
     }
 
+    /// An iterator that walks the sources from the start.
     public func makeAsyncIterator() -> Iterator {
         Iterator(
             walker: DirectoryWalker(
@@ -59,6 +63,7 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
             batchSize: batchSize, pool: pool, watchdog: watchdog)
     }
 
+    /// Walks on a thread of its own, one batch per `next()`.
     public struct Iterator: AsyncIteratorProtocol {
         let walker: DirectoryWalker
         let batchSize: Int
@@ -83,6 +88,10 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
             }
         }
 
+        /// The next batch, or nil when the walk is done.
+        ///
+        /// - Throws: `ArchiveError` for an unreadable item when they are not tolerated,
+        ///   `CancellationError` when cancelled.
         public mutating func next() async throws -> Batch? {
             if finished { return nil }
             let walker = self.walker

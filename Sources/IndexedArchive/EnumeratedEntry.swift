@@ -12,13 +12,17 @@ public struct EnumeratedEntry: Sendable, Hashable {
     public var size: UInt64
     /// Permission bits, including set-id and sticky bits.
     public var mode: UInt32
+    /// Owner's user id.
     public var uid: UInt64
+    /// Owner's group id.
     public var gid: UInt64
+    /// Modification time, to the nanosecond.
     public var mtime: TarTimestamp
     /// The target of a symbolic link, as stored in the link.
     public var linkTarget: String?
     /// Device and inode, which identify hard links.
     public var device: UInt64
+    /// The inode number (with ``device``, what identifies hard links).
     public var inode: UInt64
     /// Hard links to this inode.
     public var linkCount: UInt64

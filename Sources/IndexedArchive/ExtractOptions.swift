@@ -56,6 +56,8 @@ public struct ExtractOptions: Sendable {
     /// thread (a progress bar); keep it quick.
     public var onProgress: (@Sendable (UInt64) -> Void)? = nil
 
+    /// The defaults: every member, absolute paths refused, permissions restored but not ownership
+    /// or extended attributes, no size limit, links not confined, one decoder per active core.
     public init() {}
 
     func byteLimit(archiveSize: UInt64) -> UInt64 {

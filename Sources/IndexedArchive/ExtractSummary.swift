@@ -6,6 +6,7 @@ public struct ExtractSummary: Sendable {
     public var bytes: UInt64
     /// Members skipped (devices, FIFOs) or written differently (set-id bits dropped), with why.
     public var warnings: [ExtractWarning]
+    /// Wall-clock time of the extraction.
     public var seconds: Double
 
     /// For callers that extract otherwise (a stream, ``ArchiveStreamReader``) and report alike.

@@ -15,10 +15,12 @@ public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
 
     /// The member concerned, as listed.
     public var member: String
+    /// What kind of thing happened, for programs.
     public var kind: Kind
     /// What happened, for people.
     public var message: String
 
+    /// A warning about `member`.
     public init(member: String, kind: Kind, message: String) {
         self.member = member
         self.kind = kind

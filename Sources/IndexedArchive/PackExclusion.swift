@@ -18,6 +18,7 @@ public struct PackExclusion: Sendable, Hashable {
     /// under it, as `tar --one-file-system` does.
     public var oneFileSystem: Bool
 
+    /// Excludes what matches `patterns` and, with `oneFileSystem`, what lies on another file system than its source.
     public init(patterns: [String] = [], oneFileSystem: Bool = false) {
         self.patterns = patterns
         self.oneFileSystem = oneFileSystem

@@ -75,6 +75,7 @@ public struct PackOptions: Sendable {
     /// compression stall or fail. Nil, and free, in production.
     package var compressionHook: (@Sendable (_ sequence: Int) throws -> Void)? = nil
 
+    /// The defaults: preset 6, 16 MiB chunks, one compressor per active core.
     public init() {}
 
     /// Cores this process may run on.

@@ -6,6 +6,7 @@ public struct PackWarning: Sendable, Hashable, CustomStringConvertible {
     /// What happened.
     public var message: String
 
+    /// A warning about `path`.
     public init(path: String, message: String) {
         self.path = path
         self.message = message

@@ -11,5 +11,6 @@ public enum PipelineStage: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// An extension's own code, between its calls into the archiver.
     case extensionCode = "extension"
 
+    /// The stage's name in stall reports (`extension` for ``extensionCode``).
     public var description: String { rawValue }
 }

@@ -11,6 +11,7 @@ public struct StallReport: Sendable, Hashable, CustomStringConvertible {
     /// Its stall timeout.
     public var timeout: Duration
 
+    /// A report that `stage` (and `job`, if given) was silent for `silentFor` against `timeout`.
     public init(stage: PipelineStage, job: String? = nil, silentFor: Duration, timeout: Duration) {
         self.stage = stage
         self.job = job
@@ -18,6 +19,7 @@ public struct StallReport: Sendable, Hashable, CustomStringConvertible {
         self.timeout = timeout
     }
 
+    /// `stalled: stage 'compress' (block 2) made no progress for 512 ms (timeout 500 ms)`.
     public var description: String {
         let what = job.map { " (\($0))" } ?? ""
         return "stalled: stage '\(stage)'\(what) made no progress for \(Self.format(silentFor)) (timeout \(Self.format(timeout)))"

@@ -35,9 +35,11 @@ public final class Watchdog: Sendable {
         var committed = false
     }
 
+    /// The timeouts and the grace period it applies.
     public let policy: WatchdogPolicy
     private let state: Mutex<State>
 
+    /// A watchdog with `policy`; ``supervise(policy:_:)`` makes one and runs the monitor.
     public init(policy: WatchdogPolicy = WatchdogPolicy()) {
         self.policy = policy
         self.state = Mutex(State())

@@ -3,6 +3,7 @@
 public struct WatchdogPolicy: Sendable {
     /// Per-stage stall timeouts; stages not listed use ``defaultStallTimeout``.
     public var stallTimeouts: [PipelineStage: Duration]
+    /// The stall timeout of stages not in ``stallTimeouts``.
     public var defaultStallTimeout: Duration
     /// After cancelling, how long to wait for the work to return before answering the caller with
     /// a `terminated` error and leaving the work behind.
@@ -28,6 +29,7 @@ public struct WatchdogPolicy: Sendable {
         WatchdogPolicy(defaultStallTimeout: timeout, gracePeriod: gracePeriod)
     }
 
+    /// The stall timeout of `stage`.
     public func timeout(for stage: PipelineStage) -> Duration {
         stallTimeouts[stage] ?? defaultStallTimeout
     }
