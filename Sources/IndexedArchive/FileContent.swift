@@ -7,25 +7,6 @@ import XZ
     import Darwin
 #endif
 
-/// What `fstat` said of an open file, in the fields the packer stores.
-struct FileStatus: Sendable {
-    var isRegular: Bool
-    var size: UInt64
-    var mode: UInt32
-    var uid: UInt64
-    var gid: UInt64
-    var mtime: TarTimestamp
-
-    init(_ info: stat) {
-        isRegular = info.st_mode & S_IFMT == S_IFREG
-        size = UInt64(max(0, info.st_size))
-        mode = UInt32(info.st_mode) & 0o7777
-        uid = UInt64(info.st_uid)
-        gid = UInt64(info.st_gid)
-        mtime = Platform.modificationTime(info)
-    }
-}
-
 /// A small file read whole in one job, so that thousands of small files cost one thread hop per
 /// batch rather than three per file.
 struct FileContent: Sendable {
