@@ -34,7 +34,7 @@ final class ExtensionProcess: Sendable {
     /// standard error: an extension's output must never mix into an archive written to standard
     /// output) and 3 (the channel).
     static func spawn(_ executable: ExtensionExecutable, name: String, container: MigrationDataContainer) throws -> ExtensionProcess {
-        let path = executable.path
+        let path = absolutePath(executable.path, from: FileManager.default.currentDirectoryPath)
         guard !path.isEmpty else {
             throw AppMigrationError(.extensionProcessFailed, "no extension executable was given", extensionName: name)
         }
@@ -77,6 +77,13 @@ final class ExtensionProcess: Sendable {
                 extensionName: name, path: path)
         }
         return ExtensionProcess(pid: pid, name: name, channel: ExtensionChannel(descriptor: sockets[0]))
+    }
+
+    /// `path` made absolute against `folder` (the host's working directory): the process starts
+    /// in its container, where a relative path would mean something else.
+    static func absolutePath(_ path: String, from folder: String) -> String {
+        guard !path.isEmpty, !path.hasPrefix("/") else { return path }
+        return folder.hasSuffix("/") ? folder + path : folder + "/" + path
     }
 
     /// Whether the process has exited (it is not reaped until ``finish(waitingUpTo:)``).

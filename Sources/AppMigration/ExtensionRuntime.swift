@@ -229,7 +229,10 @@ final class ExtensionRuntime: Sendable {
                     Self.processCPU() - heartbeatCPU.load(ordering: .relaxed) - readerCPU.load(ordering: .relaxed)
                 let beat = ExtensionMessage.heartbeat(
                     cpuNanoseconds: max(cpu, 0), completed: progress?.completedUnitCount ?? 0, total: progress?.totalUnitCount ?? 0)
-                do { try channel.send(beat) } catch { Platform.exit(2) }
+                // A beat the socket has no room for is dropped, never waited for: the host does
+                // not read while it packs one large appended file, and a blocked heartbeat
+                // thread would end a long, healthy export.
+                do { _ = try channel.sendNow(beat) } catch { Platform.exit(2) }
             }
         }
         thread.name = "amk-extension-heartbeat"

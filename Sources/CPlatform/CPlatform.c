@@ -19,6 +19,14 @@ int amk_spawn_extension(const char *path, char *const argv[], char *const envp[]
     int high_channel = fcntl(channel, F_DUPFD_CLOEXEC, 64);
     if (high_channel < 0) return errno;
     int high_output = fcntl(output, F_DUPFD_CLOEXEC, 64);
+    if (high_output < 0 && errno == EBADF) {
+        // The host runs with its standard error closed: the extension writes to /dev/null.
+        int null_output = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null_output >= 0) {
+            high_output = fcntl(null_output, F_DUPFD_CLOEXEC, 64);
+            close(null_output);
+        }
+    }
     if (high_output < 0) {
         int saved = errno;
         close(high_channel);
