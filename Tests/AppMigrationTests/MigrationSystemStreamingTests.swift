@@ -196,34 +196,25 @@ import Testing
         }
     }
 
-    @Test func aStaleStagingFolderIsRemovedByTheNextImport() async throws {
+    /// Imports from a stream and from a file are one flow: both remove the staging folder an
+    /// import killed before its cleanup left (the file import once did not).
+    @Test(arguments: ["stream", "file"])
+    func aStaleStagingFolderIsRemovedByTheNextImport(from source: String) async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
+            let exported = try scratch.container("export")
             let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 4096)
+            try seedTransferContainer(exported, bigBytes: 4096)
             try write("half", to: ".amk/staging-dead/Documents/x", in: destination.containerRootDirectory)
             let migration = TreeCopyMigration()
-            try await quickSystem.migrate(
-                exporting: migration, from: source,
-                request: MigrationRequest(destinationPlatform: .current),
-                importing: migration, into: destination)
-            #expect(try stagingFolders(in: destination).isEmpty)
-        }
-    }
-
-    /// Imports from a file and from a stream are one flow: the file import removes a killed
-    /// import's staging folder too (it once did not).
-    @Test func aStaleStagingFolderIsRemovedByTheNextImportFromAFile() async throws {
-        try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 4096)
-            try write("half", to: ".amk/staging-dead/Documents/x", in: destination.containerRootDirectory)
-            let migration = TreeCopyMigration()
-            let archive = scratch.url("a.tar.xz")
-            try await quickSystem.exportResources(
-                of: migration, from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
-            try await quickSystem.importResources(from: archive, into: destination, using: migration)
+            let request = MigrationRequest(destinationPlatform: .current)
+            if source == "stream" {
+                try await quickSystem.migrate(
+                    exporting: migration, from: exported, request: request, importing: migration, into: destination)
+            } else {
+                let archive = scratch.url("a.tar.xz")
+                try await quickSystem.exportResources(of: migration, from: exported, request: request, to: archive)
+                try await quickSystem.importResources(from: archive, into: destination, using: migration)
+            }
             #expect(try stagingFolders(in: destination).isEmpty)
         }
     }

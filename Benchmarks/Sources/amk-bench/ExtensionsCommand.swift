@@ -13,20 +13,7 @@ struct ExtensionsCommand: AsyncParsableCommand {
         abstract: "Compare out-of-process exports (extension executables) with in-process ones."
     )
 
-    @Option(help: "appdata, smallfiles, or the path of a directory to export (as the container's Documents).")
-    var corpus: CorpusKind = .appdata
-
-    @Option(help: "Size of a generated corpus relative to its full size.")
-    var scale: Double = 0.25
-
-    @Option(help: "Rounds: each way runs once per round, in alternating order.")
-    var runs = 3
-
-    @Option(help: "LZMA preset.")
-    var preset = 6
-
-    @Option(help: "Where generated corpora are cached.")
-    var cacheDir: String = "/tmp"
+    @OptionGroup var options: ContainerCorpus
 
     @Option(help: "Which shapes to run: whole, per-file, or both.")
     var shape = "both"
@@ -51,15 +38,10 @@ struct ExtensionsCommand: AsyncParsableCommand {
                 "amk-sample-extensions not found: build it in the root package (`swift build -c release --product amk` builds it), "
                     + "or pass --samples PATH")
         }
-        let corpusPath = try CorpusCache(cacheRoot: cacheDir).directory(for: corpus, scale: scale, log: log)
         let work = URL(fileURLWithPath: NSTemporaryDirectory()).appending(path: "amk-bench-extensions-\(getpid())")
         defer { try? FileManager.default.removeItem(at: work) }
-        let source = MigrationDataContainer(bundleIdentifier: "bench.source", containerRootDirectory: work.appending(path: "src"))
-        try source.createStandardDirectories()
-        try FileManager.default.removeItem(at: source.documentsDirectory)
-        log("copying \(corpusPath) into the source container")
-        try FileManager.default.copyItem(at: URL(fileURLWithPath: corpusPath), to: source.documentsDirectory)
-        let bytes = try TransferCommand.size(of: source.documentsDirectory)
+        let (source, bytes) = try options.sourceContainer(in: work, log: log)
+        let (runs, preset) = (options.runs, options.preset)
         let files = FileManager.default.enumerator(atPath: source.documentsDirectory.path)?.allObjects.count ?? 0
         let system = MigrationSystem(compressionPreset: preset)
         let request = MigrationRequest(destinationPlatform: .current)

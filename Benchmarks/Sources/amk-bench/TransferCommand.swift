@@ -12,32 +12,14 @@ struct TransferCommand: AsyncParsableCommand {
         abstract: "Compare an encrypted loopback transfer with a plaintext pipe migration of the same container."
     )
 
-    @Option(help: "appdata, smallfiles, or the path of a directory to migrate (as the container's Documents).")
-    var corpus: CorpusKind = .appdata
-
-    @Option(help: "Size of a generated corpus relative to its full size.")
-    var scale: Double = 0.25
-
-    @Option(help: "Rounds: each way runs once per round.")
-    var runs = 3
-
-    @Option(help: "LZMA preset.")
-    var preset = 6
-
-    @Option(help: "Where generated corpora are cached.")
-    var cacheDir: String = "/tmp"
+    @OptionGroup var options: ContainerCorpus
 
     func run() async throws {
         let log: (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
-        let corpusPath = try CorpusCache(cacheRoot: cacheDir).directory(for: corpus, scale: scale, log: log)
         let work = URL(fileURLWithPath: NSTemporaryDirectory()).appending(path: "amk-bench-transfer-\(getpid())")
         defer { try? FileManager.default.removeItem(at: work) }
-        let source = MigrationDataContainer(bundleIdentifier: "bench.source", containerRootDirectory: work.appending(path: "src"))
-        try source.createStandardDirectories()
-        try FileManager.default.removeItem(at: source.documentsDirectory)
-        log("copying \(corpusPath) into the source container")
-        try FileManager.default.copyItem(at: URL(fileURLWithPath: corpusPath), to: source.documentsDirectory)
-        let bytes = try Self.size(of: source.documentsDirectory)
+        let (source, bytes) = try options.sourceContainer(in: work, log: log)
+        let (runs, preset) = (options.runs, options.preset)
         let system = MigrationSystem(compressionPreset: preset)
         var plain: [Double] = [], encrypted: [Double] = []
         for round in 1...runs {
