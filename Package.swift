@@ -68,24 +68,26 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "amk-sample-extensions", dependencies: ["AppMigration"], swiftSettings: strict),
+        // What every test target shares (the seeded generator); it depends on nothing.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // Helpers that build hostile archives by hand, for the test targets that need them.
         .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/ArchiveTestSupport",
                 swiftSettings: strict),
-        .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA"], swiftSettings: strict),
-        .testTarget(name: "TarTests", dependencies: ["Tar"], swiftSettings: strict),
-        .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport",
+        .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TarTests", dependencies: ["Tar", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport", "TestSupport",
                                                           .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // An extension executable that misbehaves on request, for the host's process tests.
         .executableTarget(name: "amk-test-extension", dependencies: ["AppMigration"], path: "Tests/TestExtension",
                           swiftSettings: strict),
-        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "amk-test-extension", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport",
+        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "amk-test-extension", "TestSupport", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport",
                                                          .product(name: "Crypto", package: "swift-crypto"),
                                                          .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Written from Apple's AppMigrationKit reference alone, as for iOS, plus the registration.
         .testTarget(name: "AppMigrationKitConformanceTests", dependencies: ["AppMigrationKit", "AppMigrationTesting"],
                     swiftSettings: strict),
-        .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration", "amk-test-extension"], swiftSettings: strict),
+        .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration", "amk-test-extension", "TestSupport"], swiftSettings: strict),
         // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
         .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport", "AppMigration",
                                                  .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),

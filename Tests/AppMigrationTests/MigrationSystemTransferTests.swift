@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import AppMigration
@@ -411,7 +412,7 @@ import Testing
     @Test func aConnectionCutAtAnyByteFailsBothSidesAndLeavesNothing() async throws {
         var generator = SystemRandomNumberGenerator()
         let seed = UInt64.random(in: 0...UInt64.max, using: &generator)
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         // The whole conversation's length, through a proxy that does not cut.
         let total = try await Scratch.with { scratch in
             let source = try scratch.container("export")
@@ -884,18 +885,5 @@ final class ProxyBox: @unchecked Sendable {
         let proxy = try TamperingProxy(to: target, limit == .max ? .none : .cutAfter(limit))
         self.proxy = proxy
         return proxy.endpoint
-    }
-}
-
-/// A seeded generator, so that a failing cut can be replayed from the seed in the message.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -2,6 +2,7 @@ import ArchiveTestSupport
 import Foundation
 import IndexedArchive
 import Tar
+import TestSupport
 import Testing
 import XZ
 
@@ -56,14 +57,8 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 
 /// Deterministic bytes: text-like when `text`, else noise that does not compress.
 func sampleBytes(count: Int, seed: UInt64, text: Bool) -> [UInt8] {
-    var state = seed &+ 0x9E37_79B9_7F4A_7C15
-    func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var generator = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
+    func next() -> UInt64 { generator.next() }
     var out: [UInt8] = []
     out.reserveCapacity(count)
     if text {

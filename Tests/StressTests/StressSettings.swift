@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// How much stress to apply, from the environment.
 ///
@@ -39,20 +40,10 @@ enum StressSettings {
     static func hex(_ seed: UInt64) -> String { "0x" + String(seed, radix: 16, uppercase: true) }
 }
 
-/// SplitMix64: small, fast, and the same on every platform, so a seed means the same run anywhere.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
+/// The stress suites' name for the shared seeded generator, with the draws they make.
+typealias SeededGenerator = SplitMix64
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
 
     mutating func milliseconds(_ range: ClosedRange<Int>) -> Duration { .milliseconds(Int.random(in: range, using: &self)) }

@@ -4,6 +4,7 @@
 
 import Foundation
 import Tar
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -14,18 +15,8 @@ import Testing
 
 // MARK: - Deterministic randomness
 
-/// SplitMix64: a seeded generator so that every "random" test is reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The seeded generator the Tar tests have always called by this name.
+typealias SeededGenerator = SplitMix64
 
 // MARK: - Reading encoded bytes independently of the module
 
