@@ -1,3 +1,4 @@
+import CPlatform
 import Foundation
 import IndexedArchive
 import Synchronization
@@ -172,6 +173,7 @@ final class ExtensionRuntime: Sendable {
 
     private func startReader() {
         let thread = Thread { [self] in
+            amk_set_thread_name("amk-ext-reader")
             while true {
                 let message: ExtensionMessage?
                 do {
@@ -221,6 +223,7 @@ final class ExtensionRuntime: Sendable {
 
     private func startHeartbeat() {
         let thread = Thread { [self] in
+            amk_set_thread_name("amk-ext-beat")
             while true {
                 Thread.sleep(forTimeInterval: ExtensionProtocol.heartbeatInterval.secondsValue)
                 let progress = state.withLock { $0.progress }

@@ -2,6 +2,7 @@
 #include "CPlatform.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -119,4 +120,14 @@ int amk_child_has_exited(pid_t pid) {
     memset(&info, 0, sizeof info);
     if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0) return -1;
     return info.si_pid == pid ? 1 : 0;
+}
+
+void amk_set_thread_name(const char *name) {
+    char short_name[16];
+    snprintf(short_name, sizeof short_name, "%s", name);
+#if defined(__APPLE__)
+    pthread_setname_np(short_name);
+#else
+    pthread_setname_np(pthread_self(), short_name);
+#endif
 }

@@ -1,3 +1,4 @@
+import CPlatform
 import Foundation
 import Synchronization
 
@@ -182,7 +183,10 @@ public final class Watchdog: Sendable {
                     supervision.finish(result, watchdog: watchdog)
                 }
                 supervision.setTask(task)
-                let monitor = Thread { watchdog.monitor(supervision: supervision) }
+                let monitor = Thread {
+                    amk_set_thread_name("amk-watchdog")
+                    watchdog.monitor(supervision: supervision)
+                }
                 monitor.name = "amk-watchdog"
                 monitor.start()
             }

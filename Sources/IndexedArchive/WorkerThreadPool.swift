@@ -1,3 +1,4 @@
+import CPlatform
 import Foundation
 import Synchronization
 
@@ -35,14 +36,15 @@ package final class WorkerThreadPool: Sendable {
         self.threadCount = threads
         self.name = name
         for index in 0..<threads {
-            let thread = Thread { [self] in self.workLoop() }
+            let thread = Thread { [self] in self.workLoop(index: index) }
             thread.name = "\(name)-\(index)"
             thread.stackSize = 1 << 20
             thread.start()
         }
     }
 
-    private func workLoop() {
+    private func workLoop(index: Int) {
+        amk_set_thread_name("\(name)-\(index)")
         // A write to a pipe or socket whose reader is gone raises SIGPIPE in the writing thread,
         // which by default kills the whole process. Blocked here, the write fails with EPIPE and
         // becomes an error the caller sees, and the process's own signal handling is untouched.

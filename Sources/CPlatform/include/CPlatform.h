@@ -63,4 +63,8 @@ int amk_process_group_members(pid_t group, pid_t *pids, int capacity);
 /// its process group's id, stay taken): 1 yes, 0 not yet, -1 error (errno set).
 int amk_child_has_exited(pid_t pid);
 
+/// Names the calling thread as the system shows it (`top -H`, `ps -L`, debuggers), cut to the
+/// 15 bytes Linux keeps. Foundation's `Thread.name` does not reach the system on Linux.
+void amk_set_thread_name(const char *name);
+
 #endif

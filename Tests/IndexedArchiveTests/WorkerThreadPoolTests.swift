@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import IndexedArchive
+
+/// The threads of our own that CPU-heavy and blocking jobs run on.
+@Suite struct WorkerThreadPoolTests {
+    @Test func jobsRunOnThePoolsThreadsAndReturnTheirResults() async throws {
+        let pool = WorkerThreadPool(threads: 2, name: "test-pool")
+        defer { pool.shutdown() }
+        let names = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try await pool.run { _ in Self.threadName() } } }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(names.count == 8)
+        #expect(names.allSatisfy { $0.hasPrefix("test-pool-") }, "\(names)")
+        #expect(Self.threadName().hasPrefix("test-pool-") == false)
+        #expect(try await pool.run { _ in 6 * 7 } == 42)
+    }
+
+    /// The calling thread's name as the system keeps it (at most 15 bytes on Linux).
+    static func threadName() -> String {
+        let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        return comm.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func aJobsErrorReachesTheCaller() async throws {
+        struct Failure: Error {}
+        let pool = WorkerThreadPool(threads: 1, name: "test-pool")
+        defer { pool.shutdown() }
+        await #expect(throws: Failure.self) { try await pool.run { _ in throw Failure() } }
+    }
+
+    /// A long job sees the caller's cancellation through its flag and stops.
+    @Test func cancellationReachesARunningJobThroughItsFlag() async throws {
+        let pool = WorkerThreadPool(threads: 1, name: "test-pool")
+        defer { pool.shutdown() }
+        let started = Atomic<Bool>(false)
+        let task = Task {
+            try await pool.run { flag in
+                started.store(true, ordering: .relaxed)
+                while !flag.isCancelled { Thread.sleep(forTimeInterval: 0.001) }
+                throw CancellationError()
+            }
+        }
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(1)) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    /// With `abandonOnCancel`, the caller is answered at once while a job stuck in a call keeps
+    /// its thread; `discard` gets the result nobody takes.
+    @Test func anAbandonedJobAnswersAtOnceAndItsResultIsDiscarded() async throws {
+        let pool = WorkerThreadPool(threads: 1, name: "test-pool")
+        defer { pool.shutdown() }
+        let release = Atomic<Bool>(false)
+        let started = Atomic<Bool>(false)
+        let discarded = Mutex<Int?>(nil)
+        let task = Task {
+            try await pool.run(abandonOnCancel: true, discard: { value in discarded.withLock { $0 = value } }) { _ in
+                started.store(true, ordering: .relaxed)
+                // Deaf to cancellation, as a stuck system call is.
+                while !release.load(ordering: .relaxed) { Thread.sleep(forTimeInterval: 0.001) }
+                return 5
+            }
+        }
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(1)) }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        release.store(true, ordering: .relaxed)
+        for _ in 0..<2000 where discarded.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(discarded.withLock { $0 } == 5)
+    }
+
+    @Test func aJobCancelledBeforeItStartsDoesNotRun() async throws {
+        let pool = WorkerThreadPool(threads: 1, name: "test-pool")
+        defer { pool.shutdown() }
+        let ran = Atomic<Bool>(false)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await pool.run { _ in ran.store(true, ordering: .relaxed) }
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let didRun = ran.load(ordering: .relaxed)
+        #expect(!didRun)
+    }
+
+    @Test func shutdownLetsQueuedJobsFinishThenTheThreadsExit() async throws {
+        let pool = WorkerThreadPool(threads: 2, name: "test-pool")
+        let done = Atomic<Int>(0)
+        for _ in 0..<10 { pool.submit { done.add(1, ordering: .relaxed) } }
+        pool.shutdown()
+        #expect(await pool.awaitExit(timeout: .seconds(10)))
+        let finished = done.load(ordering: .relaxed)
+        #expect(finished == 10)
+        #expect(pool.exitedThreads == 2)
+    }
+}
