@@ -18,12 +18,20 @@ final class Gate: Sendable {
     }
 }
 
-/// Waits `duration` without honouring cancellation, and without holding a thread.
+/// Waits `duration` without honouring cancellation, and without holding a thread of the caller's.
+///
+/// The wait is a thread of its own, not `DispatchQueue.global()`: in the full suite other tests
+/// block dispatch's threads on purpose (extensions stuck in a call), and a timer callback queued
+/// behind them once came 30 s late.
 func waitIgnoringCancellation(_ duration: Duration) async {
     let (seconds, attoseconds) = duration.components
-    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    let interval = Double(seconds) + Double(attoseconds) / 1e18
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { continuation.resume() }
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: interval)
+            continuation.resume()
+        }
+        thread.start()
     }
 }
 
