@@ -261,11 +261,11 @@ struct ExtensionSession: Sendable {
             case .heartbeat(let cpu, let completed, let total):
                 if cpu - cpuAtLastBeat >= MigrationSystem.importCPUSignOfLife {
                     cpuAtLastBeat = cpu
-                    watchdog?.beat(.extensionCode)
+                    watchdog?.beat(PipelineStage.extensionCode)
                 }
                 guard completed != lastCompleted else { continue }
                 lastCompleted = completed
-                watchdog?.beat(.extensionCode)
+                watchdog?.beat(PipelineStage.extensionCode)
                 if let progress, total > 0 {
                     let (low, high) = progressRange
                     let fraction = min(max(Double(completed) / Double(total), 0), 1)

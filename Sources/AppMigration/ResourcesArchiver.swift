@@ -71,7 +71,7 @@ public final class ResourcesArchiver: Sendable {
             count += 1
             return count == 1
         }
-        if first { watchdog?.end(.extensionCode) }
+        if first { watchdog?.end(PipelineStage.extensionCode) }
     }
 
     private func leaveEngine(_ watchdog: Watchdog?) {
@@ -79,6 +79,6 @@ public final class ResourcesArchiver: Sendable {
             count -= 1
             return count == 0
         }
-        if last { watchdog?.begin(.extensionCode) }
+        if last { watchdog?.begin(PipelineStage.extensionCode) }
     }
 }

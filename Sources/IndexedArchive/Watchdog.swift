@@ -129,7 +129,10 @@ public final class Watchdog: Sendable {
     func check(now: ContinuousClock.Instant = .now) -> StallReport? {
         state.withLock { state in
             if let stall = state.stall { return stall }
-            for stage in PipelineStage.allCases {
+            // The engine's stages in their order, then the callers' by name: a stable order, so
+            // that of two stages stalled at once the report always names the same one.
+            let callers = state.stages.keys.filter { !PipelineStage.engineStages.contains($0) }.sorted { $0.rawValue < $1.rawValue }
+            for stage in PipelineStage.engineStages + callers {
                 guard let entry = state.stages[stage], entry.active > 0 else { continue }
                 let silent = now - entry.lastProgress
                 let timeout = policy.timeout(for: stage)

@@ -36,7 +36,7 @@ public struct WatchdogPolicy: Sendable {
 
     var interval: Duration {
         if let checkInterval { return checkInterval }
-        let shortest = PipelineStage.allCases.map(timeout(for:)).min() ?? defaultStallTimeout
+        let shortest = (PipelineStage.engineStages + stallTimeouts.keys).map(timeout(for:)).min() ?? defaultStallTimeout
         return min(max(shortest / 10, .milliseconds(5)), .milliseconds(250))
     }
 }

@@ -21,6 +21,9 @@ final class Counter: Sendable {
     // that must stop after cancellation needs one of them to do so). What the tests discriminate
     // is the outcome (stalled, terminated, returned) and that the answer does not wait for work
     // that never ends. Timing-critical progress is reported from plain threads.
+    /// A stage of the caller's own, as `Watchdog.supervise` users name theirs.
+    static let ownWork = PipelineStage(rawValue: "own-work")
+
     static let fast = WatchdogPolicy(
         defaultStallTimeout: .milliseconds(300), gracePeriod: .seconds(20),
         checkInterval: .milliseconds(10))
@@ -117,21 +120,21 @@ final class Counter: Sendable {
         let start = ContinuousClock.now
         let error = await #expect(throws: ArchiveError.self) {
             try await Watchdog.supervise(policy: Self.impatient) { watchdog in
-                watchdog.begin(.extensionCode)
+                watchdog.begin(Self.ownWork)
                 // Never returns, whatever cancellation says.
                 await hangForever()
             }
         }
         let elapsed = ContinuousClock.now - start
         #expect(error?.code == .terminated)
-        #expect(error?.message.contains("extension") == true)
+        #expect(error?.message.contains("own-work") == true)
         #expect(elapsed < .seconds(30), "answered in \(elapsed), not never")
     }
 
     @Test func returningNormallyAfterCancellationIsTerminated() async throws {
         let error = await #expect(throws: ArchiveError.self) {
             try await Watchdog.supervise(policy: Self.fast) { watchdog in
-                watchdog.begin(.extensionCode)
+                watchdog.begin(Self.ownWork)
                 // Swallows the cancellation and returns as if all went well.
                 try? await Task.sleep(for: .seconds(30))
                 return 1
