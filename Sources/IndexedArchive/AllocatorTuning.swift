@@ -1,13 +1,23 @@
 import CPlatform
 
-/// Keeps the pipeline's large buffers out of malloc's arenas.
+/// Keeps the pipeline's large buffers out of malloc's arenas: a process-wide choice that a
+/// program makes for itself, as `amk` does at start-up.
 ///
 /// glibc raises its mmap threshold each time a large mmapped block is freed. After the first
 /// 16 MiB chunk, chunk and block buffers then come from per-thread heap arenas, which keep what is
 /// freed, fragmented by the several threads that allocate and free them: measured on a 375 MiB pack
 /// at preset 0, peak RSS was 275 MiB without this and 139 MiB with it. A fixed 1 MiB threshold
 /// keeps every large buffer in its own mapping, returned to the kernel when freed.
-/// The setting is process-wide and only changes where blocks of 1 MiB and more come from.
-enum AllocatorTuning {
-    static let applied: Bool = amk_set_mmap_threshold(1 << 20) == 1
+///
+/// The setting changes where every block of 1 MiB and more comes from, in the whole process, so a
+/// library does not make it behind its caller's back: call ``apply()`` from your program's entry
+/// point if it packs or extracts large trees and its peak memory matters.
+public enum AllocatorTuning {
+    private static let applied: Bool = amk_set_mmap_threshold(1 << 20) == 1
+
+    /// Fixes glibc's mmap threshold at 1 MiB for the rest of the process. Idempotent.
+    ///
+    /// - Returns: whether the setting was made (false where there is nothing to set, off glibc).
+    @discardableResult
+    public static func apply() -> Bool { applied }
 }

@@ -77,7 +77,6 @@ public enum ArchivePacker {
         _ body: (ArchiveBuilder) async throws -> Result
     ) async throws -> (result: Result, summary: PackSummary) {
         let options = try options.validated()
-        _ = AllocatorTuning.applied
         let start = ContinuousClock.now
         var metadata = options.metadata
         metadata["writer"] = writerVersion

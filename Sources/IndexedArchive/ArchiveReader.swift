@@ -106,7 +106,6 @@ public final class ArchiveReader: Sendable {
         maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
     ) throws {
         self.path = path
-        _ = AllocatorTuning.applied
         let file = try ArchiveFile(path: path)
         self.file = file
         self.maxBufferedBlockSize = UInt64(clamping: maxBufferedBlockSize)

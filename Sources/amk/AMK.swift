@@ -54,6 +54,8 @@ struct AMK: AsyncParsableCommand {
 
     /// Parses the command line, runs the chosen command and maps every outcome to an exit status.
     static func main() async {
+        // The CLI's choice, process-wide: large buffers in mappings of their own (see AllocatorTuning).
+        AllocatorTuning.apply()
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()

@@ -9,6 +9,8 @@ extension StressTests {
         static let bound: Duration = .seconds(1)
 
         @Test func cancelToReturnAtPreset6() async throws {
+            // The memory bound below is the CLI's: opt in to its allocator setting as amk does.
+            AllocatorTuning.apply()
             let samples = max(50, StressSettings.runs / 10)
             let scratch = try ScratchDirectory("latency")
             let tree = try SourceTree.make(

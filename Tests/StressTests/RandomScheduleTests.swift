@@ -132,6 +132,9 @@ extension StressTests {
         }
 
         @Test func randomSchedules() async throws {
+            // The memory bounds below are the CLI's: the test process opts in to its allocator
+            // setting as amk does (a library no longer makes that process-wide choice itself).
+            AllocatorTuning.apply()
             _ = try await PoolLagProbe.waitUntilQuiet()
             let bench = try await Workbench.make()
             #expect(bench.blocks >= 3, "the tree should span several 1 MiB blocks, not \(bench.blocks)")

@@ -68,6 +68,8 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // As amk does: what is measured is the engine under the CLI's allocator setting.
+        AllocatorTuning.apply()
         let scale = self.scale ?? (quick ? 0.02 : 1)
         let runs = self.runs ?? (quick ? 1 : 3)
         let members = self.members ?? (quick ? 4 : 12)

@@ -39,6 +39,8 @@ struct CancelCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // As amk does: what is measured is the engine under the CLI's allocator setting.
+        AllocatorTuning.apply()
         let root = try makeCorpus()
         defer { try? FileManager.default.removeItem(atPath: root) }
         var rng = SplitMix64(seed: 0xCA7CE1)

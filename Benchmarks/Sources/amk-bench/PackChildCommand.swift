@@ -31,6 +31,8 @@ struct PackChildCommand: AsyncParsableCommand {
     var chunkSize: Int = 16 << 20
 
     func run() async throws {
+        // As amk does: what is measured is the engine under the CLI's allocator setting.
+        AllocatorTuning.apply()
         var options = PackOptions()
         options.preset = preset
         options.workers = workers
