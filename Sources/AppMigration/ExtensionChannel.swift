@@ -51,26 +51,30 @@ final class ExtensionChannel: Sendable {
     /// Sends one frame, waiting at most `timeout` for room in the socket.
     func send(_ value: some Encodable, timeout: Duration = .seconds(30)) throws(Failure) {
         let frame = try Self.frame(value)
-        let deadline = ContinuousClock.now + timeout
         try sending.withLock { (_: inout ()) throws(Failure) in
-            var sent = 0
-            while sent < frame.count {
-                let result = frame.withUnsafeBytes { bytes in
-                    Platform.send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-                }
-                if result > 0 {
-                    sent += result
-                    continue
-                }
-                let error = errno
-                if result < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) {
-                    let left = deadline - ContinuousClock.now
-                    guard left > .zero else { throw .closed(offset: 0, reason: "the peer reads nothing (send timed out)") }
-                    _ = Self.poll(descriptor, events: Int16(POLLOUT), within: min(left, .milliseconds(100)))
-                    continue
-                }
+            try write(frame, from: 0, deadline: ContinuousClock.now + timeout)
+        }
+    }
+
+    /// Writes `frame` from byte `sent` on, waiting for room until `deadline`. Called with the
+    /// `sending` lock held, so that frames never interleave.
+    private func write(_ frame: [UInt8], from sent: Int, deadline: ContinuousClock.Instant) throws(Failure) {
+        var sent = sent
+        while sent < frame.count {
+            let result = frame.withUnsafeBytes { bytes in
+                Platform.send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            if result > 0 {
+                sent += result
+                continue
+            }
+            let error = errno
+            guard result < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) else {
                 throw .closed(offset: 0, reason: String(cString: strerror(error)))
             }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw .closed(offset: 0, reason: "the peer reads nothing (send timed out)") }
+            _ = Self.poll(descriptor, events: Int16(POLLOUT), within: min(left, .milliseconds(100)))
         }
     }
 
@@ -122,20 +126,7 @@ final class ExtensionChannel: Sendable {
             if result < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) { return false }
             if result < 0 { throw .closed(offset: 0, reason: String(cString: strerror(error))) }
             // Part of it went: the rest must follow before any other frame, so wait for room here.
-            var sent = result
-            let deadline = ContinuousClock.now + .seconds(1)
-            while sent < frame.count {
-                let more = frame.withUnsafeBytes { bytes in
-                    Platform.send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-                }
-                if more > 0 {
-                    sent += more
-                } else if ContinuousClock.now > deadline {
-                    throw .closed(offset: 0, reason: "the peer stopped reading in the middle of a frame")
-                } else {
-                    _ = Self.poll(descriptor, events: Int16(POLLOUT), within: .milliseconds(10))
-                }
-            }
+            try write(frame, from: result, deadline: ContinuousClock.now + .seconds(1))
             return true
         }
     }

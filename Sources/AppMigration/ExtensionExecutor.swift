@@ -83,7 +83,9 @@ final class ExtensionExecutor: TaskExecutor {
         return CLOCK_THREAD_CPUTIME_ID
     }
 
-    private static func reading(of clock: clockid_t) -> Int64 {
+    /// A CPU-time clock's reading in nanoseconds (0 if it cannot be read); the extension
+    /// runtime reads the process's and its own threads' clocks with it too.
+    static func reading(of clock: clockid_t) -> Int64 {
         var time = timespec()
         guard clock_gettime(clock, &time) == 0 else { return 0 }
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)

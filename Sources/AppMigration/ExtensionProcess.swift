@@ -107,10 +107,11 @@ final class ExtensionProcess: Sendable {
             Thread.sleep(forTimeInterval: 0.005)
         }
         let exitedOnItsOwn = amk_child_has_exited(pid) == 1
-        // Members of its group other than itself: processes it started and left behind.
+        // Running members of its group: the leader, once exited, is a zombie and not among them,
+        // so these are processes it started and left behind.
         var members = [pid_t](repeating: 0, count: 64)
         let counted = amk_process_group_members(pid, &members, Int32(members.count))
-        let leftBehind = exitedOnItsOwn ? max(0, Int(counted) - (members.prefix(Int(max(counted, 0))).contains(pid) ? 1 : 0)) : 0
+        let leftBehind = exitedOnItsOwn ? max(0, Int(counted)) : 0
         _ = Platform.kill(-pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}

@@ -242,19 +242,6 @@ final class ExtensionRuntime: Sendable {
         thread.start()
     }
 
-    private static func processCPU() -> Int64 { clock(CLOCK_PROCESS_CPUTIME_ID) }
-    private static func threadCPU() -> Int64 { clock(CLOCK_THREAD_CPUTIME_ID) }
-
-    private static func clock(_ id: clockid_t) -> Int64 {
-        var time = timespec()
-        guard clock_gettime(id, &time) == 0 else { return 0 }
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
-}
-
-extension Duration {
-    fileprivate var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
+    private static func processCPU() -> Int64 { ExtensionExecutor.reading(of: CLOCK_PROCESS_CPUTIME_ID) }
+    private static func threadCPU() -> Int64 { ExtensionExecutor.reading(of: CLOCK_THREAD_CPUTIME_ID) }
 }

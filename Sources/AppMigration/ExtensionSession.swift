@@ -48,12 +48,7 @@ struct ExtensionSession: Sendable {
         defer { pool.shutdown() }
         let process = try await blocking(pool) { try ExtensionProcess.spawn(executable, name: name, container: container) }
         do {
-            let hello = try await pool.run { flag in
-                while true {
-                    if flag.isCancelled { throw CancellationError() }
-                    if let hello = try process.channel.receiveHello(within: .milliseconds(50)) { return hello }
-                }
-            }
+            let hello = try await waitOnThread(pool) { try process.channel.receiveHello(within: .milliseconds(50)) }
             guard hello.version == ExtensionProtocol.version else {
                 throw AppMigrationError(
                     .extensionProcessFailed,
@@ -181,10 +176,18 @@ struct ExtensionSession: Sendable {
         try Task.checkCancellation()
         let channel = process.channel
         if let message = try channel.receiveNow() { return message }
-        return try await pool.run { flag in
+        return try await Self.waitOnThread(pool) { try channel.receive(within: .milliseconds(50)) }
+    }
+
+    /// Repeats `attempt` (a wait of at most 50 ms) on the session's thread until it gives a value,
+    /// or throws `CancellationError` once the calling task is cancelled.
+    private static func waitOnThread<R: Sendable>(
+        _ pool: WorkerThreadPool, _ attempt: @escaping @Sendable () throws -> R?
+    ) async throws -> R {
+        try await pool.run { flag in
             while true {
                 if flag.isCancelled { throw CancellationError() }
-                if let message = try channel.receive(within: .milliseconds(50)) { return message }
+                if let value = try attempt() { return value }
             }
         }
     }

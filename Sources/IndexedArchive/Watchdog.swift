@@ -228,7 +228,7 @@ public final class Watchdog: Sendable {
 }
 
 extension Duration {
-    var secondsValue: Double {
+    package var secondsValue: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
     }
