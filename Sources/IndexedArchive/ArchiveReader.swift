@@ -8,7 +8,9 @@ import XZ
 /// An archive written by this package is opened from its end: the xz footer, the xz Index (every
 /// block's place) and the rich index block. Listing then decompresses no data, and reading a member
 /// decodes only the blocks it spans, stopping as soon as its bytes are out. Any other `.tar.xz`
-/// (`tar -cJf`, `xz -T2`, pixz; one or several streams) is read sequentially by the same API.
+/// (`tar -cJf`, `xz -T2`, pixz; one or several streams) is read from the start by the same API:
+/// its blocks, which its xz Index lists, decode in parallel for a listing, a verification or an
+/// extraction; one whose xz Index cannot be read goes through one streaming decoder.
 ///
 /// Every failure is an ``ArchiveError`` naming the member or offset; damaged input never crashes.
 ///
@@ -24,7 +26,8 @@ public final class ArchiveReader: Sendable {
     public enum Mode: Sendable, Equatable {
         /// With our index: random access.
         case indexed
-        /// Without it: decompressed from the start.
+        /// Without it: decompressed from the start (the blocks in parallel when the file's xz Index
+        /// lists them).
         case sequential
     }
 
@@ -483,7 +486,7 @@ public final class ArchiveReader: Sendable {
     }
 
     /// Feeds the whole tar stream through `consumer`: blocks decoded in parallel and consumed in
-    /// order (indexed), or one sequential decoder (otherwise). Returns the members seen. On failure
+    /// order (any file whose xz Index lists them), or one sequential decoder (otherwise). Returns the members seen. On failure
     /// a file being extracted is removed.
     ///
     /// With `extractTo`, the consumer's extractor is made on the I/O thread (it creates and opens
@@ -506,10 +509,12 @@ public final class ArchiveReader: Sendable {
                     }
                 }
             }
-            if let index, fileIndex != nil {
+            if let fileIndex, dataBlockCount > 0 {
+                // With an xz Index, ours or another writer's (`xz -T`, pixz), the blocks are known
+                // and decode in parallel; a foreign archive's every block is tar stream.
                 let watchdog = extractTo?.options.watchdog
                 try await decodeBlocks(
-                    0...(dataBlockCount - 1), to: index.tarSize, parallelism: parallelism,
+                    0...(dataBlockCount - 1), to: index?.tarSize ?? fileIndex.uncompressedSize, parallelism: parallelism,
                     watchdog: watchdog
                 ) { piece in
                     try await io.run { _ in
@@ -779,7 +784,17 @@ public final class ArchiveReader: Sendable {
             if stopAfterFirstMember {
                 try await sequentialDecode(box: box, io: io, until: { $0.members > 0 })
             } else {
-                try await sequentialDecode(box: box, io: io)
+                if let fileIndex, dataBlockCount > 0 {
+                    // A foreign archive with an xz Index (a file from `xz -T`, pixz): its blocks
+                    // decode in parallel, as for an extraction.
+                    try await decodeBlocks(
+                        0...(dataBlockCount - 1), to: fileIndex.uncompressedSize, parallelism: PackOptions.activeCores
+                    ) { piece in
+                        try await io.run { _ in try box.state.withLock { state in try piece.withBytes { try state.consumer.consume($0) } } }
+                    }
+                } else {
+                    try await sequentialDecode(box: box, io: io)
+                }
                 try await io.run { _ in try box.state.withLock { try $0.consumer.finish() } }
             }
         } catch {

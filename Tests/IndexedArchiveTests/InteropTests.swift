@@ -1,6 +1,7 @@
 import Foundation
-import IndexedArchive
 import Testing
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     /// format-study §5.4: our archives read by stock tools, and stock tools' archives read by us.
@@ -249,11 +250,18 @@ extension EngineSuites {
             #expect(try await reader.contents(of: "src/docs/big.json") == Samples.text2Point5M)
             #expect(try await reader.contents(of: "src/ünïcödé-名前.txt") == Array("unicode\n".utf8))
             #expect(try await reader.contents(of: "src/\(CompatTree.component200)") == Array("a 200-byte component".utf8))
+            // Listing, verifying and extracting go block by block (in parallel) through the xz
+            // Index: each of them decodes every block once.
+            let blocks = try await xzToolBlocks(archive).count
+            let decodesBefore = reader.blockDecodes.load(ordering: .relaxed)
             #expect(try await reader.verify() == entries.count)
+            #expect(reader.blockDecodes.load(ordering: .relaxed) - decodesBefore == blocks, "\(kind): verify decodes each block")
             #expect(try await reader.metadata().isEmpty, "no pax global header, no metadata")
 
             let out = dir.path + "/out"
+            let extractBefore = reader.blockDecodes.load(ordering: .relaxed)
             try await reader.extract(to: out)
+            #expect(reader.blockDecodes.load(ordering: .relaxed) - extractBefore == blocks, "\(kind): extract decodes each block")
             let extracted = try await TreeSnapshot.of(out + "/src")
             if kind == .gnuTarDefault {
                 expectSameTree(source.truncatingNanoseconds().droppingSetIDBits(), extracted, "\(kind)")
