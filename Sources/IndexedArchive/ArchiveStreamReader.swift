@@ -79,7 +79,11 @@ public enum ArchiveStreamReader {
         // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
         // passes it: the decoder is held to what `xz -9` needs, with room to spare.
         let filter = options.members
-        let box = ConsumerBox(consumer, decoder: StreamDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory)))
+        // The blocks of a multi-block stream (ours, `xz -T`, pixz) decode on every active core,
+        // within the same memory limit taken together.
+        let box = ConsumerBox(
+            consumer,
+            decoder: StreamDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory), threads: options.parallelism))
         let io = WorkerThreadPool(threads: 2, name: "amk-stream")
         defer { io.shutdown() }
         do {

@@ -1,7 +1,7 @@
 import CLZMA
 
 /// Sequential decoder for any .xz file: one or several concatenated streams with stream padding.
-/// Use it for foreign archives and for input that cannot seek. Not `Sendable`: one decoder
+/// Use it for input that cannot seek, and for files whose xz Index cannot be read. Not `Sendable`: one decoder
 /// belongs to one reading loop.
 ///
 /// liblzma's `LZMA_CONCATENATED` mode would do the concatenation, but it cannot tell anyone where
@@ -28,6 +28,8 @@ public final class StreamDecoder {
 
     /// The most memory liblzma may use; a stream needing more is refused with `.memoryLimit`.
     public let memoryLimit: UInt64
+    /// Threads that decode a stream's blocks in parallel (liblzma's multi-threaded decoder).
+    public let threads: Int
     private let stream = LZMAStream()
     private let slice: UnsafeMutableRawBufferPointer
     private var state = State.idle
@@ -44,8 +46,16 @@ public final class StreamDecoder {
     private var streamHead: [UInt8] = []
 
     /// Creates a decoder limited to `memoryLimit` bytes of liblzma memory.
-    public init(memoryLimit: UInt64 = 1 << 30) {
+    ///
+    /// With `threads` above 1, a stream whose Block Headers give their sizes (every multi-block
+    /// writer puts them there: `xz -T`, pixz, this package) has up to that many blocks decoded at
+    /// once by liblzma's own threads, and the output still comes in order. `memoryLimit` then
+    /// bounds all of them together: liblzma uses fewer threads rather than more memory, and refuses
+    /// only a stream that one thread could not decode within it. A stream without sizes in its
+    /// Block Headers is decoded on one thread.
+    public init(memoryLimit: UInt64 = 1 << 30, threads: Int = 1) {
         self.memoryLimit = memoryLimit
+        self.threads = max(1, threads)
         slice = .allocate(byteCount: Self.sliceSize, alignment: 16)
     }
 
@@ -136,7 +146,18 @@ public final class StreamDecoder {
 
     /// Starts liblzma on a stream beginning at the current input offset.
     private func beginStream() throws {
-        let ret = lzma_stream_decoder(stream.pointer, memoryLimit, 0)
+        let ret: lzma_ret
+        if threads > 1 {
+            var options = lzma_mt()
+            options.threads = UInt32(clamping: threads)
+            // No timeout: lzma_code returns when it has output or needs input, never empty-handed.
+            options.timeout = 0
+            options.memlimit_threading = memoryLimit
+            options.memlimit_stop = memoryLimit
+            ret = lzma_stream_decoder_mt(stream.pointer, &options)
+        } else {
+            ret = lzma_stream_decoder(stream.pointer, memoryLimit, 0)
+        }
         guard ret == LZMA_OK else {
             state = .failed
             throw XZError(ret, "starting stream decoder")

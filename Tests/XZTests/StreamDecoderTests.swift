@@ -2,8 +2,8 @@ import Testing
 import XZ
 
 @Suite struct StreamDecoderTests {
-    private func decode(_ file: [UInt8], pieces: Int = 1 << 30, memoryLimit: UInt64 = 1 << 30) throws -> [UInt8] {
-        let decoder = StreamDecoder(memoryLimit: memoryLimit)
+    private func decode(_ file: [UInt8], pieces: Int = 1 << 30, memoryLimit: UInt64 = 1 << 30, threads: Int = 1) throws -> [UInt8] {
+        let decoder = StreamDecoder(memoryLimit: memoryLimit, threads: threads)
         var out: [UInt8] = []
         var position = 0
         while position < file.count {
@@ -22,20 +22,27 @@ import XZ
         return try assembleStream(parts.map { p in try p.withUnsafeBytes { try encoder.encode($0) } })
     }
 
-    @Test func decodesOurStream() throws {
+    /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
+    @Test(arguments: [1, 2]) func decodesOurStream(threads: Int) throws {
         let parts = [TestData.mild(300_000, seed: 120), TestData.random(50_000, seed: 121), []]
         let file = try Self.ourStream(parts)
-        #expect(try decode(file) == parts.flatMap { $0 })
-        #expect(try decode(file, pieces: 997) == parts.flatMap { $0 })
+        #expect(try decode(file, threads: threads) == parts.flatMap { $0 })
+        #expect(try decode(file, pieces: 997, threads: threads) == parts.flatMap { $0 })
     }
 
     @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
     func decodesConcatenatedStreamsWithPadding() throws {
+        for threads in [1, 2] {
+            try decodesConcatenatedStreamsWithPadding(threads: threads)
+        }
+    }
+
+    private func decodesConcatenatedStreamsWithPadding(threads: Int) throws {
         let a = TestData.mild(100_000, seed: 122)
         let b = TestData.random(20_000, seed: 123)
         let file = try Tool.xz(["-T2", "--block-size=64KiB", "-1"], a) + [0, 0, 0, 0] + Tool.xz(["-6"], b) + [0, 0, 0, 0, 0, 0, 0, 0]
-        #expect(try decode(file) == a + b)
-        #expect(try decode(file, pieces: 4096) == a + b)
+        #expect(try decode(file, threads: threads) == a + b)
+        #expect(try decode(file, pieces: 4096, threads: threads) == a + b)
     }
 
     @Test func garbageIsFormatError() throws {
@@ -45,29 +52,32 @@ import XZ
         #expect(error?.message.isEmpty == false)
     }
 
-    @Test func truncationIsDetectedAtFinish() throws {
+    /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
+    @Test(arguments: [1, 2]) func truncationIsDetectedAtFinish(threads: Int) throws {
         let file = try Self.ourStream([TestData.mild(100_000, seed: 124)])
         for cut in [1, 12, 40, file.count / 2] {
-            let error = #expect(throws: XZError.self) { _ = try decode(Array(file.dropLast(cut))) }
+            let error = #expect(throws: XZError.self) { _ = try decode(Array(file.dropLast(cut)), threads: threads) }
             #expect(error?.code == .truncated, "cut \(cut)")
         }
-        let empty = #expect(throws: XZError.self) { _ = try decode([]) }
+        let empty = #expect(throws: XZError.self) { _ = try decode([], threads: threads) }
         #expect(empty?.code == .truncated)
     }
 
-    @Test func corruptionIsDataError() throws {
+    /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
+    @Test(arguments: [1, 2]) func corruptionIsDataError(threads: Int) throws {
         let file = try Self.ourStream([TestData.mild(100_000, seed: 125)])
         var damaged = file
         damaged[file.count / 2] ^= 0x20
-        let error = #expect(throws: XZError.self) { _ = try decode(damaged) }
+        let error = #expect(throws: XZError.self) { _ = try decode(damaged, threads: threads) }
         #expect(error?.code == .data)
         let offset = try #require(error?.offset)
         #expect(offset > 12 && offset <= UInt64(file.count))
     }
 
-    @Test func trailingGarbageIsAnError() throws {
+    /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
+    @Test(arguments: [1, 2]) func trailingGarbageIsAnError(threads: Int) throws {
         let file = try Self.ourStream([TestData.mild(1000, seed: 126)]) + [1, 2, 3, 4]
-        let error = #expect(throws: XZError.self) { _ = try decode(file) }
+        let error = #expect(throws: XZError.self) { _ = try decode(file, threads: threads) }
         #expect(error != nil)
         #expect(error?.offset != nil)
     }
@@ -89,22 +99,24 @@ import XZ
         }
     }
 
-    @Test func zeroPaddingIsAcceptedInFours() throws {
+    /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
+    @Test(arguments: [1, 2]) func zeroPaddingIsAcceptedInFours(threads: Int) throws {
         let data = TestData.mild(1000, seed: 130)
         let stream = try Self.ourStream([data])
-        #expect(try decode(stream + [0, 0, 0, 0]) == data)
-        #expect(try decode(stream + [0, 0, 0, 0, 0, 0, 0, 0], pieces: 3) == data)
-        let error = #expect(throws: XZError.self) { _ = try decode(stream + [0, 0, 0]) }
+        #expect(try decode(stream + [0, 0, 0, 0], threads: threads) == data)
+        #expect(try decode(stream + [0, 0, 0, 0, 0, 0, 0, 0], pieces: 3, threads: threads) == data)
+        let error = #expect(throws: XZError.self) { _ = try decode(stream + [0, 0, 0], threads: threads) }
         #expect(error?.code == .data)
         #expect(error?.message.contains("padding") == true, "\(error?.message ?? "")")
     }
 
-    @Test func concatenatedStreamsDecodeInAnyPieces() throws {
+    /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
+    @Test(arguments: [1, 2]) func concatenatedStreamsDecodeInAnyPieces(threads: Int) throws {
         let a = TestData.mild(50_000, seed: 131)
         let b = TestData.random(3000, seed: 132)
         let file = try Self.ourStream([a]) + [0, 0, 0, 0] + Self.ourStream([b]) + Self.ourStream([[]])
         for pieces in [1 << 30, 4096, 13, 1] {
-            #expect(try decode(file, pieces: pieces) == a + b, "pieces \(pieces)")
+            #expect(try decode(file, pieces: pieces, threads: threads) == a + b, "pieces \(pieces)")
         }
     }
 
@@ -125,9 +137,10 @@ import XZ
         #expect(error?.offset == 0)
     }
 
-    @Test func memoryLimitIsApplied() throws {
+    /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
+    @Test(arguments: [1, 2]) func memoryLimitIsApplied(threads: Int) throws {
         let file = try Self.ourStream([TestData.mild(1000, seed: 127)], maxChunkSize: 8 << 20)
-        let error = #expect(throws: XZError.self) { _ = try decode(file, memoryLimit: 1 << 20) }
+        let error = #expect(throws: XZError.self) { _ = try decode(file, memoryLimit: 1 << 20, threads: threads) }
         #expect(error?.code == .memoryLimit)
     }
 
