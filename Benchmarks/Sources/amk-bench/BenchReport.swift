@@ -82,11 +82,26 @@ struct BenchReport: Codable, Sendable {
         result.append(Comparison("amk MiB/s / (\(workers) × tar | xz -T1 MiB/s)", phase: .pack, records: runs,
                                  numerator: Label.amk, denominator: Label.xzSingle, factor: Double(workers),
                                  value: rate))
-        result.append(Comparison("amk archive bytes / tar | xz -T1 archive bytes", phase: .pack, records: runs,
-                                 numerator: Label.amk, denominator: Label.xzSingle) { $0.outputBytes.map(Double.init) })
-        for peer in peers(.extract, excluding: Label.amkExtract) {
-            result.append(Comparison("amk extract speed-up over \(peer)", phase: .extract, records: runs,
-                                     numerator: peer, denominator: Label.amkExtract, value: wall))
+        let bytes: (RunRecord) -> Double? = { $0.outputBytes.map(Double.init) }
+        let rss: (RunRecord) -> Double? = { Double($0.usage.peakRSSBytes) }
+        for peer in [Label.xzSingle, Label.xzParallel(workers), Label.pixz] {
+            result.append(Comparison("amk archive bytes / \(peer) archive bytes", phase: .pack, records: runs,
+                                     numerator: Label.amk, denominator: peer, value: bytes))
+        }
+        for peer in [Label.xzParallel(workers), Label.pixz] {
+            result.append(Comparison("amk peak RSS / \(peer) peak RSS", phase: .pack, records: runs,
+                                     numerator: Label.amk, denominator: peer, value: rss))
+        }
+        // Each amk reading against the stock pipeline on the same archive.
+        let extractPairs = [
+            (Label.amkExtract, Label.xzExtract(workers, archive: "amk")),
+            (Label.amkExtractPipe, Label.xzExtract(workers, archive: "amk")),
+            (Label.amkExtractForeign(workers), Label.xzExtract(workers, archive: "xz -T\(workers)")),
+            (Label.amkExtractPixz, Label.pixzExtract),
+        ]
+        for (ours, peer) in extractPairs {
+            result.append(Comparison("\(ours) speed-up over \(peer)", phase: .extract, records: runs,
+                                     numerator: peer, denominator: ours, value: wall))
         }
         for peer in peers(.extractOne, excluding: Label.amkExtract) {
             result.append(Comparison("amk extract latency speed-up over \(peer)", phase: .extractOne, records: runs,

@@ -32,6 +32,11 @@ final class Benchmark {
         static func xzParallel(_ threads: Int) -> String { "tar | xz -T\(threads)" }
         static let pixz = "tar -I pixz"
         static let amkExtract = "amk extract"
+        static let amkExtractPipe = "amk extract - (amk archive, through a pipe)"
+        static func amkExtractForeign(_ threads: Int) -> String { "amk extract (xz -T\(threads) archive)" }
+        static let amkExtractPixz = "amk extract (pixz archive)"
+        static func xzExtract(_ threads: Int, archive: String) -> String { "xz -dc -T\(threads) | tar -x (\(archive) archive)" }
+        static let pixzExtract = "pixz -d | tar -x (pixz archive)"
         static let amkList = "amk list"
     }
 
@@ -192,13 +197,24 @@ final class Benchmark {
             tool(Label.amkExtract, archive: "amk.tar.xz", needs: nil) {
                 "\(Shell.quote(cli ?? "amk")) extract \($0) -C \($1)"
             }.markedUnavailable(cli == nil ? "n/a: needs the reader (see notes)" : nil),
-            tool("xz -dc -T\(cores) | tar -x (amk archive)", archive: "amk.tar.xz", needs: "xz") {
+            // The stream reader: nothing seeks, the blocks decode in parallel as they arrive.
+            tool(Label.amkExtractPipe, archive: "amk.tar.xz", needs: nil) {
+                "cat \($0) | \(Shell.quote(cli ?? "amk")) extract - -C \($1)"
+            }.markedUnavailable(cli == nil ? "n/a: needs the reader (see notes)" : nil),
+            tool(Label.xzExtract(cores, archive: "amk"), archive: "amk.tar.xz", needs: "xz") {
                 "xz -dc -T\(cores) \($0) | tar -x -C \($1)"
             },
-            tool("xz -dc -T\(cores) | tar -x (xz -T\(cores) archive)", archive: "xz-2.tar.xz", needs: "xz") {
+            // Foreign archives: no amk index, their blocks found through the xz Index.
+            tool(Label.amkExtractForeign(cores), archive: "xz-2.tar.xz", needs: "xz") {
+                "\(Shell.quote(cli ?? "amk")) extract \($0) -C \($1)"
+            }.markedUnavailable(cli == nil ? "n/a: needs the reader (see notes)" : nil),
+            tool(Label.xzExtract(cores, archive: "xz -T\(cores)"), archive: "xz-2.tar.xz", needs: "xz") {
                 "xz -dc -T\(cores) \($0) | tar -x -C \($1)"
             },
-            tool("pixz -d | tar -x (pixz archive)", archive: "pixz.tpxz", needs: "pixz") {
+            tool(Label.amkExtractPixz, archive: "pixz.tpxz", needs: "pixz") {
+                "\(Shell.quote(cli ?? "amk")) extract \($0) -C \($1)"
+            }.markedUnavailable(cli == nil ? "n/a: needs the reader (see notes)" : nil),
+            tool(Label.pixzExtract, archive: "pixz.tpxz", needs: "pixz") {
                 "pixz -d < \($0) | tar -x -C \($1)"
             },
         ]
