@@ -102,8 +102,16 @@ public enum TerminalSafe {
     }
 
     private static func escape(_ text: String, backslash: Bool) -> String {
-        // Most names are printable ASCII: return them untouched without walking the scalars.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) { return text }
+        // Most names are printable ASCII: return them untouched without walking the scalars. A
+        // native string's UTF-8 is contiguous, and a plain loop over it is several times faster
+        // than the generic walk (`amk list` of 13,890 names spent 5% of its time here).
+        func plain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") }
+        let isPlain =
+            text.utf8.withContiguousStorageIfAvailable { bytes in
+                for byte in bytes where !plain(byte) { return false }
+                return true
+            } ?? text.utf8.allSatisfy(plain)
+        if isPlain { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 8)
         for scalar in text.unicodeScalars {

@@ -52,11 +52,17 @@ struct ListCommand: AsyncParsableCommand {
         }
         if json {
             try JSONOutput.print(entries.map(ListedEntry.init))
-        } else if long || verbose {
-            let listing = LongListing(entries: entries)
-            for entry in entries { print(listing.line(for: entry)) }
         } else {
-            for entry in entries { print(TerminalSafe.name(entry.path)) }
+            // One write for the whole listing: a print per line costs a lock and a call each,
+            // which for thousands of members is most of what listing from the index takes.
+            let listing = long || verbose ? LongListing(entries: entries) : nil
+            var out = ""
+            out.reserveCapacity(entries.count * 64)
+            for entry in entries {
+                out += listing?.line(for: entry) ?? TerminalSafe.name(entry.path)
+                out += "\n"
+            }
+            print(out, terminator: "")
         }
     }
 
