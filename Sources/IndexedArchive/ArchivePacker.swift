@@ -162,16 +162,22 @@ public enum ArchivePacker {
         let hook = options.compressionHook
         do {
             try await withThrowingTaskGroup(of: Int.self) { group in
+                let workers = max(1, options.workers)
                 var inFlight = 0
                 // Blocks done but held by the writer for an earlier one; they count against the
                 // limit too, so a slow block cannot let memory grow.
                 var waiting = 0
-                for await chunk in chunks {
-                    while inFlight > 0 && inFlight + waiting >= limit {
+                var iterator = chunks.makeAsyncIterator()
+                while true {
+                    // A free compressor first, then the chunk: one taken from the channel to wait
+                    // for a compressor would be a chunk of memory held for nothing, since the
+                    // serializer has the next one ready in the channel anyway (issue #12).
+                    while inFlight > 0 && (inFlight >= workers || inFlight + waiting >= limit) {
                         guard let held = try await group.next() else { break }
                         inFlight -= 1
                         waiting = held
                     }
+                    guard let chunk = await iterator.next() else { break }
                     try Task.checkCancellation()
                     group.addTask {
                         let block = try await compressor.compress(

@@ -22,10 +22,11 @@ public struct PackOptions: Sendable {
     public var workers: Int = PackOptions.activeCores
     /// Upper bound for the memory that chunks in flight may hold; `nil` allows `workers + 1`
     /// chunks (one per worker and one done early, waiting for an earlier block). The bound is
-    /// never below what one chunk per worker needs. Each worker's encoder holds its match-finder
-    /// state besides (about 95 MiB at preset 6), so by default a pack holds the encoders plus
-    /// `workers + 4` chunks: those in flight, one being handed over, the held-back last full
-    /// chunk (cut for the tail) and the one being filled.
+    /// never below what one chunk per worker needs. A chunk is taken for compression only when a
+    /// worker is free, so none waits for one. Each worker's encoder holds its match-finder state
+    /// besides (about 95 MiB at preset 6), so by default a pack holds the encoders plus about
+    /// `workers + 3` chunks: one per worker, one handed over, the held-back last full chunk (cut
+    /// for the tail) and the one being filled.
     public var memoryBudget: Int? = nil
     /// `false` stores every block uncompressed (data known not to compress, or speed above all).
     public var compressible: Bool = true
