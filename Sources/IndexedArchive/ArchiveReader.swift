@@ -43,17 +43,10 @@ public final class ArchiveReader: Sendable {
     let hasPixzIndex: Bool
     /// Data blocks: those before the index blocks.
     let dataBlockCount: Int
-    /// Blocks that decode to at most this many bytes are decoded whole, ahead, in parallel;
-    /// larger ones are streamed.
-    let maxBufferedBlockSize: UInt64
-    /// The most memory one block decoder may use (mostly the LZMA2 dictionary).
+    /// The file's blocks, decoded for every reading; nil when the xz Index cannot be read.
+    let blocks: BlockScheduler?
+    /// The most memory one decoder may use (mostly the LZMA2 dictionary).
     let maxDecoderMemory: UInt64
-    /// The threads that decode blocks, started on first use and kept for the reader's life:
-    /// starting threads for every member read cost more than decoding a small block.
-    private let decodeThreads = Mutex<WorkerThreadPool?>(nil)
-    /// Blocks whose decoding has started, from their first byte (for tests: reading members
-    /// that share a block must decode it once).
-    let blockDecodes = Atomic<Int>(0)
 
     /// Largest rich index block accepted.
     public static let defaultMaxIndexBytes = 1 << 30
@@ -111,110 +104,25 @@ public final class ArchiveReader: Sendable {
         self.path = path
         let file = try ArchiveFile(path: path)
         self.file = file
-        self.maxBufferedBlockSize = UInt64(clamping: maxBufferedBlockSize)
-        let decoderMemory = UInt64(clamping: maxDecoderMemory)
-        self.maxDecoderMemory = decoderMemory
-        var fileIndex: XZFileIndex?
-        var problem: String?
-        do {
-            fileIndex = try XZFileIndex.read(fileSize: file.size) { offset, count in try file.read(at: offset, count: count) }
-        } catch let error as XZError {
-            // No usable xz Index (damaged end, or not xz at all): the sequential reader will say
-            // what is wrong when the archive is read.
-            fileIndex = nil
-            problem = error.description
-        }
-        self.fileIndex = fileIndex
-        self.fileIndexProblem = problem
-        var index: ArchiveIndex?
-        var pixz = false
-        var dataBlocks = fileIndex?.blocks.count ?? 0
-        if let fileIndex, fileIndex.streams.count == 1, fileIndex.blocks.count >= 3 {
-            let blocks = fileIndex.blocks
-            let last = blocks[blocks.count - 1]
-            let rich = blocks[blocks.count - 2]
-            let check = fileIndex.check(ofBlock: blocks.count - 1)
-            func decode(_ record: XZIndexRecord, first count: UInt64?) throws -> [UInt8] {
-                try ArchiveReader.decode(file: file, record: record, check: check, first: count, maxDecoderMemory: decoderMemory)
-            }
-            // A small pixz index is decoded whole, so that damage to it is found at once; a
-            // large one only as far as its magic (verify reads it all).
-            let smallBlock = UInt64(BlockStream.inputPiece / 4)
-            if PixzIndex.hasMagic(try decode(last, first: last.uncompressedSize <= smallBlock ? nil : 8)) {
-                pixz = true
-                let richHead = try decode(rich, first: UInt64(ArchiveIndex.headerSize))
-                if ArchiveIndex.hasMagic(richHead) {
-                    let indexLimit = maxIndexBytes ?? ArchiveReader.indexAllowance(fileSize: file.size)
-                    guard rich.uncompressedSize <= UInt64(clamping: indexLimit) else {
-                        throw ArchiveError(
-                            .limitExceeded, "index block of \(rich.uncompressedSize) bytes exceeds the limit of \(indexLimit)",
-                            path: path, offset: rich.compressedOffset)
-                    }
-                    do {
-                        // Everything the header promises is checked before the block is decoded.
-                        let entryLimit = maxEntries ?? ArchiveReader.defaultMaxEntries
-                        let archiveSize = maxEntries == nil ? file.size : nil
-                        let header = try ArchiveIndex.header(
-                            richHead, maxEntries: entryLimit, archiveSize: archiveSize,
-                            blockOffset: rich.compressedOffset)
-                        guard header.tarSize == rich.uncompressedOffset else {
-                            throw ArchiveError(
-                                .corrupt, "index says the tar stream is \(header.tarSize) bytes, blocks say \(rich.uncompressedOffset)",
-                                offset: rich.compressedOffset)
-                        }
-                        guard header.byteCount <= rich.uncompressedSize else {
-                            throw ArchiveError(
-                                .corrupt,
-                                "archive index: its header describes \(header.byteCount) bytes, the block holds \(rich.uncompressedSize)",
-                                offset: rich.compressedOffset)
-                        }
-                        let bytes = try decode(rich, first: nil)
-                        index = try ArchiveIndex.decode(
-                            bytes, maxEntries: entryLimit, archiveSize: archiveSize,
-                            blockOffset: rich.compressedOffset)
-                        dataBlocks = blocks.count - 2
-                    } catch var error as ArchiveError {
-                        error.path = path
-                        throw error
-                    }
-                }
-            }
-        }
-        self.index = index
-        self.hasPixzIndex = pixz
-        self.dataBlockCount = dataBlocks
-        self.mode = index == nil ? .sequential : .indexed
-    }
-
-    deinit {
-        decodeThreads.withLock { $0?.shutdown() }
-    }
-
-    /// The reader's decode threads, one per active core, started on first use.
-    private var decodePool: WorkerThreadPool {
-        decodeThreads.withLock { pool in
-            if let pool { return pool }
-            let started = WorkerThreadPool(threads: PackOptions.activeCores, name: "amk-decode")
-            pool = started
-            return started
+        let layout = try ArchiveLayout.read(
+            file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+            maxDecoderMemory: UInt64(clamping: maxDecoderMemory))
+        fileIndex = layout.fileIndex
+        fileIndexProblem = layout.fileIndexProblem
+        index = layout.index
+        hasPixzIndex = layout.hasPixzIndex
+        dataBlockCount = layout.dataBlockCount
+        mode = layout.index == nil ? .sequential : .indexed
+        self.maxDecoderMemory = UInt64(clamping: maxDecoderMemory)
+        blocks = layout.fileIndex.map {
+            BlockScheduler(
+                file: file, fileIndex: $0, maxBufferedBlockSize: UInt64(clamping: maxBufferedBlockSize),
+                maxDecoderMemory: UInt64(clamping: maxDecoderMemory))
         }
     }
 
-    /// Decodes the first `count` bytes of a block, or the whole block (its check verified) when
-    /// `count` is nil; for the index blocks, whose size the caller has already held to a limit.
-    static func decode(
-        file: ArchiveFile, record: XZIndexRecord, check: XZCheck, first count: UInt64?,
-        maxDecoderMemory: UInt64
-    ) throws -> [UInt8] {
-        let stream = BlockStream(file: file, record: record, check: check, decoder: BlockDecoder(memoryLimit: maxDecoderMemory))
-        let wanted = min(count ?? record.uncompressedSize, record.uncompressedSize)
-        var out: [UInt8] = []
-        out.reserveCapacity(Int(wanted))
-        // Whole: ask for more than the block holds, so that it is read to its end and its check
-        // verified; the decoder refuses output past the size the xz Index gives.
-        try stream.decode(maxBytes: count == nil ? .max : Int(wanted)) { out.append(contentsOf: $0) }
-        return out
-    }
+    /// Blocks whose decoding has started so far (for tests: each block is decoded once per reading).
+    var blockDecodeCount: Int { blocks?.decodes.load(ordering: .relaxed) ?? 0 }
 
     /// The archive's metadata (exporter version, source app, writer). For a sequential archive it
     /// comes from the pax global header at the start.
@@ -262,7 +170,7 @@ public final class ArchiveReader: Sendable {
     }
 
     private func read(member name: String, maxSequentialBytes: Int, into output: (UnsafeRawBufferPointer) throws -> Void) async throws {
-        guard let index, let fileIndex else {
+        guard let index, let blocks else {
             // Without an index the member is found by decoding up to it; its bytes are kept in
             // memory (bounded) because the scan runs on another thread than `output`.
             let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
@@ -273,7 +181,7 @@ public final class ArchiveReader: Sendable {
             let io = WorkerThreadPool(threads: 1, name: "amk-scan")
             defer { io.shutdown() }
             do {
-                try await sequentialDecode(box: box, io: io, until: { $0.captureDone })
+                try await SequentialScanner.decode(file, maxDecoderMemory: maxDecoderMemory, into: box, on: io, until: { $0.captureDone })
             } catch {
                 throw typed(error, box: box)
             }
@@ -289,7 +197,7 @@ public final class ArchiveReader: Sendable {
         }
         // Nothing to deliver: an empty file, a directory or a link has no content to read.
         guard entry.kind == .regular, entry.size > 0 else { return }
-        try await readMember(entry, fileIndex: fileIndex, parallelism: PackOptions.activeCores, onHeader: { _ in }) { piece in
+        try await readMember(entry, blocks: blocks, parallelism: PackOptions.activeCores, onHeader: { _ in }) { piece in
             try piece.withBytes { try output($0) }
         }
     }
@@ -301,13 +209,13 @@ public final class ArchiveReader: Sendable {
     /// checksum is verified after the last piece: when this returns, every byte delivered was
     /// right; when it throws, the caller must discard what it received.
     func readMember(
-        _ entry: ArchiveEntry, fileIndex: XZFileIndex, parallelism: Int,
+        _ entry: ArchiveEntry, blocks: BlockScheduler, parallelism: Int,
         onHeader: (TarHeader) async throws -> Void,
         deliver: (DecodedPiece) async throws -> Void
     ) async throws {
-        let span = try span(of: entry, fileIndex: fileIndex)
+        let span = try span(of: entry, fileIndex: blocks.fileIndex)
         var cursor = MemberCursor(entry, end: span.end, path: path)
-        try await decodeBlocks(span.blocks, from: entry.headerOffset, to: span.end, parallelism: parallelism) { piece in
+        try await blocks.decode(span.blocks, from: entry.headerOffset, to: span.end, parallelism: parallelism) { piece in
             let step = try cursor.take(piece)
             if let header = step.header { try await onHeader(header) }
             if let content = step.content { try await deliver(content) }
@@ -356,8 +264,8 @@ public final class ArchiveReader: Sendable {
         let members = try await run(consumer).members
         // The index blocks too: opening only decoded the first bytes of the pixz index, and a
         // partly decoded block's check is never verified.
-        if index != nil, let fileIndex, dataBlockCount < fileIndex.blocks.count {
-            try await decodeBlocks(dataBlockCount...(fileIndex.blocks.count - 1), to: .max, parallelism: 1) { _ in }
+        if index != nil, let blocks, dataBlockCount < blocks.fileIndex.blocks.count {
+            try await blocks.decode(dataBlockCount...(blocks.fileIndex.blocks.count - 1), to: .max, parallelism: 1) { _ in }
         }
         return members
     }
@@ -378,10 +286,10 @@ public final class ArchiveReader: Sendable {
             throw ArchiveError(
                 .limitExceeded, "archive lists \(index.entries.count) members, over the limit of \(options.maxEntries)", path: path)
         }
-        if let index, let fileIndex, let members = options.members {
+        if let index, let blocks, let members = options.members {
             // Matching millions of paths against the selection takes long enough to hold up the
             // cooperative pool: it runs on a decode thread.
-            let (selected, bytes) = try await decodePool.run { _ in
+            let (selected, bytes) = try await blocks.pool.run { _ in
                 let selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
                 // A small selection is read by random access; a large one streams the whole archive
                 // once. The sizes come from the index: summed without trapping, however large they
@@ -393,7 +301,10 @@ public final class ArchiveReader: Sendable {
                 return (selected, bytes)
             }
             if bytes < index.tarSize / 4 {
-                let result = try await extractSelected(selected, fileIndex: fileIndex, to: directory, options: options)
+                let result = try await SelectiveExtraction.run(
+                    selected, blocks: blocks, path: path,
+                    span: { entry throws(ArchiveError) in try span(of: entry, fileIndex: blocks.fileIndex) },
+                    to: directory, options: options)
                 return ExtractSummary(
                     entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
                     seconds: (ContinuousClock.now - start).secondsValue)
@@ -405,84 +316,6 @@ public final class ArchiveReader: Sendable {
         return ExtractSummary(
             entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
             seconds: (ContinuousClock.now - start).secondsValue)
-    }
-
-    /// Extracts `entries` of an indexed archive by random access, decoding each block they span
-    /// once: members are grouped by the blocks they share, each group's blocks are decoded once
-    /// from the first member's header to the last member's end, and ``SelectiveExtraction``
-    /// hands each member its bytes as they pass. Each member's tar header must agree with its
-    /// index entry before anything is created, and its checksum must match before it is finished
-    /// and put in place; on any failure the member being written is removed. The entries come in
-    /// index order, which is archive order (the index refuses header offsets that go backwards),
-    /// so of several members with one path the last one wins, as in a full extraction. Every
-    /// system call runs on a thread of our own, and the decoded pieces are handed to it as they
-    /// are, without a copy.
-    private func extractSelected(
-        _ entries: [ArchiveEntry], fileIndex: XZFileIndex,
-        to directory: String, options: ExtractOptions
-    ) async throws -> RunResult {
-        let groups = try Self.groups(entries) { entry throws(ArchiveError) in try span(of: entry, fileIndex: fileIndex) }
-        let extraction = SelectiveExtraction(path: path)
-        let io = WorkerThreadPool(threads: 1, name: "amk-extract")
-        defer { io.shutdown() }
-        let archiveSize = file.size
-        do {
-            try await io.run { _ in try extraction.start(destination: directory, options: options, archiveSize: archiveSize) }
-            for group in groups {
-                try Task.checkCancellation()
-                extraction.begin(group)
-                let watchdog = options.watchdog
-                try await decodeBlocks(
-                    group.blocks, from: group.from, to: group.to, parallelism: options.parallelism,
-                    watchdog: watchdog
-                ) { piece in
-                    try await io.run { _ in
-                        let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
-                        defer { if let job { watchdog?.end(job) } }
-                        try extraction.consume(piece)
-                    }
-                }
-                try extraction.endGroup()
-            }
-            return try await io.run { _ in try extraction.finish(members: entries.count) }
-        } catch {
-            await Self.cleanUp(on: io) { extraction.abandon() }
-            throw error
-        }
-    }
-
-    /// Groups `entries` (in archive order) so that each block is decoded once: a member joins the
-    /// group before it when it starts in a block that group reaches and after its last member's
-    /// end. A member starting before the previous one ends (an index describing overlapping
-    /// members) starts a group of its own.
-    static func groups(
-        _ entries: [ArchiveEntry],
-        span: (ArchiveEntry) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64)
-    ) throws(ArchiveError) -> [SelectiveExtraction.Group] {
-        var groups: [SelectiveExtraction.Group] = []
-        for entry in entries {
-            let (blocks, end) = try span(entry)
-            if var group = groups.last, blocks.lowerBound <= group.blocks.upperBound, entry.headerOffset >= group.to {
-                group.blocks = group.blocks.lowerBound...max(group.blocks.upperBound, blocks.upperBound)
-                group.to = end
-                group.members.append((entry, end))
-                groups[groups.count - 1] = group
-            } else {
-                groups.append(SelectiveExtraction.Group(blocks: blocks, from: entry.headerOffset, to: end, members: [(entry, end)]))
-            }
-        }
-        return groups
-    }
-
-    /// Runs `body` (removing what a failed extraction left) on `io`, even when the task is
-    /// cancelled: `WorkerThreadPool.run` would skip it then.
-    private static func cleanUp(on io: WorkerThreadPool, _ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            io.submit {
-                body()
-                continuation.resume()
-            }
-        }
     }
 
     /// Feeds the whole tar stream through `consumer`: blocks decoded in parallel and consumed in
@@ -509,23 +342,7 @@ public final class ArchiveReader: Sendable {
                     }
                 }
             }
-            if let fileIndex, dataBlockCount > 0 {
-                // With an xz Index, ours or another writer's (`xz -T`, pixz), the blocks are known
-                // and decode in parallel; a foreign archive's every block is tar stream.
-                let watchdog = extractTo?.options.watchdog
-                try await decodeBlocks(
-                    0...(dataBlockCount - 1), to: index?.tarSize ?? fileIndex.uncompressedSize, parallelism: parallelism,
-                    watchdog: watchdog
-                ) { piece in
-                    try await io.run { _ in
-                        let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
-                        defer { if let job { watchdog?.end(job) } }
-                        try box.state.withLock { state in try piece.withBytes { try state.consumer.consume($0) } }
-                    }
-                }
-            } else {
-                try await sequentialDecode(box: box, io: io)
-            }
+            try await feedTarStream(into: box, on: io, parallelism: parallelism, watchdog: extractTo?.options.watchdog)
             return try await io.run { _ in
                 try box.state.withLock { state in
                     try state.consumer.finish()
@@ -536,8 +353,28 @@ public final class ArchiveReader: Sendable {
                 }
             }
         } catch {
-            await Self.cleanUp(on: io) { box.state.withLock { $0.consumer.extractor?.abandonCurrent() } }
+            await io.runRegardless { box.state.withLock { $0.consumer.extractor?.abandonCurrent() } }
             throw typed(error, box: box)
+        }
+    }
+
+    /// Feeds the whole tar stream into `box`, each piece on `io`: the data blocks decoded in
+    /// parallel when the xz Index lists them (ours, or another writer's: `xz -T`, pixz; a foreign
+    /// archive's every block is tar stream), one streaming decoder otherwise.
+    private func feedTarStream(into box: ConsumerBox, on io: WorkerThreadPool, parallelism: Int, watchdog: Watchdog?) async throws {
+        guard let blocks, dataBlockCount > 0 else {
+            try await SequentialScanner.decode(file, maxDecoderMemory: maxDecoderMemory, into: box, on: io)
+            return
+        }
+        try await blocks.decode(
+            0...(dataBlockCount - 1), to: index?.tarSize ?? blocks.fileIndex.uncompressedSize, parallelism: parallelism,
+            watchdog: watchdog
+        ) { piece in
+            try await io.run { _ in
+                let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
+                defer { if let job { watchdog?.end(job) } }
+                try box.state.withLock { state in try piece.withBytes { try state.consumer.consume($0) } }
+            }
         }
     }
 
@@ -549,231 +386,11 @@ public final class ArchiveReader: Sendable {
         return ArchiveError.fromTar(tar, path: path, member: member)
     }
 
-    // MARK: - Decoding blocks
-
-    /// Decoded tar bytes handed on without a copy: `bytes[range]`, which start at `offset` in the
-    /// tar stream. Sendable, so a piece can go to the thread that writes it as it is.
-    struct DecodedPiece: Sendable {
-        let bytes: [UInt8]
-        let range: Range<Int>
-        let offset: UInt64
-
-        var count: Int { range.count }
-
-        func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-            // `Array.withUnsafeBytes` rethrows untyped; carry the typed error out in a Result.
-            let result = bytes.withUnsafeBytes { raw in
-                Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: raw[range])) }
-            }
-            return try result.get()
-        }
-
-        /// The part of the piece between tar offsets `offsets`, which must lie within it; the same
-        /// buffer, not a copy.
-        func slice(_ offsets: Range<UInt64>) -> DecodedPiece {
-            let lower = range.lowerBound + Int(offsets.lowerBound - offset)
-            return DecodedPiece(
-                bytes: bytes, range: lower..<(lower + Int(offsets.upperBound - offsets.lowerBound)),
-                offset: offsets.lowerBound)
-        }
-    }
-
-    /// A block being streamed, shared by the jobs that decode it one piece after another.
-    private final class StreamedBlock: Sendable {
-        private let stream: Mutex<BlockStream>
-
-        init(_ stream: sending BlockStream) {
-            self.stream = Mutex(stream)
-        }
-
-        /// The next piece of at most `maxBytes`, never past `limit` bytes of the block (nil: the
-        /// whole block, its check verified); nil when there is nothing more.
-        func next(maxBytes: Int, limit: UInt64?, flag: CancellationFlag) throws -> [UInt8]? {
-            try stream.withLock { stream -> [UInt8]? in
-                if stream.isFinished { return nil }
-                var wanted = maxBytes
-                if let limit {
-                    guard stream.delivered < limit else { return nil }
-                    wanted = Int(min(UInt64(maxBytes), limit - stream.delivered))
-                }
-                var out: [UInt8] = []
-                out.reserveCapacity(wanted)
-                try stream.decode(maxBytes: wanted, isCancelled: { flag.isCancelled }) { out.append(contentsOf: $0) }
-                return out
-            }
-        }
-    }
-
-    /// Bytes of a streamed block decoded per job: small enough to keep memory flat, large enough
-    /// that the hops between threads cost nothing next to the decoding.
-    static let streamPiece = 1 << 20
-
-    /// Decodes blocks `range` and hands their bytes between tar offsets `from` and `to` to
-    /// `deliver`, in order. Decoding stops at `to`: a block decoded only in part has its check
-    /// unverified (a block decoded to its end always has it verified).
-    ///
-    /// Blocks of at most ``maxBufferedBlockSize`` bytes are decoded whole, ahead, on up to
-    /// `parallelism` threads, with at most `parallelism + 1` waiting; each is delivered as one
-    /// piece. A larger block is decoded when its turn comes, in pieces of ``streamPiece`` bytes
-    /// delivered as they come. No buffer is sized from a value in the file beyond those bounds.
-    func decodeBlocks(
-        _ range: ClosedRange<Int>, from: UInt64 = 0, to: UInt64, parallelism: Int, watchdog: Watchdog? = nil,
-        deliver: (DecodedPiece) async throws -> Void
-    ) async throws {
-        guard let fileIndex else { return }
-        let file = self.file
-        let memory = maxDecoderMemory
-        let buffered = maxBufferedBlockSize
-        let pool = decodePool
-
-        /// How much of a block to decode: nil for all of it (its check then verified).
-        func limit(_ record: XZIndexRecord) -> UInt64? {
-            // The xz Index has checked that every block's end fits below 2^63.
-            to < record.uncompressedOffset + record.uncompressedSize ? to - min(to, record.uncompressedOffset) : nil
-        }
-        /// Hands on the part of `bytes` (which start at tar offset `at`) between `from` and `to`.
-        func hand(_ bytes: [UInt8], at: UInt64) async throws {
-            let end = at + UInt64(bytes.count)
-            let lower = max(from, at)
-            let upper = min(to, end)
-            guard lower < upper else { return }
-            try await deliver(DecodedPiece(bytes: bytes, range: Int(lower - at)..<Int(upper - at), offset: lower))
-        }
-
-        try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
-            var next = range.lowerBound
-            var pending: [Int: [UInt8]] = [:]
-            var deliverNext = range.lowerBound
-            let window = max(1, parallelism) + 1
-            // The pool has a thread per core, shared by the reader's calls: at most
-            // `parallelism` of this call's blocks decode at once.
-            var decoding = 0
-            while deliverNext <= range.upperBound {
-                while next <= range.upperBound && (next - deliverNext) < window && decoding < max(1, parallelism) {
-                    let blockIndex = next
-                    next += 1
-                    let record = fileIndex.blocks[blockIndex]
-                    guard record.uncompressedSize <= buffered else { continue }  // streamed in its turn
-                    let check = fileIndex.check(ofBlock: blockIndex)
-                    let stop = limit(record)
-                    decoding += 1
-                    blockDecodes.add(1, ordering: .relaxed)
-                    group.addTask {
-                        let bytes = try await pool.run { flag in
-                            // Timed from when a thread takes it, like a compression.
-                            let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex)")
-                            defer { if let job { watchdog?.end(job) } }
-                            return try ArchiveReader.decodeBuffered(
-                                file: file, record: record, check: check, limit: stop,
-                                maxDecoderMemory: memory, flag: flag)
-                        }
-                        return (blockIndex, bytes)
-                    }
-                }
-                let record = fileIndex.blocks[deliverNext]
-                if record.uncompressedSize > buffered {
-                    let check = fileIndex.check(ofBlock: deliverNext)
-                    let stop = limit(record)
-                    blockDecodes.add(1, ordering: .relaxed)
-                    let block = StreamedBlock(
-                        BlockStream(
-                            file: file, record: record, check: check,
-                            decoder: BlockDecoder(memoryLimit: memory)))
-                    var at = record.uncompressedOffset
-                    let blockIndex = deliverNext
-                    while let piece = try await pool.run({ [at] flag in
-                        let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex) at \(at)")
-                        defer { if let job { watchdog?.end(job) } }
-                        return try block.next(maxBytes: ArchiveReader.streamPiece, limit: stop, flag: flag)
-                    }) {
-                        try await hand(piece, at: at)
-                        at += UInt64(piece.count)
-                    }
-                    deliverNext += 1
-                    continue
-                }
-                if let ready = pending.removeValue(forKey: deliverNext) {
-                    try await hand(ready, at: record.uncompressedOffset)
-                    deliverNext += 1
-                    continue
-                }
-                guard let (done, bytes) = try await group.next() else { break }
-                decoding -= 1
-                pending[done] = bytes
-            }
-        }
-    }
-
-    /// Decodes (the first `limit` bytes of) a block of at most ``maxBufferedBlockSize`` bytes
-    /// into one array, on a decode thread, with that thread's decoder.
-    static func decodeBuffered(
-        file: ArchiveFile, record: XZIndexRecord, check: XZCheck, limit: UInt64?,
-        maxDecoderMemory: UInt64, flag: CancellationFlag
-    ) throws -> [UInt8] {
-        let dictionary = Thread.current.threadDictionary
-        let key = "amk.decoder.\(maxDecoderMemory)"
-        let decoder: BlockDecoder
-        if let existing = dictionary[key] as? BlockDecoder {
-            decoder = existing
-        } else {
-            decoder = BlockDecoder(memoryLimit: maxDecoderMemory)
-            dictionary[key] = decoder
-        }
-        let stream = BlockStream(file: file, record: record, check: check, decoder: decoder)
-        let wanted = min(limit ?? record.uncompressedSize, record.uncompressedSize)
-        var out: [UInt8] = []
-        // At most the buffered-block bound, the caller has checked.
-        out.reserveCapacity(Int(wanted))
-        try stream.decode(maxBytes: limit == nil ? .max : Int(wanted), isCancelled: { flag.isCancelled }) {
-            out.append(contentsOf: $0)
-        }
-        return out
-    }
-
-    // MARK: - Sequential mode
+    // MARK: - Foreign archives
 
     struct ScanResult {
         var collected: [ArchiveEntry]?
         var metadata: [String: String]
-    }
-
-    /// Reads the file from the start through one streaming decoder into `box`.
-    private func sequentialDecode(box: ConsumerBox, io: WorkerThreadPool, until: (@Sendable (TarConsumer) -> Bool)? = nil) async throws {
-        let memory = maxDecoderMemory
-        box.state.withLock { $0.decoder = StreamDecoder(memoryLimit: memory) }
-        let file = self.file
-        var offset: UInt64 = 0
-        let piece = 1 << 20
-        while offset < file.size {
-            try Task.checkCancellation()
-            let at = offset
-            let stop = try await io.run { _ -> Bool in
-                let bytes = try file.readAvailable(at: at, count: piece)
-                return try box.state.withLock { state -> Bool in
-                    do {
-                        try bytes.withUnsafeBytes { raw in
-                            try state.decoder!.feed(raw) { out in try state.consumer.consume(out) }
-                        }
-                    } catch let error as XZError {
-                        throw ArchiveError(
-                            error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
-                            path: file.path, offset: error.offset ?? at, underlying: error)
-                    }
-                    return until?(state.consumer) ?? false
-                }
-            }
-            if stop { return }
-            offset += UInt64(piece)
-        }
-        try await io.run { _ in
-            try box.state.withLock { state in
-                do {
-                    try state.decoder!.finish { out in try state.consumer.consume(out) }
-                } catch let error as XZError {
-                    throw ArchiveError(.corrupt, error.message, path: file.path, offset: error.offset ?? file.size, underlying: error)
-                }
-            }
-        }
     }
 
     private func scan(collect: Bool, stopAfterFirstMember: Bool = false) async throws -> ScanResult {
@@ -782,19 +399,9 @@ public final class ArchiveReader: Sendable {
         defer { io.shutdown() }
         do {
             if stopAfterFirstMember {
-                try await sequentialDecode(box: box, io: io, until: { $0.members > 0 })
+                try await SequentialScanner.decode(file, maxDecoderMemory: maxDecoderMemory, into: box, on: io, until: { $0.members > 0 })
             } else {
-                if let fileIndex, dataBlockCount > 0 {
-                    // A foreign archive with an xz Index (a file from `xz -T`, pixz): its blocks
-                    // decode in parallel, as for an extraction.
-                    try await decodeBlocks(
-                        0...(dataBlockCount - 1), to: fileIndex.uncompressedSize, parallelism: PackOptions.activeCores
-                    ) { piece in
-                        try await io.run { _ in try box.state.withLock { state in try piece.withBytes { try state.consumer.consume($0) } } }
-                    }
-                } else {
-                    try await sequentialDecode(box: box, io: io)
-                }
+                try await feedTarStream(into: box, on: io, parallelism: PackOptions.activeCores, watchdog: nil)
                 try await io.run { _ in try box.state.withLock { try $0.consumer.finish() } }
             }
         } catch {

@@ -190,7 +190,7 @@ public enum ArchiveSalvager {
                     var piece: [UInt8] = []
                     while !again.isFinished {
                         piece.removeAll(keepingCapacity: true)
-                        try again.decode(maxBytes: ArchiveReader.streamPiece, isCancelled: isCancelled) { piece.append(contentsOf: $0) }
+                        try again.decode(maxBytes: BlockScheduler.streamPiece, isCancelled: isCancelled) { piece.append(contentsOf: $0) }
                         try consume(piece, at: tarPosition)
                         tarPosition += UInt64(piece.count)
                     }

@@ -30,7 +30,7 @@ struct MemberCursor: Sendable {
         /// The member's header, checked against the index, when this piece completed it.
         var header: TarHeader?
         /// The member's content in this piece, if any.
-        var content: ArchiveReader.DecodedPiece?
+        var content: DecodedPiece?
     }
 
     /// A cursor for `entry`; `end` is where its content ends (the caller has checked that
@@ -44,7 +44,7 @@ struct MemberCursor: Sendable {
     /// Takes the member's part of `piece`: header bytes go to the parser (the header is checked
     /// once they are all in), content bytes into the checksum and back to the caller, as a view
     /// of the same buffer, without a copy.
-    mutating func take(_ piece: ArchiveReader.DecodedPiece) throws(ArchiveError) -> Step {
+    mutating func take(_ piece: DecodedPiece) throws(ArchiveError) -> Step {
         var step = Step()
         let pieceEnd = piece.offset + UInt64(piece.count)
         var lower = max(piece.offset, entry.headerOffset)

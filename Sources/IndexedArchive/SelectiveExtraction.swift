@@ -56,7 +56,7 @@ final class SelectiveExtraction: Sendable {
     /// Hands `piece` to each member it covers: the header to `begin` once checked, the content to
     /// `write` as a view of the decoded buffer, and, after a member's last byte and its checksum,
     /// `endMember`.
-    func consume(_ piece: ArchiveReader.DecodedPiece) throws(ArchiveError) {
+    func consume(_ piece: DecodedPiece) throws(ArchiveError) {
         try state.withLock { (state) throws(ArchiveError) in
             guard let extractor = state.extractor else { return }
             let pieceEnd = piece.offset + UInt64(piece.count)
@@ -104,5 +104,75 @@ final class SelectiveExtraction: Sendable {
     /// Removes the member being written, after a failure.
     func abandon() {
         state.withLock { $0.extractor?.abandonCurrent() }
+    }
+}
+
+extension SelectiveExtraction {
+    /// Extracts `entries` of an indexed archive by random access, decoding each block they span
+    /// once: members are grouped by the blocks they share, each group's blocks are decoded once
+    /// from the first member's header to the last member's end, and ``SelectiveExtraction``
+    /// hands each member its bytes as they pass. Each member's tar header must agree with its
+    /// index entry before anything is created, and its checksum must match before it is finished
+    /// and put in place; on any failure the member being written is removed. The entries come in
+    /// index order, which is archive order (the index refuses header offsets that go backwards),
+    /// so of several members with one path the last one wins, as in a full extraction. Every
+    /// system call runs on a thread of our own, and the decoded pieces are handed to it as they
+    /// are, without a copy.
+    static func run(
+        _ entries: [ArchiveEntry], blocks: BlockScheduler, path: String,
+        span: (ArchiveEntry) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64),
+        to directory: String, options: ExtractOptions
+    ) async throws -> ArchiveReader.RunResult {
+        let groups = try Self.groups(entries, span: span)
+        let extraction = SelectiveExtraction(path: path)
+        let io = WorkerThreadPool(threads: 1, name: "amk-extract")
+        defer { io.shutdown() }
+        let archiveSize = blocks.file.size
+        do {
+            try await io.run { _ in try extraction.start(destination: directory, options: options, archiveSize: archiveSize) }
+            for group in groups {
+                try Task.checkCancellation()
+                extraction.begin(group)
+                let watchdog = options.watchdog
+                try await blocks.decode(
+                    group.blocks, from: group.from, to: group.to, parallelism: options.parallelism,
+                    watchdog: watchdog
+                ) { piece in
+                    try await io.run { _ in
+                        let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
+                        defer { if let job { watchdog?.end(job) } }
+                        try extraction.consume(piece)
+                    }
+                }
+                try extraction.endGroup()
+            }
+            return try await io.run { _ in try extraction.finish(members: entries.count) }
+        } catch {
+            await io.runRegardless { extraction.abandon() }
+            throw error
+        }
+    }
+
+    /// Groups `entries` (in archive order) so that each block is decoded once: a member joins the
+    /// group before it when it starts in a block that group reaches and after its last member's
+    /// end. A member starting before the previous one ends (an index describing overlapping
+    /// members) starts a group of its own.
+    static func groups(
+        _ entries: [ArchiveEntry],
+        span: (ArchiveEntry) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64)
+    ) throws(ArchiveError) -> [Group] {
+        var groups: [SelectiveExtraction.Group] = []
+        for entry in entries {
+            let (blocks, end) = try span(entry)
+            if var group = groups.last, blocks.lowerBound <= group.blocks.upperBound, entry.headerOffset >= group.to {
+                group.blocks = group.blocks.lowerBound...max(group.blocks.upperBound, blocks.upperBound)
+                group.to = end
+                group.members.append((entry, end))
+                groups[groups.count - 1] = group
+            } else {
+                groups.append(Group(blocks: blocks, from: entry.headerOffset, to: end, members: [(entry, end)]))
+            }
+        }
+        return groups
     }
 }

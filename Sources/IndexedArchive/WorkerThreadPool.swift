@@ -100,6 +100,18 @@ package final class WorkerThreadPool: Sendable {
     /// while the job, perhaps stuck in a system call, finishes on its own; `discard` then receives
     /// a result nobody will use (to close what it opened). Only jobs that share no state with the
     /// caller may be abandoned.
+    /// Runs `body` on a thread of the pool and waits for it, even when the task is cancelled
+    /// (``run(abandonOnCancel:discard:_:)`` skips a job whose task is cancelled): for the clean-up after a
+    /// failure, which must happen whatever caused it.
+    package func runRegardless(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            submit {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+
     package func run<T: Sendable>(
         abandonOnCancel: Bool = false,
         discard: (@Sendable (T) -> Void)? = nil,

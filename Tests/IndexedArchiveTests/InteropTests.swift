@@ -253,15 +253,15 @@ extension EngineSuites {
             // Listing, verifying and extracting go block by block (in parallel) through the xz
             // Index: each of them decodes every block once.
             let blocks = try await xzToolBlocks(archive).count
-            let decodesBefore = reader.blockDecodes.load(ordering: .relaxed)
+            let decodesBefore = reader.blockDecodeCount
             #expect(try await reader.verify() == entries.count)
-            #expect(reader.blockDecodes.load(ordering: .relaxed) - decodesBefore == blocks, "\(kind): verify decodes each block")
+            #expect(reader.blockDecodeCount - decodesBefore == blocks, "\(kind): verify decodes each block")
             #expect(try await reader.metadata().isEmpty, "no pax global header, no metadata")
 
             let out = dir.path + "/out"
-            let extractBefore = reader.blockDecodes.load(ordering: .relaxed)
+            let extractBefore = reader.blockDecodeCount
             try await reader.extract(to: out)
-            #expect(reader.blockDecodes.load(ordering: .relaxed) - extractBefore == blocks, "\(kind): extract decodes each block")
+            #expect(reader.blockDecodeCount - extractBefore == blocks, "\(kind): extract decodes each block")
             let extracted = try await TreeSnapshot.of(out + "/src")
             if kind == .gnuTarDefault {
                 expectSameTree(source.truncatingNanoseconds().droppingSetIDBits(), extracted, "\(kind)")

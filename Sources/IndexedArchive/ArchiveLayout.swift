@@ -1,0 +1,109 @@
+import Tar
+import XZ
+
+/// What an archive's end says about it, read when it is opened: the xz Index (every block's
+/// place) and, for an archive of ours, the rich index and the pixz index after the data blocks.
+///
+/// Reading it decodes no data: only the first bytes of the pixz index block, the rich index's
+/// header, and then (once the header's promises are held to the limits) the rich index itself.
+struct ArchiveLayout: Sendable {
+    /// The xz Index; nil when the end of the file is damaged or the file is not xz.
+    var fileIndex: XZFileIndex?
+    /// Why the xz Index could not be read, when it could not.
+    var fileIndexProblem: String?
+    /// Our rich index, for an archive of ours.
+    var index: ArchiveIndex?
+    /// Whether the last block is a pixz file index.
+    var hasPixzIndex: Bool
+    /// Data blocks: those before the index blocks (every block of a foreign archive).
+    var dataBlockCount: Int
+
+    /// Reads the end of `file` (named `path` in errors). Limits as in ``ArchiveReader/init(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
+    static func read(
+        file: ArchiveFile, path: String, maxIndexBytes: Int?, maxEntries: Int?, maxDecoderMemory: UInt64
+    ) throws -> ArchiveLayout {
+        var fileIndex: XZFileIndex?
+        var problem: String?
+        do {
+            fileIndex = try XZFileIndex.read(fileSize: file.size) { offset, count in try file.read(at: offset, count: count) }
+        } catch let error as XZError {
+            // No usable xz Index (damaged end, or not xz at all): the sequential reader will say
+            // what is wrong when the archive is read.
+            fileIndex = nil
+            problem = error.description
+        }
+        var index: ArchiveIndex?
+        var pixz = false
+        var dataBlocks = fileIndex?.blocks.count ?? 0
+        if let fileIndex, fileIndex.streams.count == 1, fileIndex.blocks.count >= 3 {
+            let blocks = fileIndex.blocks
+            let last = blocks[blocks.count - 1]
+            let rich = blocks[blocks.count - 2]
+            let check = fileIndex.check(ofBlock: blocks.count - 1)
+            func decode(_ record: XZIndexRecord, first count: UInt64?) throws -> [UInt8] {
+                try ArchiveLayout.decode(file: file, record: record, check: check, first: count, maxDecoderMemory: maxDecoderMemory)
+            }
+            // A small pixz index is decoded whole, so that damage to it is found at once; a
+            // large one only as far as its magic (verify reads it all).
+            let smallBlock = UInt64(BlockStream.inputPiece / 4)
+            if PixzIndex.hasMagic(try decode(last, first: last.uncompressedSize <= smallBlock ? nil : 8)) {
+                pixz = true
+                let richHead = try decode(rich, first: UInt64(ArchiveIndex.headerSize))
+                if ArchiveIndex.hasMagic(richHead) {
+                    let indexLimit = maxIndexBytes ?? ArchiveReader.indexAllowance(fileSize: file.size)
+                    guard rich.uncompressedSize <= UInt64(clamping: indexLimit) else {
+                        throw ArchiveError(
+                            .limitExceeded, "index block of \(rich.uncompressedSize) bytes exceeds the limit of \(indexLimit)",
+                            path: path, offset: rich.compressedOffset)
+                    }
+                    do {
+                        // Everything the header promises is checked before the block is decoded.
+                        let entryLimit = maxEntries ?? ArchiveReader.defaultMaxEntries
+                        let archiveSize = maxEntries == nil ? file.size : nil
+                        let header = try ArchiveIndex.header(
+                            richHead, maxEntries: entryLimit, archiveSize: archiveSize,
+                            blockOffset: rich.compressedOffset)
+                        guard header.tarSize == rich.uncompressedOffset else {
+                            throw ArchiveError(
+                                .corrupt, "index says the tar stream is \(header.tarSize) bytes, blocks say \(rich.uncompressedOffset)",
+                                offset: rich.compressedOffset)
+                        }
+                        guard header.byteCount <= rich.uncompressedSize else {
+                            throw ArchiveError(
+                                .corrupt,
+                                "archive index: its header describes \(header.byteCount) bytes, the block holds \(rich.uncompressedSize)",
+                                offset: rich.compressedOffset)
+                        }
+                        let bytes = try decode(rich, first: nil)
+                        index = try ArchiveIndex.decode(
+                            bytes, maxEntries: entryLimit, archiveSize: archiveSize,
+                            blockOffset: rich.compressedOffset)
+                        dataBlocks = blocks.count - 2
+                    } catch var error as ArchiveError {
+                        error.path = path
+                        throw error
+                    }
+                }
+            }
+        }
+        return ArchiveLayout(
+            fileIndex: fileIndex, fileIndexProblem: problem, index: index, hasPixzIndex: pixz,
+            dataBlockCount: dataBlocks)
+    }
+
+    /// Decodes the first `count` bytes of a block, or the whole block (its check verified) when
+    /// `count` is nil; for the index blocks, whose size the caller has already held to a limit.
+    static func decode(
+        file: ArchiveFile, record: XZIndexRecord, check: XZCheck, first count: UInt64?,
+        maxDecoderMemory: UInt64
+    ) throws -> [UInt8] {
+        let stream = BlockStream(file: file, record: record, check: check, decoder: BlockDecoder(memoryLimit: maxDecoderMemory))
+        let wanted = min(count ?? record.uncompressedSize, record.uncompressedSize)
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(wanted))
+        // Whole: ask for more than the block holds, so that it is read to its end and its check
+        // verified; the decoder refuses output past the size the xz Index gives.
+        try stream.decode(maxBytes: count == nil ? .max : Int(wanted)) { out.append(contentsOf: $0) }
+        return out
+    }
+}
