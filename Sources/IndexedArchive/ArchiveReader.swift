@@ -174,18 +174,17 @@ public final class ArchiveReader: Sendable {
             // Without an index the member is found by decoding up to it; its bytes are kept in
             // memory (bounded) because the scan runs on another thread than `output`.
             let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
-            var consumer = TarConsumer()
-            consumer.capture = wanted
-            consumer.captureLimit = maxSequentialBytes
+            let consumer = TarConsumer(capture: MemberCapture(wanted, limit: maxSequentialBytes))
             let box = ConsumerBox(consumer)
             let io = WorkerThreadPool(threads: 1, name: "amk-scan")
             defer { io.shutdown() }
             do {
-                try await SequentialScanner.decode(file, maxDecoderMemory: maxDecoderMemory, into: box, on: io, until: { $0.captureDone })
+                try await SequentialScanner.decode(
+                    file, maxDecoderMemory: maxDecoderMemory, into: box, on: io, until: { $0.capture?.isDone == true })
             } catch {
                 throw typed(error, box: box)
             }
-            guard let bytes = box.state.withLock({ $0.consumer.captureDone ? $0.consumer.captured : nil }) else {
+            guard let bytes = box.state.withLock({ $0.consumer.capture?.isDone == true ? $0.consumer.capture?.bytes : nil }) else {
                 throw ArchiveError(.memberNotFound, "no such member", path: path, member: name)
             }
             try bytes.withUnsafeBytes { try output($0) }
@@ -311,7 +310,7 @@ public final class ArchiveReader: Sendable {
             }
         }
         let result = try await run(
-            TarConsumer(expected: index?.entries, filter: options.members), parallelism: options.parallelism,
+            TarConsumer(expected: index?.entries), parallelism: options.parallelism,
             extractTo: (directory, options))
         return ExtractSummary(
             entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
@@ -336,9 +335,10 @@ public final class ArchiveReader: Sendable {
                 let archiveSize = file.size
                 try await io.run { _ in
                     try box.state.withLock { state in
-                        state.consumer.extractor = try Extractor(
+                        let extractor = try Extractor(
                             destination: extractTo.directory, options: extractTo.options,
                             archiveSize: archiveSize)
+                        state.consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.members)
                     }
                 }
             }
@@ -394,7 +394,7 @@ public final class ArchiveReader: Sendable {
     }
 
     private func scan(collect: Bool, stopAfterFirstMember: Bool = false) async throws -> ScanResult {
-        let box = ConsumerBox(TarConsumer(collect: collect))
+        let box = ConsumerBox(TarConsumer(listing: collect ? MemberListing() : nil))
         let io = WorkerThreadPool(threads: 1, name: "amk-scan")
         defer { io.shutdown() }
         do {

@@ -31,8 +31,7 @@ public enum ArchiveSalvager {
         }
         let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
         extractor.skipsLinksToMissingTargets = true
-        var consumer = TarConsumer(extractor: extractor, filter: options.members)
-        consumer.collected = []
+        let consumer = TarConsumer(listing: MemberListing(), extraction: ExtractionSink(extractor, filter: options.members))
         let box = ConsumerBox(consumer)
         let io = WorkerThreadPool(threads: 1, name: "amk-salvage")
         defer { io.shutdown() }
@@ -242,11 +241,10 @@ public enum ArchiveSalvager {
             box.state.withLock { state in
                 let extractor = state.consumer.extractor
                 extractor?.dropCurrentMember()
-                var fresh = TarConsumer(extractor: extractor, filter: filter)
-                fresh.collected = state.consumer.collected
+                var listing = state.consumer.listing
                 // The member the damage cut was begun, not recovered.
-                if let cut = state.consumer.unfinishedMember, fresh.collected?.last?.path == cut { fresh.collected?.removeLast() }
-                state.consumer = fresh
+                listing?.dropLast(ifNamed: state.consumer.unfinishedMember)
+                state.consumer = TarConsumer(listing: listing, extraction: extractor.map { ExtractionSink($0, filter: filter) })
             }
             return block.declared
         }

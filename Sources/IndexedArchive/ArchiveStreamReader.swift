@@ -72,10 +72,10 @@ public enum ArchiveStreamReader {
         let extractor = try directory.map { (directory) throws(ArchiveError) in
             try Extractor(destination: directory, options: options, archiveSize: 0)
         }
-        var consumer = TarConsumer(collect: true, extractor: extractor, filter: options.members)
-        consumer.checksumCollected = true
+        var consumer = TarConsumer(
+            listing: MemberListing(checksums: true), extraction: extractor.map { ExtractionSink($0, filter: options.members) })
         consumer.onProgress = onProgress
-        consumer.trailingLimit = maxIndexBytes ?? trailingAllowance(received: 0)
+        consumer.trailing = TrailingBytes(limit: maxIndexBytes ?? trailingAllowance(received: 0))
         // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
         // passes it: the decoder is held to what `xz -9` needs, with room to spare.
         let filter = options.members
@@ -95,7 +95,7 @@ public enum ArchiveStreamReader {
                 try await io.run { _ in
                     try box.state.withLock { state in
                         if maxIndexBytes == nil {
-                            state.consumer.trailingLimit = trailingAllowance(received: state.decoder!.totalIn + UInt64(piece.count))
+                            state.consumer.trailing?.limit = trailingAllowance(received: state.decoder!.totalIn + UInt64(piece.count))
                         }
                         try feed(piece, into: &state)
                     }
@@ -181,8 +181,9 @@ public enum ArchiveStreamReader {
     /// it (nil if there was none). The index is held to the limits of an archive file of
     /// `archiveSize` bytes (the compressed stream's).
     static func verifiedIndex(_ consumer: TarConsumer, archiveSize: UInt64) throws -> ArchiveIndex? {
-        guard ArchiveIndex.hasMagic(consumer.trailing) else { return nil }
-        let index = try ArchiveIndex.decode(consumer.trailing, archiveSize: archiveSize)
+        let trailing = consumer.trailing?.bytes ?? []
+        guard ArchiveIndex.hasMagic(trailing) else { return nil }
+        let index = try ArchiveIndex.decode(trailing, archiveSize: archiveSize)
         let seen = consumer.collected ?? []
         guard index.entries.count == seen.count else {
             throw ArchiveError(.corrupt, "the index lists \(index.entries.count) members, the stream had \(seen.count)")

@@ -2,51 +2,57 @@ import Synchronization
 import Tar
 import XZ
 
-/// Everything that happens to the decompressed tar stream, in order: parsing, listing, checking
-/// each member against the index, checksums, and extraction. One job at a time feeds it from a
-/// thread of our own, under a Mutex that makes the hand-off between jobs safe.
+/// The decompressed tar stream's one reader: it parses the stream, keeps the archive's
+/// metadata, and hands each member to the parts a reading has set (TarSinks.swift): checking against
+/// the index, listing, extraction, capturing one member, keeping what follows the end marker.
+///
+/// One job at a time feeds it from a thread of our own, under a Mutex that makes the hand-off
+/// between jobs safe.
 struct TarConsumer {
     var parser = TarParser()
-    /// The index entries, when the archive has an index: each parsed member must match.
-    var expected: [ArchiveEntry]?
-    var nextExpected = 0
+    /// Each member held to the rich index, when the archive has one.
+    var conformance: IndexConformance?
     /// Members seen, when listing.
-    var collected: [ArchiveEntry]? = nil
-    var extractor: Extractor?
-    /// Members to extract; nil means all.
-    var filter: Set<String>?
-    var metadata: [String: String] = [:]
-    var members = 0
-    /// A member whose content to keep (sequential reads of one member), and what was kept.
-    var capture: String?
-    var captureLimit = 1 << 30
-    var captured: [UInt8]?
-    private var capturing = false
-    /// The captured member is complete.
-    private(set) var captureDone = false
-    private var current: TarMember?
-    private var currentSelected = false
-    private var checksum: UInt64 = 0
-    private(set) var endOffset: UInt64?
-
-    /// Bytes of the decompressed stream consumed so far.
-    private(set) var streamPosition: UInt64 = 0
-    /// When set, the bytes after the end marker (our index blocks, in a streamed archive) are kept,
-    /// up to this many.
-    var trailingLimit: Int?
-    private(set) var trailing: [UInt8] = []
-    /// Compute each regular member's CRC64 into the collected entries (for streams, whose index
-    /// arrives only at the end).
-    var checksumCollected = false
+    var listing: MemberListing?
+    /// Members written, when extracting.
+    var extraction: ExtractionSink?
+    /// One member's content, for a sequential read of it.
+    var capture: MemberCapture?
+    /// What follows the end marker, for a streamed archive's index blocks.
+    var trailing: TrailingBytes?
     /// Called with the decompressed bytes consumed so far, after each piece (a progress bar).
     var onProgress: (@Sendable (UInt64) -> Void)?
 
-    init(expected: [ArchiveEntry]? = nil, collect: Bool = false, extractor: Extractor? = nil, filter: Set<String>? = nil) {
-        self.expected = expected
-        self.collected = collect ? [] : nil
-        self.extractor = extractor
-        self.filter = filter
+    private(set) var metadata: [String: String] = [:]
+    private(set) var members = 0
+    private var current: TarMember?
+    /// CRC64 of the current member's content, when a part needs it.
+    private var checksum: UInt64 = 0
+    private(set) var endOffset: UInt64?
+    /// Bytes of the decompressed stream consumed so far.
+    private(set) var streamPosition: UInt64 = 0
+
+    init(
+        conformance: IndexConformance? = nil, listing: MemberListing? = nil, extraction: ExtractionSink? = nil,
+        capture: MemberCapture? = nil
+    ) {
+        self.conformance = conformance
+        self.listing = listing
+        self.extraction = extraction
+        self.capture = capture
     }
+
+    /// Checked against `expected` (when the archive has an index), extracting through
+    /// `extractor` the members `filter` selects: a full or selected extraction, or (without an
+    /// extractor) a verification.
+    init(expected: [ArchiveEntry]?, extractor: Extractor? = nil, filter: Set<String>? = nil) {
+        self.init(conformance: expected.map(IndexConformance.init), extraction: extractor.map { ExtractionSink($0, filter: filter) })
+    }
+
+    /// The extractor, when extracting.
+    var extractor: Extractor? { extraction?.extractor }
+    /// The members listed so far, when listing.
+    var collected: [ArchiveEntry]? { listing?.entries }
 
     mutating func consume(_ bytes: UnsafeRawBufferPointer) throws {
         var parser = self.parser
@@ -55,24 +61,15 @@ struct TarConsumer {
         let start = streamPosition
         streamPosition += UInt64(bytes.count)
         onProgress?(streamPosition)
-        if let limit = trailingLimit, let end = endOffset {
-            let trailingStart = end + UInt64(TarEncoder.endOfArchive.count)
-            if streamPosition > trailingStart {
-                let from = Int(max(start, trailingStart) - start)
-                guard trailing.count + (bytes.count - from) <= limit else {
-                    throw ArchiveError(.limitExceeded, "more than \(limit) bytes follow the tar stream", offset: trailingStart)
-                }
-                trailing.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[from...]))
-            }
+        if trailing != nil, let end = endOffset {
+            try trailing!.keep(bytes, at: start, from: end + UInt64(TarEncoder.endOfArchive.count))
         }
     }
 
     mutating func finish(requireEndMarker: Bool = true) throws {
         try parser.finish(requireEndMarker: requireEndMarker)
-        if let expected, nextExpected != expected.count {
-            throw ArchiveError(.corrupt, "the index lists \(expected.count) members but the tar stream has \(nextExpected)")
-        }
-        try extractor?.finish()
+        try conformance?.finish()
+        try extraction?.extractor.finish()
     }
 
     static func selected(_ path: String, by filter: Set<String>?) -> Bool {
@@ -84,6 +81,8 @@ struct TarConsumer {
             name = String(name[..<slash])
         }
     }
+
+    private var wantsChecksum: Bool { conformance != nil || listing?.checksums == true }
 
     private mutating func handle(_ event: TarParser.Event) throws {
         switch event {
@@ -109,76 +108,26 @@ struct TarConsumer {
             current = member
             checksum = 0
             members += 1
-            if let expected {
-                guard nextExpected < expected.count else {
-                    throw ArchiveError(.corrupt, "member is not in the index", member: member.header.path, offset: member.headerOffset)
-                }
-                let entry = expected[nextExpected]
-                let header = member.header
-                // Names byte for byte: String equality is canonical equivalence.
-                guard entry.path.utf8.elementsEqual(header.path.utf8), entry.kind == header.kind, entry.size == header.size,
-                    entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
-                    entry.mode == header.mode, TarSerializer.tarTime(header.mtime, matches: entry.mtime),
-                    entry.linkTarget == header.linkTarget,
-                    (entry.linkTarget ?? "").utf8.elementsEqual((header.linkTarget ?? "").utf8)
-                else {
-                    throw ArchiveError(
-                        .corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
-                        member: header.path, offset: member.headerOffset)
-                }
-            }
-            collected?.append(
-                ArchiveEntry(
-                    path: member.header.path, kind: member.header.kind, size: member.header.size, mode: member.header.mode,
-                    uid: member.header.uid, gid: member.header.gid, mtime: member.header.mtime,
-                    linkTarget: member.header.linkTarget, headerOffset: member.headerOffset, dataOffset: member.dataOffset,
-                    checksum: nil, hasPaxHeader: member.hasPaxHeader))
-            if let capture, captured == nil, member.header.path == capture || member.header.path == capture + "/" {
-                capturing = true
-                captured = []
-            }
-            currentSelected = extractor != nil && Self.selected(member.header.path, by: filter)
-            if currentSelected {
-                var header = member.header
-                // The tar header has whole seconds; the index (checked above) has the nanoseconds.
-                if let expected { header.mtime = expected[nextExpected].mtime }
-                try extractor!.begin(header)
-            }
+            let indexed = try conformance?.begin(member)
+            listing?.begin(member)
+            capture?.begin(member.header)
+            try extraction?.begin(member.header, indexed: indexed)
         case .data(let bytes, _):
-            if expected != nil || checksumCollected { checksum = CRC.crc64(bytes, previous: checksum) }
-            if capturing {
-                guard captured!.count + bytes.count <= captureLimit else {
-                    throw ArchiveError(.limitExceeded, "member is over the limit of \(captureLimit) bytes", member: capture)
-                }
-                captured!.append(contentsOf: bytes)
-            }
-            if currentSelected { try extractor!.write(bytes) }
+            if wantsChecksum { checksum = CRC.crc64(bytes, previous: checksum) }
+            try capture?.write(bytes)
+            try extraction?.write(bytes)
         case .memberEnd:
-            if let expected, let member = current {
-                let entry = expected[nextExpected]
-                if entry.kind == .regular, let sum = entry.checksum, sum != checksum {
-                    throw ArchiveError(
-                        .checksumMismatch, "content checksum mismatch (index \(hex(sum)), data \(hex(checksum)))",
-                        member: member.header.path, offset: member.dataOffset)
-                }
-                nextExpected += 1
+            if let member = current {
+                try conformance?.end(member, checksum: checksum)
+                listing?.end(member, checksum: checksum)
             }
-            if checksumCollected, current?.header.kind == .regular, let last = collected?.indices.last {
-                collected![last].checksum = checksum
-            }
-            if currentSelected { try extractor!.endMember() }
-            if capturing {
-                capturing = false
-                captureDone = true
-            }
+            try extraction?.end()
+            capture?.end()
             current = nil
-            currentSelected = false
         case .end(let offset):
             endOffset = offset
         }
     }
-
-    private func hex(_ value: UInt64) -> String { String(value, radix: 16) }
 
     /// The member the stream stopped inside, if any.
     var unfinishedMember: String? { current?.header.path }

@@ -1,0 +1,173 @@
+import Tar
+import XZ
+
+// The small parts a ``TarConsumer`` is made of: each one does one thing with the members that pass,
+// and a reading sets only those it needs.
+
+/// Holds each member to the rich index: the header to its entry, the content to its checksum,
+/// and the count to the index's.
+struct IndexConformance {
+    let expected: [ArchiveEntry]
+    private(set) var next = 0
+
+    init(_ expected: [ArchiveEntry]) {
+        self.expected = expected
+    }
+
+    /// Checks `member` against the next entry and returns that entry: its mtime has the
+    /// nanoseconds the tar header lacks.
+    mutating func begin(_ member: TarMember) throws(ArchiveError) -> ArchiveEntry {
+        guard next < expected.count else {
+            throw ArchiveError(.corrupt, "member is not in the index", member: member.header.path, offset: member.headerOffset)
+        }
+        let entry = expected[next]
+        let header = member.header
+        // Names byte for byte: String equality is canonical equivalence.
+        guard entry.path.utf8.elementsEqual(header.path.utf8), entry.kind == header.kind, entry.size == header.size,
+            entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
+            entry.mode == header.mode, TarSerializer.tarTime(header.mtime, matches: entry.mtime),
+            entry.linkTarget == header.linkTarget,
+            (entry.linkTarget ?? "").utf8.elementsEqual((header.linkTarget ?? "").utf8)
+        else {
+            throw ArchiveError(
+                .corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
+                member: header.path, offset: member.headerOffset)
+        }
+        return entry
+    }
+
+    /// Checks the content's checksum (`checksum`, CRC64) of the member begun last.
+    mutating func end(_ member: TarMember, checksum: UInt64) throws(ArchiveError) {
+        let entry = expected[next]
+        if entry.kind == .regular, let sum = entry.checksum, sum != checksum {
+            throw ArchiveError(
+                .checksumMismatch,
+                "content checksum mismatch (index \(String(sum, radix: 16)), data \(String(checksum, radix: 16)))",
+                member: member.header.path, offset: member.dataOffset)
+        }
+        next += 1
+    }
+
+    /// Every entry of the index must have been seen.
+    func finish() throws(ArchiveError) {
+        guard next == expected.count else {
+            throw ArchiveError(.corrupt, "the index lists \(expected.count) members but the tar stream has \(next)")
+        }
+    }
+}
+
+/// The members seen, as index entries; with `checksums`, each regular member's CRC64 too (a
+/// stream's index arrives only after its members, and is checked against these).
+struct MemberListing {
+    var entries: [ArchiveEntry] = []
+    var checksums = false
+
+    mutating func begin(_ member: TarMember) {
+        let header = member.header
+        entries.append(
+            ArchiveEntry(
+                path: header.path, kind: header.kind, size: header.size, mode: header.mode,
+                uid: header.uid, gid: header.gid, mtime: header.mtime,
+                linkTarget: header.linkTarget, headerOffset: member.headerOffset, dataOffset: member.dataOffset,
+                checksum: nil, hasPaxHeader: member.hasPaxHeader))
+    }
+
+    mutating func end(_ member: TarMember, checksum: UInt64) {
+        if checksums, member.header.kind == .regular, let last = entries.indices.last { entries[last].checksum = checksum }
+    }
+
+    /// Forgets the last member, which the damage cut (salvage).
+    mutating func dropLast(ifNamed path: String?) {
+        if let path, entries.last?.path == path { entries.removeLast() }
+    }
+}
+
+/// Writes the selected members (all, without a selection) through an ``Extractor``.
+struct ExtractionSink {
+    let extractor: Extractor
+    /// Members to extract; nil means all.
+    let filter: Set<String>?
+    private var writing = false
+
+    init(_ extractor: Extractor, filter: Set<String>?) {
+        self.extractor = extractor
+        self.filter = filter
+    }
+
+    /// Starts `header`'s member if it is selected; `indexed` is its index entry, whose mtime
+    /// has the nanoseconds the tar header lacks.
+    mutating func begin(_ header: TarHeader, indexed: ArchiveEntry?) throws(ArchiveError) {
+        writing = TarConsumer.selected(header.path, by: filter)
+        guard writing else { return }
+        var header = header
+        if let indexed { header.mtime = indexed.mtime }
+        try extractor.begin(header)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+        if writing { try extractor.write(bytes) }
+    }
+
+    mutating func end() throws(ArchiveError) {
+        if writing { try extractor.endMember() }
+        writing = false
+    }
+}
+
+/// Keeps the content of the first member named `name` (a sequential read of one member), up
+/// to `limit` bytes.
+struct MemberCapture {
+    let name: String
+    let limit: Int
+    private(set) var bytes: [UInt8]?
+    private var capturing = false
+    /// The member has been read to its end.
+    private(set) var isDone = false
+
+    init(_ name: String, limit: Int) {
+        self.name = name
+        self.limit = limit
+    }
+
+    mutating func begin(_ header: TarHeader) {
+        guard bytes == nil, header.path == name || header.path == name + "/" else { return }
+        capturing = true
+        bytes = []
+    }
+
+    mutating func write(_ data: UnsafeRawBufferPointer) throws(ArchiveError) {
+        guard capturing else { return }
+        guard bytes!.count + data.count <= limit else {
+            throw ArchiveError(.limitExceeded, "member is over the limit of \(limit) bytes", member: name)
+        }
+        bytes!.append(contentsOf: data)
+    }
+
+    mutating func end() {
+        guard capturing else { return }
+        capturing = false
+        isDone = true
+    }
+}
+
+/// The bytes after the end-of-archive marker (our index blocks, in a streamed archive), kept up
+/// to `limit`.
+struct TrailingBytes {
+    var limit: Int
+    private(set) var bytes: [UInt8] = []
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Keeps what of `piece` (which starts at stream offset `start`) lies from `from` on.
+    mutating func keep(_ piece: UnsafeRawBufferPointer, at start: UInt64, from: UInt64) throws(ArchiveError) {
+        let end = start + UInt64(piece.count)
+        guard end > from else { return }
+        let skip = Int(max(start, from) - start)
+        guard bytes.count + (piece.count - skip) <= limit else {
+            throw ArchiveError(.limitExceeded, "more than \(limit) bytes follow the tar stream", offset: from)
+        }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: piece[skip...]))
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Tar
+import Testing
+import XZ
+
+@testable import IndexedArchive
+
+extension EngineSuites {
+    /// The parts a `TarConsumer` is made of, each driven through a consumer fed a tar stream in
+    /// small, uneven pieces (so that headers and contents arrive cut).
+    @Suite struct TarSinksTests {
+        static let members = [tarFile("a.txt", "hello"), tarDirectory("d/"), tarFile("d/b.txt", "x")]
+
+        /// Feeds `bytes` to `consumer` in pieces of `piece` bytes, then finishes it.
+        static func feed(_ consumer: inout TarConsumer, _ bytes: [UInt8], piece: Int = 7, finish: Bool = true) throws {
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + piece)
+                try bytes[start..<end].withUnsafeBytes { try consumer.consume($0) }
+                start = end
+            }
+            if finish { try consumer.finish() }
+        }
+
+        /// The members of `members`' stream as a listing with checksums finds them: the index a
+        /// packer would have written for it.
+        static func listed() throws -> [ArchiveEntry] {
+            var consumer = TarConsumer(listing: MemberListing(checksums: true))
+            try feed(&consumer, try tarStream(members))
+            return consumer.collected ?? []
+        }
+
+        static func error(_ body: () throws -> Void) -> ArchiveError? {
+            do {
+                try body()
+            } catch let error as ArchiveError {
+                return error
+            } catch {
+                Issue.record("expected an ArchiveError, got \(error)")
+            }
+            return nil
+        }
+
+        @Test func aListingWithChecksumsHasEachRegularMembersCRC() throws {
+            let entries = try Self.listed()
+            #expect(entries.map(\.path) == ["a.txt", "d/", "d/b.txt"])
+            #expect(entries[0].checksum == CRC.crc64(Array("hello".utf8)))
+            #expect(entries[1].checksum == nil, "a folder has no content checksum")
+            #expect(entries[2].checksum == CRC.crc64(Array("x".utf8)))
+            #expect(entries[2].headerOffset == 1024 + 512, "a.txt's header and one content block, then d/'s header")
+
+            var plain = TarConsumer(listing: MemberListing())
+            try Self.feed(&plain, try tarStream(Self.members))
+            #expect(plain.collected?.allSatisfy { $0.checksum == nil } == true, "checksums only when asked for")
+        }
+
+        @Test func conformanceAcceptsTheStreamItsIndexDescribes() throws {
+            var consumer = TarConsumer(expected: try Self.listed())
+            try Self.feed(&consumer, try tarStream(Self.members))
+            #expect(consumer.members == 3)
+        }
+
+        @Test func conformanceRefusesAHeaderThatDisagreesWithItsEntry() throws {
+            var expected = try Self.listed()
+            expected[2].size += 1
+            var consumer = TarConsumer(expected: expected)
+            let error = Self.error { try Self.feed(&consumer, try tarStream(Self.members)) }
+            #expect(error?.code == .corrupt)
+            #expect(error?.member == "d/b.txt")
+            #expect(error?.message.contains("disagrees with the index entry") == true, "\(String(describing: error))")
+        }
+
+        @Test func conformanceRefusesContentThatDoesNotMatchItsChecksum() throws {
+            var expected = try Self.listed()
+            expected[0].checksum = CRC.crc64(Array("jello".utf8))
+            var consumer = TarConsumer(expected: expected)
+            let error = Self.error { try Self.feed(&consumer, try tarStream(Self.members)) }
+            #expect(error?.code == .checksumMismatch)
+            #expect(error?.member == "a.txt")
+        }
+
+        @Test func conformanceCountsTheMembers() throws {
+            let expected = try Self.listed()
+            var short = TarConsumer(expected: expected)
+            let missing = Self.error { try Self.feed(&short, try tarStream(Array(Self.members.prefix(2)))) }
+            #expect(missing?.code == .corrupt)
+            #expect(missing?.message.contains("lists 3 members but the tar stream has 2") == true, "\(String(describing: missing))")
+
+            var long = TarConsumer(expected: Array(expected.prefix(2)))
+            let extra = Self.error { try Self.feed(&long, try tarStream(Self.members)) }
+            #expect(extra?.code == .corrupt)
+            #expect(extra?.member == "d/b.txt")
+            #expect(extra?.message.contains("not in the index") == true, "\(String(describing: extra))")
+        }
+
+        @Test func captureKeepsTheNamedMemberAndHoldsItsLimit() throws {
+            var consumer = TarConsumer(capture: MemberCapture("d/b.txt", limit: 100))
+            try Self.feed(&consumer, try tarStream(Self.members + [tarFile("d/b.txt", "a later one")]))
+            #expect(consumer.capture?.isDone == true)
+            #expect(consumer.capture?.bytes == Array("x".utf8), "the first member of the name")
+
+            var folder = TarConsumer(capture: MemberCapture("d", limit: 100))
+            try Self.feed(&folder, try tarStream(Self.members))
+            #expect(folder.capture?.isDone == true, "a folder is found without its slash")
+
+            var limited = TarConsumer(capture: MemberCapture("a.txt", limit: 4))
+            let error = Self.error { try Self.feed(&limited, try tarStream(Self.members)) }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.member == "a.txt")
+        }
+
+        @Test func trailingBytesAreKeptFromTheEndMarkerUpToTheLimit() throws {
+            let stream = try tarStream(Self.members)
+            let after = Array("AMKINDEX and the rest".utf8)
+            for piece in [1, 5, 512, 4096] {
+                var consumer = TarConsumer()
+                consumer.trailing = TrailingBytes(limit: after.count)
+                try Self.feed(&consumer, stream + after, piece: piece, finish: false)
+                #expect(consumer.trailing?.bytes == after, "pieces of \(piece)")
+            }
+            var over = TarConsumer()
+            over.trailing = TrailingBytes(limit: after.count - 1)
+            let error = Self.error { try Self.feed(&over, stream + after, finish: false) }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.offset == UInt64(stream.count), "named where the tar stream ends")
+        }
+
+        @Test func aListingForgetsTheMemberADamagedBlockCut() throws {
+            var listing = MemberListing()
+            var consumer = TarConsumer(listing: listing)
+            try Self.feed(&consumer, try tarStream(Self.members), finish: false)
+            listing = consumer.listing!
+            listing.dropLast(ifNamed: "a.txt")
+            #expect(listing.entries.count == 3, "only the last member, when it has the name")
+            listing.dropLast(ifNamed: "d/b.txt")
+            #expect(listing.entries.map(\.path) == ["a.txt", "d/"])
+        }
+    }
+}
