@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import XZ
 
 /// How to pack.
 public struct PackOptions: Sendable {
@@ -20,13 +21,19 @@ public struct PackOptions: Sendable {
     public var chunkSize: Int = 16 << 20
     /// Compressing threads; by default one per active core.
     public var workers: Int = PackOptions.activeCores
-    /// Upper bound for the memory that chunks in flight may hold; `nil` allows `workers + 1`
-    /// chunks (one per worker and one done early, waiting for an earlier block). The bound is
-    /// never below what one chunk per worker needs. A chunk is taken for compression only when a
-    /// worker is free, so none waits for one. Each worker's encoder holds its match-finder state
-    /// besides (about 95 MiB at preset 6), so by default a pack holds the encoders plus about
-    /// `workers + 3` chunks: one per worker, one handed over, the held-back last full chunk (cut
-    /// for the tail) and the one being filled.
+    /// The most memory the pack's encoders and chunks may hold together, in bytes; `nil` sets no
+    /// bound beyond the defaults.
+    ///
+    /// Each worker's encoder holds its match-finder state (``XZ/BlockEncoder/memoryUsage(preset:extreme:maxChunkSize:)``,
+    /// about 95 MiB at preset 6), and each chunk `chunkSize` bytes. A pack holds one chunk per
+    /// worker (a chunk is taken for compression only when a worker is free), one more done early
+    /// and waiting for an earlier block, and three on the serializer's side: the one handed over,
+    /// the last full chunk held back to be cut for the tail, and the one being filled. So by
+    /// default it holds `workers` encoders and about `workers + 4` chunks.
+    ///
+    /// With a budget, the early chunk is dropped first, then workers, until the rest fits; a
+    /// budget too small for one worker is refused as `.invalidOptions`, naming what one needs.
+    /// Other memory (the index being built, buffers of a few MiB, the runtime) is not counted.
     public var memoryBudget: Int? = nil
     /// `false` stores every block uncompressed (data known not to compress, or speed above all).
     public var compressible: Bool = true
@@ -82,13 +89,48 @@ public struct PackOptions: Sendable {
     /// Cores this process may run on.
     public static var activeCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
-    /// Chunks allowed in flight between the serializer and the writer.
+    /// Chunks held on the serializer's side besides those in flight: the one handed over, the
+    /// one held back for the tail, the one being filled.
+    static let serializerChunks = 3
+
+    /// Chunks allowed in flight between the serializer and the writer: one per worker, and one
+    /// done early, waiting for an earlier block, when the budget leaves room for it.
     var chunksInFlight: Int {
-        // Issue #12: 2 * workers kept one chunk more than the compressors need queued; every
-        // chunk is 16 MiB of RSS against pixz's.
         let defaultCount = workers + 1
-        guard let memoryBudget else { return defaultCount }
-        return max(workers, min(defaultCount, memoryBudget / max(chunkSize, 1)))
+        guard let memoryBudget, let encoder = try? encoderMemory else { return defaultCount }
+        let left = memoryBudget - workers * encoder
+        return max(workers, min(defaultCount, left / max(chunkSize, 1) - Self.serializerChunks))
+    }
+
+    /// The memory each worker's encoder holds; none when nothing is compressed.
+    var encoderMemory: Int {
+        get throws(ArchiveError) {
+            guard compressible else { return 0 }
+            do {
+                return Int(clamping: try BlockEncoder.memoryUsage(preset: preset, extreme: extreme, maxChunkSize: chunkSize))
+            } catch {
+                throw ArchiveError(.invalidOptions, "preset \(preset): \(error)")
+            }
+        }
+    }
+
+    /// The most workers `memoryBudget` holds (at most `workers`), each with its encoder and its
+    /// chunk, beside the serializer's chunks.
+    func workersWithinBudget() throws(ArchiveError) -> Int {
+        guard let memoryBudget else { return workers }
+        let encoder = try encoderMemory
+        let perWorker = encoder + chunkSize
+        let fixed = Self.serializerChunks * chunkSize
+        let fitting = (memoryBudget - fixed) / perWorker
+        guard fitting >= 1 else {
+            let mib = { (bytes: Int) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+            throw ArchiveError(
+                .invalidOptions,
+                "a memory budget of \(mib(memoryBudget)) cannot hold one worker: it needs \(mib(perWorker + fixed)) "
+                    + "(an encoder of \(mib(encoder)) at preset \(preset) and \(1 + Self.serializerChunks) chunks of "
+                    + "\(mib(chunkSize))); raise the budget, or lower the preset or the chunk size")
+        }
+        return min(workers, fitting)
     }
 
     func validated() throws(ArchiveError) -> PackOptions {
@@ -101,10 +143,17 @@ public struct PackOptions: Sendable {
         guard workers >= 1, workers <= 256 else {
             throw ArchiveError(.invalidOptions, "workers must be 1 to 256, not \(workers)")
         }
+        var options = self
+        options.workers = try workersWithinBudget()
+        if options.workers < workers {
+            logger.notice(
+                "fewer workers to stay within the memory budget",
+                metadata: ["workers": "\(options.workers)", "asked": "\(workers)", "budget": "\(memoryBudget ?? 0)"])
+        }
         // Keys become pax keywords (AMK.<key>), which cannot hold these bytes.
         for key in metadata.keys where key.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
             throw ArchiveError(.invalidOptions, "metadata key \(key.debugDescription) must not contain '=', a newline or NUL")
         }
-        return self
+        return options
     }
 }

@@ -46,6 +46,20 @@ public final class BlockEncoder {
         options.filters[1] = lzma_filter(id: amk_lzma_vli_unknown, options: nil)
     }
 
+    /// The memory one encoder made with these arguments holds (liblzma's estimate: the match
+    /// finder's tables and the dictionary, about 95 MiB at preset 6), which a pack's memory budget
+    /// counts for each worker.
+    ///
+    /// - Throws: `XZError` `.options` for arguments ``init(preset:extreme:maxChunkSize:)`` refuses.
+    public static func memoryUsage(preset: Int = 6, extreme: Bool = false, maxChunkSize: Int) throws -> UInt64 {
+        let encoder = try BlockEncoder(preset: preset, extreme: extreme, maxChunkSize: maxChunkSize)
+        let usage = lzma_raw_encoder_memusage(encoder.options.filters)
+        guard usage != UInt64.max else {
+            throw XZError(code: .options, message: "liblzma cannot size an encoder for preset \(preset)")
+        }
+        return usage
+    }
+
     deinit {
         lzmaOptions.deinitialize(count: 1)
         lzmaOptions.deallocate()

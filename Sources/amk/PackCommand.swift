@@ -49,6 +49,13 @@ struct PackCommand: AsyncParsableCommand {
     var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
 
     @Option(
+        help: ArgumentHelp(
+            "The most memory the encoders and the chunks in flight may hold together (256M, 1G); "
+                + "fewer workers run when it is short, and a budget too small for one is refused.",
+            valueName: "size"))
+    var memory: ByteSize?
+
+    @Option(
         name: [.customShort("j"), .long],
         help: ArgumentHelp(
             "Compressing threads, 1 to 256 (default: one per core).",
@@ -206,6 +213,7 @@ struct PackCommand: AsyncParsableCommand {
         options.preset = preset
         options.chunkSize = chunkSize.bytes
         if let jobs { options.workers = jobs }
+        options.memoryBudget = memory?.bytes
         options.compressible = !noCompress
         options.stallPolicy = WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000)))
         return options

@@ -1,7 +1,9 @@
 import Foundation
-import IndexedArchive
 import Synchronization
 import Testing
+import XZ
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     @Suite struct ArchivePackerTests {
@@ -304,10 +306,42 @@ extension EngineSuites {
             try await offPool { for i in 0..<4 { try dir.file("src/t\(i).txt", Samples.text2Point5M) } }
             // Reading runs at memory speed, compressing at a few MB/s: without backpressure the
             // serializer would run all ten chunks ahead of the writer.
-            let budgeted = try await Self.largestBacklog(workers: 1, memoryBudget: 1 << 20, in: dir)
+            // One encoder and four chunks: one in flight, three on the serializer's side.
+            let oneWorker = Int(try BlockEncoder.memoryUsage(preset: 1, maxChunkSize: 1 << 20)) + 4 << 20
+            let budgeted = try await Self.largestBacklog(workers: 1, memoryBudget: oneWorker, in: dir)
             #expect(budgeted <= 3, "one chunk in flight, one handed over, one being filled: \(budgeted)")
             let standard = try await Self.largestBacklog(workers: 1, memoryBudget: nil, in: dir)
             #expect(standard <= 3, "by default one chunk compressing per worker, one handed over, one held for the tail: \(standard)")
+        }
+
+        /// Issue #12: one budget counts each worker's encoder and chunk and the serializer's
+        /// chunks; the early chunk goes first, then workers, and a budget short of one worker is
+        /// refused.
+        @Test func theMemoryBudgetCountsEncodersAndChunks() throws {
+            var options = PackOptions()
+            options.preset = 6
+            options.chunkSize = 16 << 20
+            options.workers = 2
+            let chunk = 16 << 20
+            let encoder = Int(try BlockEncoder.memoryUsage(preset: 6, maxChunkSize: chunk))
+            #expect(encoder > 80 << 20, "preset 6's match finder and dictionary: \(encoder)")
+            func resolved(_ budget: Int?) throws -> [Int] {
+                options.memoryBudget = budget
+                let valid = try options.validated()
+                return [valid.workers, valid.chunksInFlight]
+            }
+            #expect(try resolved(nil) == [2, 3], "by default: one chunk per worker and one done early")
+            #expect(try resolved(2 * encoder + 6 * chunk) == [2, 3])
+            #expect(try resolved(2 * encoder + 5 * chunk) == [2, 2], "the early chunk goes first")
+            #expect(try resolved(2 * encoder + 5 * chunk - 1) == [1, 2], "then a worker")
+            #expect(try resolved(encoder + 4 * chunk) == [1, 1])
+            let error = #expect(throws: ArchiveError.self) { try resolved(encoder + 4 * chunk - 1) }
+            #expect(error?.code == .invalidOptions)
+            #expect(error?.message.contains("cannot hold one worker") == true, "\(String(describing: error))")
+
+            options.compressible = false
+            options.memoryBudget = 5 * chunk
+            #expect(try options.validated().workers == 2, "storing needs no encoder")
         }
 
         /// Issue 11: a compression three times longer than the read stage's timeout holds the

@@ -52,6 +52,21 @@ extension AMKTests {
             #expect(!extracted.stdout.contains("amk.extract"), "logs never go to standard output")
         }
 
+        /// --memory bounds the encoders and chunks together: fewer workers when it is short
+        /// (said with -v), refused when one worker does not fit, before anything is written.
+        @Test func memoryBudget() throws {
+            let refused = try amk("pack", "d", "-o", "m.tar.xz", "--memory", "64M", "--no-progress")
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("cannot hold one worker"), "\(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: tree.root.appendingPathComponent("m.tar.xz").path))
+
+            let fewer = try amk("pack", "d", "-o", "m.tar.xz", "--memory", "200M", "-j", "2", "-v", "--no-progress")
+            #expect(fewer.status == 0, "\(fewer.stderr)")
+            #expect(fewer.stderr.contains("fewer workers to stay within the memory budget"), "\(fewer.stderr)")
+            #expect(fewer.stderr.contains("workers=1"), "\(fewer.stderr)")
+            #expect(try listed("m.tar.xz").contains("d/a.txt"))
+        }
+
         @Test func version() throws {
             let result = try amk("--version")
             #expect(result.status == 0)
