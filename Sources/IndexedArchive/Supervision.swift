@@ -45,29 +45,36 @@ final class Supervision<T: Sendable>: Sendable {
         continuation?.resume(with: result)
     }
 
-    /// The operation returned: translate its result by what happened to it.
+    /// The operation returned: answer with its ``verdict(_:cancelled:committed:stall:)``.
     func finish(_ result: Result<T, any Error>, watchdog: Watchdog) {
         let cancelled = state.withLock { $0.cancelRequested }
-        guard cancelled else { return answer(result) }
-        // Cancelled after its point of no return: the work was done, not ignored.
-        if case .success = result, watchdog.isCommitted { return answer(result) }
-        let stall = watchdog.stall
+        answer(Self.verdict(result, cancelled: cancelled, committed: watchdog.isCommitted, stall: watchdog.stall))
+    }
+
+    /// What the caller is told when the operation returned `result`: as it is, unless it was
+    /// cancelled (`cancelled`, by a stall or by the caller) before its point of no return
+    /// (`committed`). Then a success means the cancellation was ignored (`.terminated`); a
+    /// cancellation after a stall is that stall (`.stalled`); and a verdict the operation reached
+    /// itself (`.terminated`: an extension process it had to kill) says more than the stall alone
+    /// and stands.
+    static func verdict(
+        _ result: Result<T, any Error>, cancelled: Bool, committed: Bool, stall: StallReport?
+    ) -> Result<T, any Error> {
+        guard cancelled else { return result }
         switch result {
         case .success:
-            // Cancelled work that reports success has ignored the cancellation.
+            // Cancelled after its point of no return: the work was done, not ignored.
+            if committed { return result }
             let why =
                 stall.map { "\($0); cancelled, it returned as if it had not been" }
                 ?? "cancellation ignored: returned normally after being cancelled"
-            answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
+            return .failure(ArchiveError(.terminated, "terminated: \(why)"))
         case .failure(let error):
-            // A verdict the operation reached itself (an extension process it had to kill) says
-            // more than the stall alone, and includes it.
-            if (error as? ArchiveError)?.code == .terminated { return answer(result) }
+            if (error as? ArchiveError)?.code == .terminated { return result }
             if let stall, error is CancellationError || (error as? ArchiveError)?.code != .stalled {
-                answer(.failure(ArchiveError(.stalled, stall.description)))
-            } else {
-                answer(.failure(error))
+                return .failure(ArchiveError(.stalled, stall.description))
             }
+            return result
         }
     }
 }

@@ -16,68 +16,32 @@ import Synchronization
 ///
 /// Heartbeats are plain lock-protected stores, callable from any thread at any rate.
 public final class Watchdog: Sendable {
-    struct StageState {
-        var active = 0
-        var lastProgress: ContinuousClock.Instant
-    }
-
-    struct JobState {
-        var label: String
-        var lastProgress: ContinuousClock.Instant
-    }
-
-    struct State {
-        var stages: [PipelineStage: StageState] = [:]
-        var jobs: [WatchdogJob: JobState] = [:]
-        var nextJob: UInt64 = 0
-        var stall: StallReport?
-        var cancelledAt: ContinuousClock.Instant?
-        var finished = false
-        var committed = false
-    }
-
     /// The timeouts and the grace period it applies.
     public let policy: WatchdogPolicy
-    private let state: Mutex<State>
+    /// Every decision is the state's (``WatchdogState``); the watchdog gives it the time.
+    private let state = Mutex(WatchdogState())
 
     /// A watchdog with `policy`; ``supervise(policy:_:)`` makes one and runs the monitor.
     public init(policy: WatchdogPolicy = WatchdogPolicy()) {
         self.policy = policy
-        self.state = Mutex(State())
     }
 
     /// The stage has work to do from now on; its silence counts from here.
     public func begin(_ stage: PipelineStage) {
         let now = ContinuousClock.now
-        state.withLock { state in
-            var entry = state.stages[stage] ?? StageState(lastProgress: now)
-            if entry.active == 0 { entry.lastProgress = now }
-            entry.active += 1
-            state.stages[stage] = entry
-        }
+        state.withLock { $0.begin(stage, at: now) }
     }
 
     /// The stage finished a piece of work.
     public func end(_ stage: PipelineStage) {
         let now = ContinuousClock.now
-        state.withLock { state in
-            guard var entry = state.stages[stage] else { return }
-            entry.active = max(0, entry.active - 1)
-            entry.lastProgress = now
-            state.stages[stage] = entry
-        }
+        state.withLock { $0.end(stage, at: now) }
     }
 
     /// The stage made progress.
     public func beat(_ stage: PipelineStage) {
         let now = ContinuousClock.now
-        state.withLock { state in
-            if state.stages[stage] == nil {
-                state.stages[stage] = StageState(lastProgress: now)
-            } else {
-                state.stages[stage]!.lastProgress = now
-            }
-        }
+        state.withLock { $0.beat(stage, at: now) }
     }
 
     /// A job of `stage` starts now; it has stalled if neither it ends nor beats within the stage's
@@ -87,23 +51,18 @@ public final class Watchdog: Sendable {
     /// the writer, a slow peer) must stay outside, since backpressure is not a stall.
     public func begin(_ stage: PipelineStage, job label: String) -> WatchdogJob {
         let now = ContinuousClock.now
-        return state.withLock { state in
-            let job = WatchdogJob(id: state.nextJob, stage: stage)
-            state.nextJob += 1
-            state.jobs[job] = JobState(label: label, lastProgress: now)
-            return job
-        }
+        return state.withLock { $0.beginJob(stage, label: label, at: now) }
     }
 
     /// The job made progress: its deadline starts again.
     public func beat(_ job: WatchdogJob) {
         let now = ContinuousClock.now
-        state.withLock { state in state.jobs[job]?.lastProgress = now }
+        state.withLock { $0.beat(job, at: now) }
     }
 
     /// The job is over, finished or failed.
     public func end(_ job: WatchdogJob) {
-        state.withLock { state in _ = state.jobs.removeValue(forKey: job) }
+        state.withLock { $0.end(job) }
     }
 
     /// The stall that tripped the watchdog, if any.
@@ -116,45 +75,14 @@ public final class Watchdog: Sendable {
     /// Returns `false`, and commits nothing, if the work has already been cancelled (by a stall or
     /// by the caller): it must then stop (with `CancellationError`) instead of committing.
     package func commit() -> Bool {
-        state.withLock { state in
-            guard state.cancelledAt == nil else { return false }
-            state.committed = true
-            return true
-        }
+        state.withLock { $0.commit() }
     }
 
     var isCommitted: Bool { state.withLock { $0.committed } }
 
     /// Checks every stage; records and returns the first stall found.
     func check(now: ContinuousClock.Instant = .now) -> StallReport? {
-        state.withLock { state in
-            if let stall = state.stall { return stall }
-            // The engine's stages in their order, then the callers' by name: a stable order, so
-            // that of two stages stalled at once the report always names the same one.
-            let callers = state.stages.keys.filter { !PipelineStage.engineStages.contains($0) }.sorted { $0.rawValue < $1.rawValue }
-            for stage in PipelineStage.engineStages + callers {
-                guard let entry = state.stages[stage], entry.active > 0 else { continue }
-                let silent = now - entry.lastProgress
-                let timeout = policy.timeout(for: stage)
-                if silent >= timeout {
-                    let report = StallReport(stage: stage, silentFor: silent, timeout: timeout)
-                    state.stall = report
-                    return report
-                }
-            }
-            // The job silent the longest past its deadline, so the report names the culprit.
-            var worst: StallReport?
-            var worstExcess = Duration.zero
-            for (job, entry) in state.jobs {
-                let silent = now - entry.lastProgress
-                let timeout = policy.timeout(for: job.stage)
-                guard silent >= timeout, worst == nil || silent - timeout > worstExcess else { continue }
-                worst = StallReport(stage: job.stage, job: entry.label, silentFor: silent, timeout: timeout)
-                worstExcess = silent - timeout
-            }
-            state.stall = worst
-            return worst
-        }
+        state.withLock { $0.check(at: now, policy: policy) }
     }
 
     // MARK: - Supervision
@@ -182,7 +110,7 @@ public final class Watchdog: Sendable {
                 let task = Task {
                     let result: Result<T, any Error>
                     do { result = .success(try await operation(watchdog)) } catch { result = .failure(error) }
-                    watchdog.state.withLock { $0.finished = true }
+                    watchdog.state.withLock { $0.finish() }
                     supervision.finish(result, watchdog: watchdog)
                 }
                 supervision.setTask(task)
@@ -194,34 +122,29 @@ public final class Watchdog: Sendable {
                 monitor.start()
             }
         } onCancel: {
-            watchdog.state.withLock { state in
-                if state.cancelledAt == nil { state.cancelledAt = .now }
-            }
+            let now = ContinuousClock.now
+            watchdog.state.withLock { $0.cancel(at: now) }
             supervision.cancelTask()
         }
     }
 
-    /// The monitor thread: looks every interval, cancels on a stall, gives up after the grace.
+    /// The monitor thread: looks every interval and does what the state says (``WatchdogState/look(at:policy:answered:)``):
+    /// cancels on a stall, gives up after the grace period, ends when the work does.
     private func monitor<T>(supervision: Supervision<T>) {
-        let interval = policy.interval
         while true {
-            Thread.sleep(forTimeInterval: interval.secondsValue)
-            let (finished, cancelledAt) = state.withLock { ($0.finished, $0.cancelledAt) }
-            if finished || supervision.isAnswered { return }
-            if let cancelledAt {
-                if ContinuousClock.now - cancelledAt >= policy.gracePeriod {
-                    let stall = self.stall
-                    let why =
-                        stall.map { "\($0); cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))" }
-                        ?? "cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))"
-                    supervision.answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
-                    return
-                }
+            Thread.sleep(forTimeInterval: policy.interval.secondsValue)
+            let answered = supervision.isAnswered
+            let now = ContinuousClock.now
+            switch state.withLock({ $0.look(at: now, policy: policy, answered: answered) }) {
+            case .wait:
                 continue
-            }
-            if check() != nil {
-                state.withLock { $0.cancelledAt = .now }
+            case .cancel:
                 supervision.cancelTask()
+            case .terminate(let why):
+                supervision.answer(.failure(ArchiveError(.terminated, "terminated: \(why)")))
+                return
+            case .stop:
+                return
             }
         }
     }

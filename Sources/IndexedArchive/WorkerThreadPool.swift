@@ -11,21 +11,11 @@ import Synchronization
 /// The pool is owned by one operation (a pack, an extraction) and shut down when it ends; a job that
 /// never returns leaves its thread behind, detached, rather than blocking the caller.
 package final class WorkerThreadPool: Sendable {
-    private struct State {
-        // A taken job's slot is cleared at once: its closure may hold a 16 MiB chunk, and keeping
-        // spent closures until the array is compacted made peak memory grow with the input.
-        var jobs: [(@Sendable () -> Void)?] = []
-        var head = 0
-        var shuttingDown = false
-        var idle = 0
-        var running = 0
-    }
-
     // NSCondition is the lock and the wake-up signal together; every access to `state` happens
-    // while it is held, which is what makes this class Sendable.
+    // while it is held, which is what makes this class Sendable. The decisions are the queue's
+    // (``WorkQueue``); the pool waits, wakes and runs as it says.
     private let condition = NSCondition()
-    private nonisolated(unsafe) var state = State()
-    private let exited = Atomic<Int>(0)
+    private nonisolated(unsafe) var state: WorkQueue<@Sendable () -> Void>
     /// How many threads the pool started.
     package let threadCount: Int
     /// A name for the threads, as `top -H` and debuggers show it.
@@ -33,6 +23,7 @@ package final class WorkerThreadPool: Sendable {
 
     package init(threads: Int, name: String) {
         precondition(threads > 0, "a pool needs at least one thread")
+        self.state = WorkQueue(threads: threads)
         self.threadCount = threads
         self.name = name
         for index in 0..<threads {
@@ -52,42 +43,30 @@ package final class WorkerThreadPool: Sendable {
         sigemptyset(&blocked)
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        condition.lock()
         while true {
-            condition.lock()
-            while state.head == state.jobs.count && !state.shuttingDown {
-                state.idle += 1
-                condition.wait()
-                state.idle -= 1
-            }
-            if state.head == state.jobs.count {
+            switch state.next() {
+            case .run(let job):
                 condition.unlock()
-                exited.add(1, ordering: .relaxed)
+                job()
+                condition.lock()
+                state.finished()
+            case .wait:
+                condition.wait()
+                state.woke()
+            case .exit:
+                // ``awaitExit(timeout:)`` waits on the same condition.
+                condition.broadcast()
+                condition.unlock()
                 return
             }
-            let job = state.jobs[state.head]!
-            state.jobs[state.head] = nil
-            state.head += 1
-            if state.head == state.jobs.count {
-                state.jobs.removeAll(keepingCapacity: true)
-                state.head = 0
-            } else if state.head > 64 && state.head * 2 > state.jobs.count {
-                state.jobs.removeFirst(state.head)
-                state.head = 0
-            }
-            state.running += 1
-            condition.unlock()
-            job()
-            condition.lock()
-            state.running -= 1
-            condition.unlock()
         }
     }
 
     /// Queues a job without waiting for it.
     package func submit(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
-        state.jobs.append(job)
-        condition.signal()
+        if state.submit(job) { condition.signal() }
         condition.unlock()
     }
 
@@ -144,44 +123,39 @@ package final class WorkerThreadPool: Sendable {
     }
 
     /// Threads that have left their loop after `shutdown()`.
-    package var exitedThreads: Int { exited.load(ordering: .relaxed) }
+    package var exitedThreads: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return state.exited
+    }
 
     /// Lets the threads finish the queued jobs and exit. It does not wait: a thread stuck in a job
     /// that never returns is left behind.
     package func shutdown() {
         condition.lock()
-        state.shuttingDown = true
-        condition.broadcast()
+        if state.shutdown() { condition.broadcast() }
         condition.unlock()
     }
 
     /// Waits until every thread has exited or `timeout` passes; returns whether they all did.
+    /// Call it after ``shutdown()``.
     ///
     /// Teardown must not be skipped by cancellation, so this wait ignores it: it is bounded by
-    /// `timeout` instead.
+    /// `timeout` instead. It waits on a plain thread of its own, woken by each thread that leaves
+    /// its loop, so it neither polls nor holds a thread of the cooperative pool.
     package func awaitExit(timeout: Duration) async -> Bool {
-        if exitedThreads == threadCount { return true }
-        let once = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+        let deadline = Date(timeIntervalSinceNow: timeout.secondsValue)
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            once.withLock { $0 = continuation }
-            let resume: @Sendable (Bool) -> Void = { value in
-                once.withLock { pending in
-                    pending?.resume(returning: value)
-                    pending = nil
-                }
-            }
-            // Poll from a plain thread: cheap, and independent of the cooperative pool.
             let thread = Thread { [self] in
-                let deadline = ContinuousClock.now + timeout
-                while exitedThreads < threadCount {
-                    if ContinuousClock.now >= deadline {
-                        resume(false)
-                        return
-                    }
-                    Thread.sleep(forTimeInterval: 0.001)
+                condition.lock()
+                while !state.allExited {
+                    if !condition.wait(until: deadline) { break }
                 }
-                resume(true)
+                let done = state.allExited
+                condition.unlock()
+                continuation.resume(returning: done)
             }
+            thread.name = "\(name)-exit"
             thread.start()
         }
     }
