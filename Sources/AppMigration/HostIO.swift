@@ -18,11 +18,6 @@ enum HostIO {
     /// Runs `body` off the cooperative pool whatever happens to the calling task: cleanup (removing
     /// a staging folder, recording a failure) must happen on the way out of a cancelled import too.
     static func runToCompletion(_ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            pool.submit {
-                body()
-                continuation.resume()
-            }
-        }
+        await pool.runRegardless(body)
     }
 }

@@ -128,13 +128,13 @@ final class BlockScheduler: Sendable {
                     decoding += 1
                     decodes.add(1, ordering: .relaxed)
                     group.addTask {
-                        let bytes = try await pool.run { flag in
+                        let bytes = try await pool.runWithCodecs { flag, codecs in
                             // Timed from when a thread takes it, like a compression.
                             let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex)")
                             defer { if let job { watchdog?.end(job) } }
                             return try BlockScheduler.decodeBuffered(
                                 file: file, record: record, check: check, limit: stop,
-                                maxDecoderMemory: memory, flag: flag)
+                                decoder: codecs.decoder(memoryLimit: memory), flag: flag)
                         }
                         return (blockIndex, bytes)
                     }
@@ -177,17 +177,8 @@ final class BlockScheduler: Sendable {
     /// into one array, on a decode thread, with that thread's decoder.
     static func decodeBuffered(
         file: ArchiveFile, record: XZIndexRecord, check: XZCheck, limit: UInt64?,
-        maxDecoderMemory: UInt64, flag: CancellationFlag
+        decoder: BlockDecoder, flag: CancellationFlag
     ) throws -> [UInt8] {
-        let dictionary = Thread.current.threadDictionary
-        let key = "amk.decoder.\(maxDecoderMemory)"
-        let decoder: BlockDecoder
-        if let existing = dictionary[key] as? BlockDecoder {
-            decoder = existing
-        } else {
-            decoder = BlockDecoder(memoryLimit: maxDecoderMemory)
-            dictionary[key] = decoder
-        }
         let stream = BlockStream(file: file, record: record, check: check, decoder: decoder)
         let wanted = min(limit ?? record.uncompressedSize, record.uncompressedSize)
         var out: [UInt8] = []

@@ -48,16 +48,15 @@ package final class CompressorPool: Sendable {
         let extreme = self.extreme
         let chunkSize = self.chunkSize
         let compressible = self.compressible
-        return try await threads.run(abandonOnCancel: true) { flag in
+        return try await threads.runWithCodecs(abandonOnCancel: true) { flag, codecs in
             // Timed from the moment a thread takes it: waiting in the queue is not compressing.
             let job = watchdog?.begin(.compress, job: "block \(sequence)")
             defer { if let job { watchdog?.end(job) } }
             try hook?(sequence)
-            let encoder = try CompressorPool.threadEncoder(key: "amk.encoder", preset: preset, extreme: extreme, maxChunkSize: chunkSize)
+            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize)
             return try bytes.withUnsafeBytes { raw in
                 if !compressible || stored { return try encoder.encodeStored(raw) }
-                let sampler = try CompressorPool.threadEncoder(
-                    key: "amk.sampler", preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
+                let sampler = try codecs.encoder(preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
                 if try CompressorPool.looksIncompressible(raw, sampler: sampler) {
                     return try encoder.encodeStored(raw)
                 }
@@ -83,8 +82,8 @@ package final class CompressorPool: Sendable {
         let preset = self.preset
         let extreme = self.extreme
         let chunkSize = self.chunkSize
-        return try await threads.run { flag in
-            let encoder = try CompressorPool.threadEncoder(key: "amk.encoder", preset: preset, extreme: extreme, maxChunkSize: chunkSize)
+        return try await threads.runWithCodecs { flag, codecs in
+            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize)
             return try bytes.withUnsafeBytes { try encoder.encode($0, isCancelled: { flag.isCancelled }) }
         }
     }
@@ -111,16 +110,6 @@ package final class CompressorPool: Sendable {
             }
         }
         return Double(total) >= Double(sampleCount * sampleSize) * storedSampleRatio
-    }
-
-    /// The calling thread's encoder for these settings, made on first use. Only pool threads call
-    /// this, and each thread only ever touches its own dictionary.
-    static func threadEncoder(key: String, preset: Int, extreme: Bool, maxChunkSize: Int) throws -> BlockEncoder {
-        let dictionary = Thread.current.threadDictionary
-        if let encoder = dictionary[key] as? BlockEncoder { return encoder }
-        let encoder = try BlockEncoder(preset: preset, extreme: extreme, maxChunkSize: maxChunkSize)
-        dictionary[key] = encoder
-        return encoder
     }
 
     /// Lets the threads exit once their queued work is done.

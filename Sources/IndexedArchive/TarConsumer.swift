@@ -135,6 +135,11 @@ struct TarConsumer {
 
 /// A `TarConsumer` (and, for sequential reads, the decoder in front of it) shared by the jobs that
 /// feed it one after another.
+///
+/// One reading owns it and never feeds it from two jobs at once, but those jobs run on the I/O
+/// pool's threads (the consumer writes files) while the reading's task looks at it between them:
+/// the state moves between threads, and the Mutex is what lets Swift check that hand-off. It is
+/// never contended, so each 1 MiB piece pays one uncontended lock, nothing measurable.
 final class ConsumerBox: Sendable {
     struct State {
         var consumer: TarConsumer

@@ -15,7 +15,7 @@ package final class WorkerThreadPool: Sendable {
     // while it is held, which is what makes this class Sendable. The decisions are the queue's
     // (``WorkQueue``); the pool waits, wakes and runs as it says.
     private let condition = NSCondition()
-    private nonisolated(unsafe) var state: WorkQueue<@Sendable () -> Void>
+    private nonisolated(unsafe) var state: WorkQueue<@Sendable (WorkerCodecs) -> Void>
     /// How many threads the pool started.
     package let threadCount: Int
     /// A name for the threads, as `top -H` and debuggers show it.
@@ -43,12 +43,14 @@ package final class WorkerThreadPool: Sendable {
         sigemptyset(&blocked)
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        // This thread's codecs: only the jobs this loop runs see them, one at a time.
+        let codecs = WorkerCodecs()
         condition.lock()
         while true {
             switch state.next() {
             case .run(let job):
                 condition.unlock()
-                job()
+                job(codecs)
                 condition.lock()
                 state.finished()
             case .wait:
@@ -65,6 +67,11 @@ package final class WorkerThreadPool: Sendable {
 
     /// Queues a job without waiting for it.
     package func submit(_ job: @escaping @Sendable () -> Void) {
+        enqueue { _ in job() }
+    }
+
+    /// Queues a job that uses the codecs of the thread that runs it.
+    private func enqueue(_ job: @escaping @Sendable (WorkerCodecs) -> Void) {
         condition.lock()
         if state.submit(job) { condition.signal() }
         condition.unlock()
@@ -79,22 +86,20 @@ package final class WorkerThreadPool: Sendable {
     /// while the job, perhaps stuck in a system call, finishes on its own; `discard` then receives
     /// a result nobody will use (to close what it opened). Only jobs that share no state with the
     /// caller may be abandoned.
-    /// Runs `body` on a thread of the pool and waits for it, even when the task is cancelled
-    /// (``run(abandonOnCancel:discard:_:)`` skips a job whose task is cancelled): for the clean-up after a
-    /// failure, which must happen whatever caused it.
-    package func runRegardless(_ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            submit {
-                body()
-                continuation.resume()
-            }
-        }
-    }
-
     package func run<T: Sendable>(
         abandonOnCancel: Bool = false,
         discard: (@Sendable (T) -> Void)? = nil,
         _ body: @escaping @Sendable (_ cancellation: CancellationFlag) throws -> T
+    ) async throws -> T {
+        try await runWithCodecs(abandonOnCancel: abandonOnCancel, discard: discard) { flag, _ in try body(flag) }
+    }
+
+    /// ``run(abandonOnCancel:discard:_:)`` for a job that encodes or decodes: `body` also receives
+    /// the codecs its thread keeps between jobs (``WorkerCodecs``).
+    package func runWithCodecs<T: Sendable>(
+        abandonOnCancel: Bool = false,
+        discard: (@Sendable (T) -> Void)? = nil,
+        _ body: @escaping @Sendable (_ cancellation: CancellationFlag, _ codecs: WorkerCodecs) throws -> T
     ) async throws -> T {
         let flag = CancellationFlag()
         let slot = Mutex<CheckedContinuation<T, any Error>?>(nil)
@@ -105,8 +110,9 @@ package final class WorkerThreadPool: Sendable {
                     slot.withLock { $0.take() }?.resume(throwing: CancellationError())
                     return
                 }
-                submit {
-                    let result: Result<T, any Error> = flag.isCancelled ? .failure(CancellationError()) : Result { try body(flag) }
+                enqueue { codecs in
+                    let result: Result<T, any Error> =
+                        flag.isCancelled ? .failure(CancellationError()) : Result { try body(flag, codecs) }
                     if let waiting = slot.withLock({ $0.take() }) {
                         waiting.resume(with: result)
                     } else if case .success(let value) = result {
@@ -118,6 +124,18 @@ package final class WorkerThreadPool: Sendable {
             flag.cancel()
             if abandonOnCancel {
                 slot.withLock { $0.take() }?.resume(throwing: CancellationError())
+            }
+        }
+    }
+
+    /// Runs `body` on a thread of the pool and waits for it, even when the task is cancelled
+    /// (``run(abandonOnCancel:discard:_:)`` skips a job whose task is cancelled): for the clean-up after a
+    /// failure, which must happen whatever caused it.
+    package func runRegardless(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            submit {
+                body()
+                continuation.resume()
             }
         }
     }

@@ -96,4 +96,50 @@ import Testing
         #expect(finished == 10)
         #expect(pool.exitedThreads == 2)
     }
+
+    /// A thread keeps its codecs between jobs (an encoder is 94 MiB of state at preset 6), one per
+    /// setting, and never shares them with another thread.
+    @Test func eachThreadKeepsItsOwnCodecsBetweenJobs() async throws {
+        let pool = WorkerThreadPool(threads: 1, name: "test-codecs")
+        defer { pool.shutdown() }
+        let first = try await pool.runWithCodecs { _, codecs in
+            ObjectIdentifier(try codecs.encoder(preset: 0, extreme: false, maxChunkSize: 4096))
+        }
+        let (again, other, count) = try await pool.runWithCodecs { _, codecs in
+            let again = ObjectIdentifier(try codecs.encoder(preset: 0, extreme: false, maxChunkSize: 4096))
+            let other = ObjectIdentifier(try codecs.encoder(preset: 1, extreme: false, maxChunkSize: 4096))
+            _ = codecs.decoder(memoryLimit: 1 << 26)
+            _ = codecs.decoder(memoryLimit: 1 << 26)
+            return (again, other, codecs.count)
+        }
+        #expect(first == again, "the same thread reuses its encoder")
+        #expect(first != other, "another preset gets an encoder of its own")
+        #expect(count == 3, "two encoders and one decoder")
+
+        let pair = WorkerThreadPool(threads: 2, name: "test-codecs-pair")
+        defer { pair.shutdown() }
+        // Both jobs hold their thread until the other has started, so they run on different threads.
+        let started = StartCount()
+        async let one = pair.runWithCodecs { _, codecs in
+            started.arriveAndWait(for: 2)
+            return ObjectIdentifier(codecs)
+        }
+        async let two = pair.runWithCodecs { _, codecs in
+            started.arriveAndWait(for: 2)
+            return ObjectIdentifier(codecs)
+        }
+        let (a, b) = try await (one, two)
+        #expect(a != b, "each thread has its own")
+    }
+}
+
+/// Jobs that count themselves in and wait until `count` have: two such jobs cannot share a thread.
+/// `Sendable` through its atomic.
+private final class StartCount: Sendable {
+    private let arrived = Atomic<Int>(0)
+
+    func arriveAndWait(for count: Int) {
+        arrived.add(1, ordering: .relaxed)
+        while arrived.load(ordering: .relaxed) < count { usleep(100) }
+    }
 }
