@@ -68,7 +68,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "amk-sample-extensions", dependencies: ["AppMigration"], swiftSettings: strict),
-        // What every test target shares (the seeded generator); it depends on nothing.
+        // What every test target shares (the seeded generator, child processes, temporary
+        // directories, the built executables' place); it depends on nothing.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // Helpers that build hostile archives by hand, for the test targets that need them.
         .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar", .product(name: "Logging", package: "swift-log")],
@@ -89,7 +90,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration", "amk-test-extension", "TestSupport"], swiftSettings: strict),
         // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
-        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport", "AppMigration",
+        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport", "AppMigration", "TestSupport",
                                                  .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
     ]
 )

@@ -14,7 +14,7 @@ import Testing
                     .createTemporary(path: path), .writeTemporary(path: path), .syncTemporary(path: path),
                     .rename(path: path), .syncDirectory(path: DurableFile.parent(of: path))
                 ])
-            #expect(DurableFile.parent(of: path) + "/" == scratch.root.path(percentEncoded: false))
+            #expect(DurableFile.parent(of: path) == scratch.directory.path)
             #expect(!recorder.tripped)
         }
     }

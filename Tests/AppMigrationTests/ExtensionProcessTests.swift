@@ -1,6 +1,7 @@
 import AppMigration
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -18,8 +19,7 @@ import Testing
 /// import clears the container and records the failure, and nothing the extension started runs
 /// (or writes) after the answer.
 @Suite(.serialized) struct ExtensionProcessTests {
-    static let testExtension = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: ".build/debug/amk-test-extension").path(percentEncoded: false)
+    static let testExtension = BuildProducts.path("amk-test-extension")
 
     static let stall: Duration = .seconds(1)
     static let grace: Duration = .seconds(1)

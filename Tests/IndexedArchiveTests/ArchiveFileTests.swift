@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 /// Opening an archive (``ArchiveReader`` and ``ArchiveSalvager`` open it through `ArchiveFile`).

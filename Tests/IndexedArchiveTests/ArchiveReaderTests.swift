@@ -1,6 +1,7 @@
 import Foundation
 import IndexedArchive
 import Tar
+import TestSupport
 import Testing
 import XZ
 
@@ -31,7 +32,7 @@ extension EngineSuites {
             let packed = try await PackedTree.make()
             let reader = try ArchiveReader(path: packed.archive)
             let entries = try await reader.entries()
-            let raw = Array(try await runTool(["xz", "-dc", packed.archive]).stdout)
+            let raw = try await runTool(["xz", "-dc", packed.archive]).stdout
             let source = try await TreeSnapshot.of(packed.root)
 
             #expect(entries.count == source.items.count + 1)
@@ -167,11 +168,11 @@ extension EngineSuites {
             let listing = try await runTool(["tar", "-tvf", dir.path + "/m.tar"])
             #expect(listing.status == 0)
             #expect(listing.stderr.isEmpty, "GNU tar ignores the vendor keywords silently: \(listing.stderr)")
-            #expect(String(decoding: listing.stdout, as: UTF8.self).split(separator: "\n").count == 2)
+            #expect(listing.stdoutString.split(separator: "\n").count == 2)
 
             // Recompressed by xz, the archive has no index: metadata comes from the global header.
             let plain = dir.path + "/p.tar.xz"
-            try await writeBytes(plain, try await xzTool(Array(raw.stdout)))
+            try await writeBytes(plain, try await xzTool(raw.stdout))
             let sequential = try ArchiveReader(path: plain)
             #expect(sequential.mode == .sequential)
             #expect(try await sequential.metadata() == expected)

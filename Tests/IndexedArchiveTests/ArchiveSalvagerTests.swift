@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 extension EngineSuites {
@@ -97,10 +98,10 @@ extension EngineSuites {
             #expect(tar.status == 0, "\(tar.stderr)")
             let plain = try await readBytes(dir.path + "/T.tar")
             let half = plain.count / 2
-            let first = try await runTool(["xz", "-c"], stdin: Data(plain[..<half]))
-            let second = try await runTool(["xz", "-c"], stdin: Data(plain[half...]))
+            let first = try await runTool(["xz", "-c"], stdin: Array(plain[..<half]))
+            let second = try await runTool(["xz", "-c"], stdin: Array(plain[half...]))
             let archive = dir.path + "/T.tar.xz"
-            try await writeBytes(archive, Array(first.stdout) + Array(second.stdout))
+            try await writeBytes(archive, first.stdout + second.stdout)
             let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
             #expect(report.damage == nil, "\(report.damage ?? "")")
             #expect(report.lost.isEmpty)

@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 /// The writer through the packer: pipes, atomic files, races for one destination.
@@ -55,6 +56,8 @@ extension EngineSuites {
         func xzTestsAnArchiveAsItIsPiped() async throws {
             let packed = try await PackedTree.make()
             let fds = try Self.pipeClosedOnExec()
+            // Not ChildProcess, whose standard input is a file written before the child starts:
+            // xz must read the archive through the pipe while the packer writes it.
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["xz", "-t", "-"]

@@ -1,5 +1,6 @@
 import Foundation
 import Tar
+import TestSupport
 import Testing
 
 @testable import IndexedArchive

@@ -4,6 +4,7 @@ import IndexedArchive
 import Logging
 import Synchronization
 import Tar
+import TestSupport
 import Testing
 
 extension EngineSuites {

@@ -1,5 +1,6 @@
 import Foundation
 import Tar
+import TestSupport
 import Testing
 
 @testable import IndexedArchive
@@ -82,7 +83,7 @@ extension EngineSuites {
             var archive = packed.archive
             if mode == .sequential {
                 archive = packed.dir.path + "/plain.tar.xz"
-                try await writeBytes(archive, try await xzTool(Array(try await runTool(["xz", "-dc", packed.archive]).stdout)))
+                try await writeBytes(archive, try await xzTool(try await runTool(["xz", "-dc", packed.archive]).stdout))
             }
             let reader = try ArchiveReader(path: archive)
             #expect(reader.mode == (mode == .indexed ? .indexed : .sequential))

@@ -16,19 +16,8 @@ import XZ
 /// ArchiveStreamReaderTests uses the packer tests' tree and options by this name.
 typealias ArchivePackerTests = EngineSuites.ArchivePackerTests
 
-/// A temporary directory removed when the test ends, and helpers to fill and compare trees.
-final class TemporaryDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        let template = NSTemporaryDirectory() + "amk-test-XXXXXX"
-        var bytes = Array(template.utf8CString)
-        guard let made = mkdtemp(&bytes) else { throw CocoaError(.fileWriteUnknown) }
-        path = String(cString: made)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
+/// Helpers to fill a test's directory.
+extension TemporaryDirectory {
     func file(_ relative: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
         try createFile(path + "/" + relative, bytes, mode: mode)
     }
@@ -136,74 +125,29 @@ struct TreeSnapshot: Equatable, CustomStringConvertible {
     }
 }
 
-/// Runs a tool; returns its exit status, stdout and stderr.
-///
-/// The process is waited for on a thread of its own: blocking one of the few threads of Swift's
-/// cooperative pool for seconds would stall every other test running in parallel (on a 2-core
-/// machine the pool has two threads).
-@discardableResult
-func runTool(
-    _ arguments: [String], stdin: Data? = nil, in directory: String? = nil,
-    environment: [String: String] = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]
-) async throws -> (status: Int32, stdout: Data, stderr: String) {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            continuation.resume(
-                with: Result {
-                    try runToolBlocking(arguments, stdin: stdin, in: directory, environment: environment)
-                })
-        }
-        thread.start()
-    }
-}
+/// What every tool of these tests runs with, on top of the test process's environment: the C
+/// locale, and the system's tools only (not whatever else is on the `PATH`, such as a Python
+/// version manager's shims).
+let toolEnvironment = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]
 
-/// `stdin` is written on a thread of its own while the output is read, so a tool that writes as
-/// much as it reads cannot deadlock us.
-private func runToolBlocking(
-    _ arguments: [String], stdin: Data?, in directory: String?,
-    environment: [String: String]
-) throws -> (status: Int32, stdout: Data, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.environment = environment
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    let out = Pipe()
-    let err = Pipe()
-    let input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    let group = DispatchGroup()
-    group.enter()
-    let writer = input.fileHandleForWriting
-    DispatchQueue.global().async {
-        if let stdin { try? writer.write(contentsOf: stdin) }
-        try? writer.close()
-        group.leave()
-    }
-    // Read both pipes before waiting, so a chatty tool cannot fill a pipe and block.
-    nonisolated(unsafe) var errData = Data()
-    group.enter()
-    DispatchQueue.global().async {
-        errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.leave()
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    process.waitUntilExit()
-    return (process.terminationStatus, outData, String(decoding: errData, as: UTF8.self))
+/// Runs a tool (`arguments[0]`, found on ``toolEnvironment``'s `PATH`) to completion, waiting
+/// without holding a thread of Swift's cooperative pool (on a 2-core machine the pool has two).
+@discardableResult
+func runTool(_ arguments: [String], stdin: [UInt8]? = nil, in directory: String? = nil) async throws -> ChildProcess.Result {
+    try await ChildProcess.run(
+        arguments[0], Array(arguments.dropFirst()), stdin: stdin, in: directory.map { URL(filePath: $0, directoryHint: .isDirectory) },
+        environment: toolEnvironment)
 }
 
 /// Runs a bash script (pipelines, redirections) with the same environment as ``runTool``.
 @discardableResult
-func runShell(_ script: String, in directory: String? = nil) async throws -> (status: Int32, stdout: Data, stderr: String) {
+func runShell(_ script: String, in directory: String? = nil) async throws -> ChildProcess.Result {
     try await runTool(["bash", "-c", "set -u; " + script], in: directory)
 }
 
+/// Whether ``runTool`` finds the tool `name`.
 func toolExists(_ name: String) -> Bool {
-    ["/usr/bin/", "/bin/", "/usr/local/bin/"].contains { FileManager.default.isExecutableFile(atPath: $0 + name) }
+    ChildProcess.lookUp(name, searchPath: toolEnvironment["PATH"]) != nil
 }
 
 /// Whether the tests run as root (they usually do, in the container).
@@ -377,7 +321,7 @@ struct ToolBlock {
 func xzToolBlocks(_ path: String) async throws -> [ToolBlock] {
     let result = try await runTool(["xz", "--robot", "-lvv", path])
     guard result.status == 0 else { throw CocoaError(.fileReadCorruptFile) }
-    return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
+    return result.stdoutString.split(separator: "\n").compactMap { line in
         let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
         guard f.first == "block", f.count >= 13 else { return nil }
         return ToolBlock(
@@ -452,9 +396,9 @@ func tarHardLink(_ path: String, to target: String) -> (TarHeader, [UInt8]) {
 
 /// `bytes` compressed by the `xz` tool: a foreign, single-block archive our reader reads sequentially.
 func xzTool(_ bytes: [UInt8]) async throws -> [UInt8] {
-    let result = try await runTool(["xz", "-c", "-0", "--check=crc64"], stdin: Data(bytes))
+    let result = try await runTool(["xz", "-c", "-0", "--check=crc64"], stdin: bytes)
     guard result.status == 0 else { throw CocoaError(.fileWriteUnknown) }
-    return Array(result.stdout)
+    return result.stdout
 }
 
 /// The index entries of a tar stream, as our writer would record them.

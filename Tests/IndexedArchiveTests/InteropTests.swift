@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import IndexedArchive
@@ -17,7 +18,7 @@ extension EngineSuites {
 
             let list = try await runTool(["xz", "-lvv", packed.archive])
             #expect(list.status == 0)
-            let text = String(decoding: list.stdout, as: UTF8.self)
+            let text = list.stdoutString
             func value(_ label: String) -> [String] {
                 text.split(separator: "\n").compactMap { line -> String? in
                     let trimmed = line.trimmingCharacters(in: .whitespaces)
@@ -49,7 +50,7 @@ extension EngineSuites {
             // The decompressed stream: pax global header first, tar end marker, then the two indexes.
             let raw = try await runTool(["xz", "-dc", packed.archive])
             #expect(raw.status == 0)
-            let bytes = Array(raw.stdout)
+            let bytes = raw.stdout
             let tarSize = Int(packed.summary.tarBytes)
             #expect(bytes[156] == UInt8(ascii: "g"), "a pax global header opens the tar stream")
             #expect(bytes[tarSize - 1024..<tarSize].allSatisfy { $0 == 0 }, "exactly the 1024-byte end marker")
@@ -85,13 +86,13 @@ extension EngineSuites {
             let listing = try await runTool(["tar", "-tvJf", packed.archive])
             #expect(listing.status == 0)
             #expect(listing.stderr.isEmpty, "the pax global header is ignored silently: \(listing.stderr)")
-            #expect(String(decoding: listing.stdout, as: UTF8.self).split(separator: "\n").count == packed.summary.entries)
+            #expect(listing.stdoutString.split(separator: "\n").count == packed.summary.entries)
 
             // The tar headers carry whole seconds (nanoseconds live in the index, issue #12), and
             // GNU tar compares a pax archive's times to the nanosecond: every difference it finds
             // must be a time, none content, mode, size, link or type.
             let compare = try await runTool(["tar", "--compare", "-Jf", packed.archive], in: dir)
-            let differences = String(decoding: compare.stdout, as: UTF8.self).split(separator: "\n")
+            let differences = compare.stdoutString.split(separator: "\n")
             #expect(
                 compare.status == 0 || differences.allSatisfy { $0.hasSuffix(": Mod time differs") },
                 "tar --compare: \(differences) \(compare.stderr)")
@@ -120,7 +121,7 @@ extension EngineSuites {
             let listing = try await runTool(["bsdtar", "-tvf", packed.archive])
             #expect(listing.status == 0)
             #expect(listing.stderr.isEmpty, "\(listing.stderr)")
-            #expect(String(decoding: listing.stdout, as: UTF8.self).split(separator: "\n").count == packed.summary.entries)
+            #expect(listing.stdoutString.split(separator: "\n").count == packed.summary.entries)
         }
 
         @Test(.enabled(if: toolExists("pixz") && toolExists("tar")))
@@ -130,7 +131,7 @@ extension EngineSuites {
 
             let list = try await runTool(["pixz", "-l", packed.archive])
             #expect(list.status == 0, "\(list.stderr)")
-            let names = String(decoding: list.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+            let names = list.stdoutString.split(separator: "\n").map(String.init)
             #expect(names == entries.map(\.path))
             #expect(names.count == packed.summary.entries)
 
@@ -141,7 +142,7 @@ extension EngineSuites {
             ] {
                 let result = try await runShell("pixz -x '\(member)' < '\(packed.archive)' | tar -xOf - '\(member)'")
                 #expect(result.status == 0, "\(member): \(result.stderr)")
-                #expect(Array(result.stdout) == original, "pixz -x \(member)")
+                #expect(result.stdout == original, "pixz -x \(member)")
             }
 
             let decompress = try await runShell("pixz -d < '\(packed.archive)' > /dev/null")
@@ -154,7 +155,7 @@ extension EngineSuites {
             let script = "import tarfile,sys\nfor m in tarfile.open(sys.argv[1]).getmembers(): print(m.name)"
             let result = try await runTool(["python3", "-c", script, packed.archive])
             #expect(result.status == 0, "\(result.stderr)")
-            let names = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+            let names = result.stdoutString.split(separator: "\n").map(String.init)
             #expect(names.count == packed.summary.entries)
             let ours = try await ArchiveReader(path: packed.archive).entries().map(\.name)
             #expect(names == ours)
@@ -231,9 +232,9 @@ extension EngineSuites {
                 let tar = try await runTool(["tar", "--format=posix", "-cf", "-", "src"], in: dir.path)
                 #expect(tar.status == 0)
                 let half = tar.stdout.count / 2 + 123
-                let first = try await runTool(["xz", "-c", "-0"], stdin: tar.stdout.prefix(half))
-                let second = try await runTool(["xz", "-c", "-0"], stdin: tar.stdout.suffix(from: half))
-                try await writeBytes(archive, Array(first.stdout) + Array(second.stdout))
+                let first = try await runTool(["xz", "-c", "-0"], stdin: Array(tar.stdout.prefix(half)))
+                let second = try await runTool(["xz", "-c", "-0"], stdin: Array(tar.stdout[half...]))
+                try await writeBytes(archive, first.stdout + second.stdout)
                 #expect(try await runTool(["xz", "-lv", archive]).stdout.count > 0)
             }
 

@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 /// The engine example in README.md, verbatim inside `example(_:)`: if the API drifts, this fails

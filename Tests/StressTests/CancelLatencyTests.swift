@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 extension StressTests {
@@ -12,7 +13,7 @@ extension StressTests {
             // The memory bound below is the CLI's: opt in to its allocator setting as amk does.
             AllocatorTuning.apply()
             let samples = max(50, StressSettings.runs / 10)
-            let scratch = try ScratchDirectory("latency")
+            let scratch = try TemporaryDirectory(prefix: "amk-stress-latency")
             let tree = try SourceTree.make(
                 in: scratch.path, name: "app", seed: 0x1A7E, largeFiles: [2_000_000, 1_500_000],
                 smallBytes: 500_000)

@@ -1,6 +1,7 @@
 import AppMigration
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 /// Extension processes killed at random points (SIGKILL from a thread of their own after a random
@@ -11,8 +12,7 @@ import Testing
 /// Runs scale with `AMK_STRESS_RUNS` (a quarter of them, at least 8); each run follows from its
 /// seed (see ``StressSettings``).
 @Suite struct ExtensionProcessKillTests {
-    static let testExtension = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: ".build/debug/amk-test-extension").path(percentEncoded: false)
+    static let testExtension = BuildProducts.path("amk-test-extension")
 
     static let system: MigrationSystem = {
         let policy = WatchdogPolicy(defaultStallTimeout: .seconds(5), gracePeriod: .seconds(1), checkInterval: .milliseconds(20))
@@ -43,9 +43,8 @@ import Testing
 
     @Test func killedExtensionProcessesLeaveNothingPartial() async throws {
         let runs = max(8, StressSettings.runs / 4)
-        let root = FileManager.default.temporaryDirectory.appending(path: "amk-process-kill-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let source = MigrationDataContainer(bundleIdentifier: "com.example.kill", containerRootDirectory: root.appending(path: "source"))
+        let scratch = try TemporaryDirectory(prefix: "amk-process-kill")
+        let source = MigrationDataContainer(bundleIdentifier: "com.example.kill", containerRootDirectory: scratch.url("source"))
         try source.createStandardDirectories()
         var expected: [String: Data] = [:]
         for index in 0..<Self.itemCount {
@@ -53,7 +52,7 @@ import Testing
             try data.write(to: source.documentsDirectory.appending(path: "item\(index)"))
             expected["item\(index)"] = data
         }
-        let good = root.appending(path: "good.tar.xz")
+        let good = scratch.url("good.tar.xz")
         try await Self.system.exportResources(
             of: ExtensionExecutable(path: Self.testExtension), from: source, request: MigrationRequest(destinationPlatform: .current),
             to: good)
@@ -63,7 +62,7 @@ import Testing
             var generator = SeededGenerator(seed: seed)
             // Export.
             let (exporter, exportWhat) = Self.executable(seed: seed, generator: &generator)
-            let archive = root.appending(path: "run\(run).tar.xz")
+            let archive = scratch.url("run\(run).tar.xz")
             do {
                 try await Self.system.exportResources(
                     of: exporter, from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
@@ -76,7 +75,7 @@ import Testing
             // Import.
             let (importer, importWhat) = Self.executable(seed: seed &+ 0x1000, generator: &generator)
             let destination = MigrationDataContainer(
-                bundleIdentifier: "com.example.kill", containerRootDirectory: root.appending(path: "destination\(run)"))
+                bundleIdentifier: "com.example.kill", containerRootDirectory: scratch.url("destination\(run)"))
             try destination.createStandardDirectories()
             try Data("before".utf8).write(to: destination.documentsDirectory.appending(path: "before"))
             let names = {

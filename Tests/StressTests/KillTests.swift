@@ -1,93 +1,37 @@
 import Foundation
 import IndexedArchive
-import Synchronization
+import TestSupport
 import Testing
-
-/// A child process, awaited without holding a thread.
-final class ChildProcess: Sendable {
-    /// Set when the process has ended; holds the task waiting for that, if any.
-    final class ExitLatch: Sendable {
-        private let state = Mutex<(continuation: CheckedContinuation<Void, Never>?, done: Bool)>((nil, false))
-
-        func signal() {
-            let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.done = true
-                defer { state.continuation = nil }
-                return state.continuation
-            }
-            waiting?.resume()
-        }
-
-        func wait() async {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let done = state.withLock { state -> Bool in
-                    if state.done { return true }
-                    state.continuation = continuation
-                    return false
-                }
-                if done { continuation.resume() }
-            }
-        }
-    }
-
-    let process: Process
-    private let latch = ExitLatch()
-
-    init(_ arguments: [String], executable: String, stderr: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        guard FileManager.default.createFile(atPath: stderr, contents: nil), let log = FileHandle(forWritingAtPath: stderr) else {
-            throw ArchiveError(.io(errno: errno), "cannot create the log", path: stderr)
-        }
-        process.standardError = log
-        self.process = process
-        let latch = self.latch
-        process.terminationHandler = { _ in latch.signal() }
-        try process.run()
-        try log.close()
-    }
-
-    func sendKill() { _ = kill(process.processIdentifier, SIGKILL) }
-
-    /// Waits for the process to end; returns whether it was killed by a signal, and its status.
-    func wait() async -> (signaled: Bool, status: Int32) {
-        await latch.wait()
-        return (process.terminationReason == .uncaughtSignal, process.terminationStatus)
-    }
-}
 
 extension StressTests {
     /// `amk pack` killed with SIGKILL at a random moment leaves either nothing or a complete archive
     /// at the destination, and no temporary file. Needs the `amk` tool with its `pack` subcommand
-    /// built beside the tests (`.build/debug/amk`); skipped until then.
-    @Suite(.enabled(if: AmkTool.canPack, "needs .build/debug/amk with a `pack` subcommand")) struct KillTests {
+    /// built beside the tests; skipped until then.
+    @Suite(.enabled(if: AmkTool.canPack, "needs the built amk with a `pack` subcommand")) struct KillTests {
         static func packArguments(_ sources: [String], to destination: String, preset: Int = 1) -> [String] {
             ["pack"] + sources + ["-o", destination, "--preset", String(preset), "--chunk-size", "1M", "-j", "2"]
         }
 
-        static func stderrText(_ path: String) -> String {
-            (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        /// Starts `amk` with `arguments`, in the test process's own environment.
+        static func amk(_ arguments: [String]) throws -> ChildProcess {
+            try ChildProcess.start(AmkTool.path, arguments, environment: [:])
         }
 
         @Test func sigkillLeavesNothingOrACompleteArchive() async throws {
             let kills = max(6, StressSettings.runs / 10)
-            let scratch = try ScratchDirectory("kill")
+            let scratch = try TemporaryDirectory(prefix: "amk-stress-kill")
             let tree = try SourceTree.make(
                 in: scratch.path, name: "app", seed: 0x4B11, largeFiles: [3_000_000, 2_000_000],
                 smallBytes: 2_000_000)
             let expected = try TreeContents(tree.root)
-            let log = scratch.path + "/stderr.txt"
 
             // One full run: it must work, and it tells how long a pack takes.
             let fullDestination = try scratch.subdirectory("full") + "/out.tar.xz"
             let start = ContinuousClock.now
-            let full = try ChildProcess(Self.packArguments([tree.root], to: fullDestination), executable: AmkTool.path, stderr: log)
-            let fullExit = await full.wait()
+            let full = try Self.amk(Self.packArguments([tree.root], to: fullDestination))
+            let fullExit = try await full.wait()
             let duration = ContinuousClock.now - start
-            try #require(!fullExit.signaled && fullExit.status == 0, "amk pack failed: \(Self.stderrText(log))")
+            try #require(fullExit.terminationReason == .exit && fullExit.status == 0, "amk pack failed: \(fullExit.stderr)")
             #expect(try await ArchiveReader(path: fullDestination).verify() > 0)
 
             var absent = 0
@@ -103,13 +47,13 @@ extension StressTests {
                 // enumeration, compression, the index, the rename, after the end) is hit.
                 let fraction = (Double(index) + Double.random(in: 0..<1, using: &rng)) / Double(kills)
                 let delay = Duration.milliseconds(Int(duration.milliseconds * 1.2 * fraction))
-                let child = try ChildProcess(Self.packArguments([tree.root], to: destination), executable: AmkTool.path, stderr: log)
+                let child = try Self.amk(Self.packArguments([tree.root], to: destination))
                 try await Task.sleep(for: delay)
-                child.sendKill()
-                let exit = await child.wait()
-                if !exit.signaled {
+                child.send(SIGKILL)
+                let exit = try await child.wait()
+                if exit.terminationReason != .uncaughtSignal {
                     finished += 1
-                    context.check(exit.status == 0, "amk pack exited with \(exit.status): \(Self.stderrText(log))")
+                    context.check(exit.status == 0, "amk pack exited with \(exit.status): \(exit.stderr)")
                     context.check(fileExists(destination), "amk pack exited 0 but left no archive")
                 }
                 if fileExists(destination) {
@@ -134,7 +78,7 @@ extension StressTests {
         }
 
         @Test func racingProcessesBothSucceed() async throws {
-            let scratch = try ScratchDirectory("race")
+            let scratch = try TemporaryDirectory(prefix: "amk-stress-race")
             let tree = try SourceTree.make(
                 in: scratch.path, name: "app", seed: 0x4ACE, largeFiles: [1_500_000],
                 smallBytes: 800_000)
@@ -144,15 +88,11 @@ extension StressTests {
                 let context = RunContext(index: round, seed: 0, scenario: "racing amk pack processes")
                 let runDirectory = try scratch.subdirectory("run-\(round)")
                 let destination = runDirectory + "/out.tar.xz"
-                let first = try ChildProcess(
-                    Self.packArguments([tree.root], to: destination, preset: 0), executable: AmkTool.path,
-                    stderr: scratch.path + "/a.txt")
-                let second = try ChildProcess(
-                    Self.packArguments([tree.root + "/docs"], to: destination, preset: 0),
-                    executable: AmkTool.path, stderr: scratch.path + "/b.txt")
-                let (a, b) = (await first.wait(), await second.wait())
-                context.check(!a.signaled && a.status == 0, "the first pack failed: \(Self.stderrText(scratch.path + "/a.txt"))")
-                context.check(!b.signaled && b.status == 0, "the second pack failed: \(Self.stderrText(scratch.path + "/b.txt"))")
+                let first = try Self.amk(Self.packArguments([tree.root], to: destination, preset: 0))
+                let second = try Self.amk(Self.packArguments([tree.root + "/docs"], to: destination, preset: 0))
+                let (a, b) = (try await first.wait(), try await second.wait())
+                context.check(a.terminationReason == .exit && a.status == 0, "the first pack failed: \(a.stderr)")
+                context.check(b.terminationReason == .exit && b.status == 0, "the second pack failed: \(b.stderr)")
                 if let contents = await Aftermath.contents(of: destination, extractTo: scratch.path + "/x", context) {
                     let top = Set(contents.items.keys.filter { !$0.contains("/") })
                     if top == ["app"] {

@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 extension StressTests {
@@ -8,7 +9,7 @@ extension StressTests {
     @Suite struct LateCancellation {
         @Test func cancellationRacingTheEndOfAPackIsSuccessOrNothing() async throws {
             let runs = max(24, StressSettings.runs / 5)
-            let scratch = try ScratchDirectory("late")
+            let scratch = try TemporaryDirectory(prefix: "amk-stress-late")
             let tree = try SourceTree.make(
                 in: scratch.path, name: "app", seed: 0x1A7E, largeFiles: [1_200_000],
                 smallBytes: 600_000)

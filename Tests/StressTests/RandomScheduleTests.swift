@@ -1,6 +1,7 @@
 import Foundation
 import IndexedArchive
 import Synchronization
+import TestSupport
 import Testing
 
 extension StressTests {
@@ -86,7 +87,7 @@ extension StressTests {
 
         /// The tree every run packs, and what a clean pack of it looks like.
         final class Workbench {
-            let scratch: ScratchDirectory
+            let scratch: TemporaryDirectory
             let tree: SourceTree
             let expected: TreeContents
             let expectedDocs: TreeContents
@@ -95,7 +96,7 @@ extension StressTests {
             let listings: Int
             let blocks: Int
 
-            private init(scratch: ScratchDirectory, tree: SourceTree, reads: Int, listings: Int, blocks: Int) throws {
+            private init(scratch: TemporaryDirectory, tree: SourceTree, reads: Int, listings: Int, blocks: Int) throws {
                 self.scratch = scratch
                 self.tree = tree
                 self.expected = try TreeContents(tree.root)
@@ -108,7 +109,7 @@ extension StressTests {
             /// Makes the tree (about 3 MiB: two large files, about a hundred small ones) and packs it
             /// once, counting calls, to learn where faults can go.
             static func make() async throws -> Workbench {
-                let scratch = try ScratchDirectory("schedule")
+                let scratch = try TemporaryDirectory(prefix: "amk-stress-schedule")
                 let tree = try SourceTree.make(
                     in: scratch.path, name: "app", seed: 0xA11CE,
                     largeFiles: [1_500_000, 700_000], smallBytes: 1_000_000)

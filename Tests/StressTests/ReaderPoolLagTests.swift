@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 extension StressTests {
@@ -28,7 +29,7 @@ extension StressTests {
         }
 
         @Test func openingAndExtractingFromAHundredThousandMembersLeavesThePoolOnTime() async throws {
-            let scratch = try ScratchDirectory("reader-lag")
+            let scratch = try TemporaryDirectory(prefix: "amk-stress-reader-lag")
             let source = try scratch.subdirectory("app")
             let archive = scratch.path + "/app.tar.xz"
             try await Task.detached { try Self.makeTree(in: source) }.value

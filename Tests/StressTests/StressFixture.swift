@@ -1,20 +1,8 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 
-/// A directory under the system's temporary directory, removed with everything in it on deinit.
-final class ScratchDirectory: Sendable {
-    let path: String
-
-    init(_ label: String) throws {
-        var template = Array((NSTemporaryDirectory() + "amk-stress-\(label)-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw ArchiveError(.io(errno: errno), "mkdtemp failed", path: NSTemporaryDirectory())
-        }
-        path = String(cString: made)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
+extension TemporaryDirectory {
     /// A new, empty subdirectory.
     func subdirectory(_ name: String) throws -> String {
         let full = path + "/" + name
@@ -178,21 +166,13 @@ func packageRoot(filePath: String = #filePath) -> URL {
 
 /// The `amk` tool built beside the tests, if it exists and has a `pack` subcommand.
 enum AmkTool {
-    static let path = packageRoot().appendingPathComponent(".build/debug/amk").path
+    static let path = BuildProducts.path("amk")
 
     static let canPack: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: path) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["pack", "--help"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
-        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        guard FileManager.default.isExecutableFile(atPath: path),
+            let help = try? ChildProcess.run(path, ["pack", "--help"], environment: [:])
+        else { return false }
         // Without the subcommand, `amk pack --help` prints the tool's own help and succeeds too.
-        return process.terminationStatus == 0 && help.contains("amk pack")
+        return help.status == 0 && help.stdoutString.contains("amk pack")
     }()
 }

@@ -40,9 +40,7 @@ enum StressSettings {
     static func hex(_ seed: UInt64) -> String { "0x" + String(seed, radix: 16, uppercase: true) }
 }
 
-/// The stress suites' name for the shared seeded generator, with the draws they make.
-typealias SeededGenerator = SplitMix64
-
+/// The draws the stress suites make from the shared seeded generator.
 extension SplitMix64 {
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
 

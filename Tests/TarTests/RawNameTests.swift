@@ -1,4 +1,5 @@
 import Tar
+import TestSupport
 import Testing
 
 struct RawNameTests {

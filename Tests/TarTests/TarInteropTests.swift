@@ -5,6 +5,7 @@
 
 import Foundation
 import Tar
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -17,7 +18,8 @@ import Testing
 
 /// A directory tree covering every case of the writer rules (see format-study.md §5.4).
 struct FixtureTree {
-    let root: URL
+    let directory: TemporaryDirectory
+    var root: URL { directory.url }
     var source: URL { root.appendingPathComponent("src") }
     let isRoot = getuid() == 0
 
@@ -27,13 +29,8 @@ struct FixtureTree {
     static let danglingTarget = "does-not-exist/" + String(repeating: "d", count: 140) + "/nowhere.txt"
 
     init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("tar-interop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "tar-interop")
         try build()
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: root)
     }
 
     private func path(_ relative: String) -> String { source.appendingPathComponent(relative).path }
@@ -224,14 +221,13 @@ func snapshot(_ directory: URL, owners: Bool) throws -> (nodes: [String: NodeSna
 
     private func extractAndCompare(tool: String, arguments: (String, String) -> [String]) throws {
         let tree = try FixtureTree()
-        defer { tree.remove() }
         let entries = try walk(tree.source, prefix: "src")
         let archiveURL = tree.root.appendingPathComponent("ours.tar")
         try writeArchive(entries, to: archiveURL, global: Self.global)
 
         let out = tree.root.appendingPathComponent("out-\(tool)")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-        let result = try Tool.run(tool, arguments(archiveURL.path, out.path))
+        let result = try ChildProcess.run(tool, arguments(archiveURL.path, out.path))
         #expect(result.status == 0, "\(tool) failed: \(result.stderr)")
         #expect(result.stderr.isEmpty, "\(tool) stderr: \(result.stderr)")
 
@@ -254,42 +250,40 @@ func snapshot(_ directory: URL, owners: Bool) throws -> (nodes: [String: NodeSna
         #expect(entries.contains { ($0.header.linkTarget?.utf8.count ?? 0) > 100 })
     }
 
-    @Test(.enabled(if: Tool.exists("tar"), "GNU tar is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("tar") != nil, "GNU tar is not installed"))
     func gnuTarExtractsOurArchiveIdentically() throws {
         try extractAndCompare(tool: "tar") { archive, out in ["-xpf", archive, "-C", out] }
     }
 
-    @Test(.enabled(if: Tool.exists("bsdtar"), "bsdtar (libarchive-tools) is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("bsdtar") != nil, "bsdtar (libarchive-tools) is not installed"))
     func bsdtarExtractsOurArchiveIdentically() throws {
         try extractAndCompare(tool: "bsdtar") { archive, out in ["-xpf", archive, "-C", out] }
     }
 
-    @Test(.enabled(if: Tool.exists("python3"), "python3 is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("python3") != nil, "python3 is not installed"))
     func pythonTarfileOpensOurArchive() throws {
         let tree = try FixtureTree()
-        defer { tree.remove() }
         let entries = try walk(tree.source, prefix: "src")
         let archiveURL = tree.root.appendingPathComponent("ours.tar")
         try writeArchive(entries, to: archiveURL, global: Self.global)
         let script = "import tarfile,sys; print(len(tarfile.open(sys.argv[1]).getmembers()))"
-        let result = try Tool.run("python3", ["-c", script, archiveURL.path])
+        let result = try ChildProcess.run("python3", ["-c", script, archiveURL.path])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == String(entries.count))
-        let names = try Tool.run(
+        #expect(result.stdoutString.trimmingCharacters(in: .whitespacesAndNewlines) == String(entries.count))
+        let names = try ChildProcess.run(
             "python3", ["-c", "import tarfile,sys; [print(m.name) for m in tarfile.open(sys.argv[1])]", archiveURL.path])
         // Python strips the trailing slash of directories.
         #expect(
-            names.stdout.split(separator: "\n").map(String.init)
+            names.stdoutString.split(separator: "\n").map(String.init)
                 == entries.map { $0.header.path.hasSuffix("/") ? String($0.header.path.dropLast()) : $0.header.path })
     }
 
-    @Test(.enabled(if: Tool.exists("tar"), "GNU tar is not installed"), arguments: ["pax", "gnu"])
+    @Test(.enabled(if: ChildProcess.lookUp("tar") != nil, "GNU tar is not installed"), arguments: ["pax", "gnu"])
     func gnuTarArchivesParseToTheSameMembers(format: String) throws {
         let tree = try FixtureTree()
-        defer { tree.remove() }
         let entries = try walk(tree.source, prefix: "src")
         let archiveURL = tree.root.appendingPathComponent("gnu-\(format).tar")
-        let result = try Tool.run("tar", ["--format=\(format)", "--sort=name", "-cf", archiveURL.path, "-C", tree.root.path, "src"])
+        let result = try ChildProcess.run("tar", ["--format=\(format)", "--sort=name", "-cf", archiveURL.path, "-C", tree.root.path, "src"])
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
 
         let bytes = Array(try Data(contentsOf: archiveURL))
@@ -411,27 +405,25 @@ struct BigStream {
         #expect(endOffset == afterOffset + 1024)
     }
 
-    @Test(.enabled(if: Tool.exists("tar"), "GNU tar is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("tar") != nil, "GNU tar is not installed"))
     func gnuTarListsMemberAbove8GiBFromAPipe() throws {
         let stream = try BigStream()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tar-big-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out")
-        let errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let scratch = try TemporaryDirectory(prefix: "tar-big")
+        _ = FileManager.default.createFile(atPath: scratch.path("out"), contents: nil)
+        _ = FileManager.default.createFile(atPath: scratch.path("err"), contents: nil)
 
         // If tar dies early, writes must fail with EPIPE instead of killing the test process.
         signal(SIGPIPE, SIG_IGN)
+        // Not ChildProcess: its standard input is a file written before the child starts, and
+        // these 8 GiB must stream through a pipe as they are generated, never touching the disk.
         let input = Pipe()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(Tool.path("tar")))
+        process.executableURL = URL(fileURLWithPath: try #require(ChildProcess.lookUp("tar")))
         process.arguments = ["-tvf", "-"]
-        process.environment = Tool.environment
+        process.environment = ProcessInfo.processInfo.environment.merging(ChildProcess.defaultEnvironment) { _, override in override }
         process.standardInput = input
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
-        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = try FileHandle(forWritingTo: scratch.url("out"))
+        process.standardError = try FileHandle(forWritingTo: scratch.url("err"))
         try process.run()
         try? input.fileHandleForReading.close()
 
@@ -452,8 +444,8 @@ struct BigStream {
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
 
-        let stdout = String(decoding: try Data(contentsOf: outURL), as: UTF8.self)
-        let stderr = String(decoding: try Data(contentsOf: errURL), as: UTF8.self)
+        let stdout = String(decoding: try Data(contentsOf: scratch.url("out")), as: UTF8.self)
+        let stderr = String(decoding: try Data(contentsOf: scratch.url("err")), as: UTF8.self)
         #expect(!writeFailed)
         #expect(process.terminationStatus == 0, "\(stderr)")
         #expect(stderr.isEmpty, "\(stderr)")

@@ -13,11 +13,6 @@ import Testing
     import Darwin
 #endif
 
-// MARK: - Deterministic randomness
-
-/// The seeded generator the Tar tests have always called by this name.
-typealias SeededGenerator = SplitMix64
-
 // MARK: - Reading encoded bytes independently of the module
 
 /// A NUL-terminated string field of a block.
@@ -284,71 +279,4 @@ func contents(_ events: [Recorded]) -> [String: [UInt8]] {
         }
     }
     return result
-}
-
-// MARK: - External tools
-
-enum Tool {
-    /// Whether an executable of this name is on PATH.
-    static func exists(_ name: String) -> Bool {
-        path(name) != nil
-    }
-
-    static func path(_ name: String) -> String? {
-        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        for directory in directories {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
-    }
-
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs a tool with LC_ALL=C.UTF-8, capturing output through temporary files (no pipe
-    /// buffers to fill up and deadlock on).
-    static func run(_ name: String, _ arguments: [String], in directory: URL? = nil) throws -> Result {
-        guard let executable = path(name) else { throw ToolMissing(name: name) }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tartool-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out")
-        let errURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        if let directory { process.currentDirectoryURL = directory }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self)
-        )
-    }
-
-    static var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["LC_ALL"] = "C.UTF-8"
-        return environment
-    }
-
-    struct ToolMissing: Error, CustomStringConvertible {
-        var name: String
-        var description: String { "\(name) is not installed" }
-    }
 }

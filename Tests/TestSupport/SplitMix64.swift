@@ -14,3 +14,6 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+/// The name most suites give the seeded generator: what they draw from, not which algorithm.
+package typealias SeededGenerator = SplitMix64

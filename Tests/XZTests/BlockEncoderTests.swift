@@ -1,5 +1,6 @@
 import CLZMA
 import Foundation
+import TestSupport
 import Testing
 
 @testable import XZ
@@ -216,7 +217,7 @@ import Testing
         #expect(try decode(small.withUnsafeBytes { try encoder.encode($0) }) == small)
     }
 
-    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))
     func assembledStreamIsValidXZ() throws {
         let parts = [
             TestData.mild(200_000, seed: 20), TestData.random(70_000, seed: 21), [], [7], TestData.mild(65_536, seed: 22)
@@ -226,19 +227,19 @@ import Testing
         #expect(blocks.map(\.isStored) == [false, true, true, true, false])
         let file = try assembleStream(blocks)
 
-        let directory = try TemporaryDirectory()
-        let path = directory.url.appendingPathComponent("assembled.xz").path
+        let directory = try TemporaryDirectory(prefix: "XZTests")
+        let path = directory.path("assembled.xz")
         #expect(FileManager.default.createFile(atPath: path, contents: Data(file)))
 
-        let test = try Tool.run("xz", ["-t", path])
+        let test = try ChildProcess.run("xz", ["-t", path])
         #expect(test.status == 0, "xz -t: \(test.stderr)")
-        let decoded = try Tool.run("xz", ["-dc", path])
+        let decoded = try ChildProcess.run("xz", ["-dc", path])
         #expect(decoded.status == 0)
         #expect(decoded.stdout == parts.flatMap { $0 })
-        let list = try Tool.run("xz", ["-lvv", path])
+        let list = try ChildProcess.run("xz", ["-lvv", path])
         #expect(list.status == 0)
-        #expect(list.text.contains("Sizes in headers:  Yes"))
-        #expect(list.text.contains("CRC64"))
-        #expect(list.text.contains("Blocks:            5"))
+        #expect(list.stdoutString.contains("Sizes in headers:  Yes"))
+        #expect(list.stdoutString.contains("CRC64"))
+        #expect(list.stdoutString.contains("Blocks:            5"))
     }
 }

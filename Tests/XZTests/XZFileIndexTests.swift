@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import XZ
 
@@ -51,7 +52,7 @@ import XZ
         #expect(index.locate(uncompressedOffset: .max) == nil)
     }
 
-    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))
     func readsSingleBlockXZ() throws {
         let input = TestData.mild(300_000, seed: 93)
         let file = try Tool.xz(["-6"], input)
@@ -62,7 +63,7 @@ import XZ
         #expect(try decodeBlock(BlockDecoder(), file, index.blocks[0], check: .crc64) == input)
     }
 
-    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))
     func readsMultiBlockXZAndLocates() throws {
         let input = TestData.mild(1 << 20, seed: 94)
         let file = try Tool.xz(["-T2", "--block-size=64KiB", "-6"], input)
@@ -79,7 +80,7 @@ import XZ
         #expect(index.locate(uncompressedOffset: 1 << 20) == nil)
     }
 
-    @Test(.enabled(if: Tool.exists("xz"), "xz is not installed"))
+    @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))
     func readsConcatenatedStreamsWithPadding() throws {
         let a = TestData.mild(70_000, seed: 95)
         let b = TestData.mild(10_000, seed: 96)

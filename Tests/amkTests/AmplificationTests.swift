@@ -2,6 +2,7 @@ import ArchiveTestSupport
 import Foundation
 import IndexedArchive
 import Tar
+import TestSupport
 import Testing
 import XZ
 
@@ -23,7 +24,7 @@ extension AMKTests {
         /// Runs `amk arguments`, expects `status` and a peak RSS under ``bound``.
         @discardableResult
         func run(_ arguments: [String], status: Int32, sourceLocation: SourceLocation = #_sourceLocation) throws -> AMKProcess.Result {
-            let (result, peak) = try AMKProcess.runMeasured(arguments, scratch: tree.root)
+            let (result, peak) = try AMKProcess.runMeasured(arguments)
             let command =
                 "amk " + arguments.map { $0.hasPrefix("/") ? URL(fileURLWithPath: $0).lastPathComponent : $0 }.joined(separator: " ")
             print("\(command): exit \(result.status), peak RSS \(peak / 1024) MiB")
@@ -153,11 +154,8 @@ extension AMKTests {
         /// `xz -0` of `bytes`, as `tar -cJf` would write a plain archive.
         func xz(_ bytes: [UInt8], to name: String) throws -> String {
             let raw = try write(name + ".tar", bytes)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/xz")
-            process.arguments = ["-0", "-f", "--check=crc64", raw]
-            try process.run()
-            process.waitUntilExit()
+            let xz = try ChildProcess.run("/usr/bin/xz", ["-0", "-f", "--check=crc64", raw])
+            guard xz.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: xz.stderr]) }
             return raw + ".xz"
         }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -18,7 +19,7 @@ extension AMKTests {
         }
 
         func amk(_ arguments: String...) throws -> AMKProcess.Result {
-            try AMKProcess.run(arguments, in: tree.root, scratch: tree.root)
+            try AMKProcess.run(arguments, in: tree.root)
         }
 
         func listed(_ archive: String) throws -> Set<String> {
@@ -224,11 +225,10 @@ extension AMKTests {
 /// Mounting a tmpfs inside a test tree, for `--one-file-system` (possible as root only).
 enum OneFileSystem {
     static let canMount: Bool = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("amk-mount-probe-\(UUID().uuidString)")
-        guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil else { return false }
-        defer { try? FileManager.default.removeItem(at: directory) }
-        guard let mounted = try? mountTmpfs(at: directory.path) else { return false }
-        unmount(mounted)
+        guard let directory = try? TemporaryDirectory(prefix: "amk-mount-probe"),
+            let mounted = try? mountTmpfs(at: directory.path)
+        else { return false }
+        withExtendedLifetime(directory) { unmount(mounted) }
         return true
     }()
 
@@ -242,14 +242,7 @@ enum OneFileSystem {
     static func unmount(_ path: String) { _ = run("/bin/umount", [path]) }
 
     private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        (try? ChildProcess.run(tool, arguments))?.status ?? -1
     }
 }
 
@@ -287,10 +280,9 @@ extension AMKTests.ArchiverOptions {
         let quiet = try amk("import", "e.tar.xz", "--container", "j", "--extension", "files", "--no-progress")
         #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr.debugDescription)")
 
-        let receiver = try TransferProcess.startReceiver(container: tree.path("r"), scratch: tree.root, extra: ["--progress"])
+        let receiver = try TransferProcess.startReceiver(container: tree.path("r"), extra: ["--progress"])
         let sent = try amk("send", "--container", "c", "--to", receiver.endpoint, "--code", receiver.code, "--preset", "0", "--progress")
-        receiver.process.waitUntilExit()
-        let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+        let received = try AMKProcess.collect(receiver.process)
         #expect(sent.status == 0 && sent.stderr.contains("\rsending ["), "\(sent.stderr.debugDescription)")
         #expect(received.status == 0 && received.stderr.contains("\rreceiving ["), "\(received.stderr.debugDescription)")
     }

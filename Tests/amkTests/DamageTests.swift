@@ -15,7 +15,7 @@ extension AMKTests {
                 try tree.write("src/data/file\(index).bin", TestTree.noise(count: 512 * 1024, seed: UInt64(index + 1)))
             }
             archive = tree.path("data.tar.xz")
-            let pack = try AMKProcess.run(["pack", tree.path("src/data"), "-o", archive, "--chunk-size", "1M"], scratch: tree.root)
+            let pack = try AMKProcess.run(["pack", tree.path("src/data"), "-o", archive, "--chunk-size", "1M"])
             #expect(pack.status == 0, "\(pack.stderr)")
         }
 
@@ -25,7 +25,7 @@ extension AMKTests {
             for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
             try bytes.write(to: URL(fileURLWithPath: archive))
 
-            let result = try AMKProcess.run(["verify", archive], scratch: tree.root)
+            let result = try AMKProcess.run(["verify", archive])
             #expect(result.status == 1)
             #expect(result.stdout.isEmpty)
             #expect(result.stderr.hasPrefix("amk: "), "\(result.stderr)")
@@ -43,7 +43,7 @@ extension AMKTests {
             try handle.write(contentsOf: Data(garbage))
             try handle.close()
             for command in [["list"], ["verify"], ["extract", "-C", tree.path("out")]] {
-                let result = try AMKProcess.run([command[0], archive] + command.dropFirst(), scratch: tree.root)
+                let result = try AMKProcess.run([command[0], archive] + command.dropFirst())
                 #expect(result.status == 1, "\(command)")
                 #expect(
                     result.stderr
@@ -58,13 +58,13 @@ extension AMKTests {
             try handle.truncate(atOffset: size / 2)
             try handle.close()
 
-            #expect(try AMKProcess.run(["verify", archive], scratch: tree.root).status == 1)
-            let info = try AMKProcess.run(["info", archive], scratch: tree.root)
+            #expect(try AMKProcess.run(["verify", archive]).status == 1)
+            let info = try AMKProcess.run(["info", archive])
             #expect(info.status == 1)
             #expect(info.stderr.contains("the xz index at the end of the file cannot be read"), "\(info.stderr)")
             #expect(info.stdout.isEmpty, "no zero counts for a damaged file: \(info.stdout)")
 
-            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
             #expect(result.status == 1, "damage found exits 1: \(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             let recovered = try #require(lines.first?.firstMatch(of: /recovered (\d+) members/)).output.1
@@ -82,7 +82,7 @@ extension AMKTests {
 
         /// A whole archive salvages everything, reports no damage and exits 0.
         @Test func wholeArchiveSalvagesWithStatusZero() throws {
-            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.split(separator: "\n").contains("no damage found"), "\(result.stdout)")
             for index in 0..<10 {
@@ -99,7 +99,7 @@ extension AMKTests {
             try handle.truncate(atOffset: size - 20)
             try handle.close()
 
-            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
             #expect(result.status == 1, "\(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(!lines.contains("no damage found"), "\(result.stdout)")
@@ -115,7 +115,7 @@ extension AMKTests {
             for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
             try bytes.write(to: URL(fileURLWithPath: archive))
 
-            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
             #expect(result.status == 1, "damage found exits 1: \(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             // The index at the end is intact: salvage resumes after the damaged block, so only the

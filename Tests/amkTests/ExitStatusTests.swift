@@ -28,7 +28,7 @@ extension AMKTests {
         ])
         func usageErrorsExit2(arguments: [String]) throws {
             let resolved = arguments.map { $0 == "SRC" ? tree.path("src") : $0 == "OUT" ? tree.path("out.tar.xz") : $0 }
-            let result = try AMKProcess.run(resolved, scratch: tree.root)
+            let result = try AMKProcess.run(resolved)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(!result.stderr.isEmpty)
             #expect(result.stdout.isEmpty)
@@ -37,15 +37,14 @@ extension AMKTests {
 
         @Test func presetMessageSaysWhatIsWrong() throws {
             let result = try AMKProcess.run(
-                ["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--preset", "12"],
-                scratch: tree.root)
+                ["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--preset", "12"])
             #expect(result.status == 2)
             #expect(result.stderr.contains("--preset must be 0 to 9, not 12"), "\(result.stderr)")
         }
 
         @Test func helpExits0OnStdout() throws {
             for arguments in [["--help"], ["pack", "--help"], ["help", "extract"]] {
-                let result = try AMKProcess.run(arguments, scratch: tree.root)
+                let result = try AMKProcess.run(arguments)
                 #expect(result.status == 0, "\(arguments)")
                 #expect(result.stdout.contains("USAGE:"), "\(arguments): \(result.stdout)")
             }
@@ -54,9 +53,9 @@ extension AMKTests {
         @Test func sizeFormsAreAccepted() throws {
             for (index, size) in ["2M", "2MiB", "2097152"].enumerated() {
                 let out = tree.path("out\(index).tar.xz")
-                let pack = try AMKProcess.run(["pack", tree.path("src"), "-o", out, "--chunk-size", size], scratch: tree.root)
+                let pack = try AMKProcess.run(["pack", tree.path("src"), "-o", out, "--chunk-size", size])
                 #expect(pack.status == 0, "\(size): \(pack.stderr)")
-                let info = try AMKProcess.run(["info", out], scratch: tree.root)
+                let info = try AMKProcess.run(["info", out])
                 #expect(info.stdout.contains("chunk size    2.0 MiB"), "\(size): \(info.stdout)")
             }
         }
@@ -64,7 +63,7 @@ extension AMKTests {
         @Test(arguments: ["list", "extract", "verify", "info"])
         func missingArchiveExits1NamingIt(command: String) throws {
             let missing = tree.path("no-such.tar.xz")
-            let result = try AMKProcess.run([command, missing], in: tree.root, scratch: tree.root)
+            let result = try AMKProcess.run([command, missing], in: tree.root)
             #expect(result.status == 1)
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "one line expected: \(result.stderr)")
@@ -73,7 +72,7 @@ extension AMKTests {
 
         @Test func missingSourceExits1NamingItAndWritesNothing() throws {
             let missing = tree.path("not-there")
-            let result = try AMKProcess.run(["pack", missing, "-o", tree.path("out.tar.xz")], scratch: tree.root)
+            let result = try AMKProcess.run(["pack", missing, "-o", tree.path("out.tar.xz")])
             #expect(result.status == 1)
             #expect(result.stderr.hasPrefix("amk: ") && result.stderr.contains(missing), "\(result.stderr)")
             #expect(!tree.exists("out.tar.xz"))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -6,22 +7,20 @@ extension AMKTests {
     /// Tests/TestExtension) run by export, import, send and receive; and what amk says when one
     /// fails.
     @MainActor struct ExtensionExecutableOption {
-        nonisolated static let testExtension = AMKProcess.packageRoot.appendingPathComponent(".build/debug/amk-test-extension").path
+        nonisolated static let testExtension = BuildProducts.path("amk-test-extension")
 
         @Test func exportAndImportRunAUsersExtensionExecutable() throws {
             let tree = try TestTree()
             try tree.write("src/Documents/a.txt", "alpha\n")
             try tree.write("src/Documents/b.txt", "beta\n")
             let exported = try AMKProcess.run(
-                ["export", "--container", tree.path("src"), "--extension-executable", Self.testExtension, "-o", tree.path("a.tar.xz")],
-                scratch: tree.root)
+                ["export", "--container", tree.path("src"), "--extension-executable", Self.testExtension, "-o", tree.path("a.tar.xz")])
             #expect(exported.status == 0, "\(exported.stderr)")
             // The properties and the name come from the process.
             #expect(exported.stdout.contains("exported with amk-test-extension"), "\(exported.stdout)")
             #expect(exported.stdout.contains("version 7.1"), "\(exported.stdout)")
             let imported = try AMKProcess.run(
-                ["import", tree.path("a.tar.xz"), "--container", tree.path("dst"), "--extension-executable", Self.testExtension],
-                scratch: tree.root)
+                ["import", tree.path("a.tar.xz"), "--container", tree.path("dst"), "--extension-executable", Self.testExtension])
             #expect(imported.status == 0, "\(imported.stderr)")
             #expect(TransferProcess.files(under: tree.path("dst"))["Documents/b.txt"] == Data("beta\n".utf8))
         }
@@ -30,15 +29,15 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("src/Documents/a.txt", "alpha\n")
             let receiver = try TransferProcess.startReceiver(
-                container: tree.path("dst"), scratch: tree.root, extra: ["--extension-executable", Self.testExtension])
+                container: tree.path("dst"), extra: ["--extension-executable", Self.testExtension])
             let sent = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                     "--extension-executable", Self.testExtension, "--preset", "0"
-                ], scratch: tree.root)
-            receiver.process.waitUntilExit()
+                ])
+            let received = try receiver.process.waitUntilExit()
             #expect(sent.status == 0, "\(sent.stderr)")
-            #expect(receiver.process.terminationStatus == 0)
+            #expect(received.status == 0)
             #expect(TransferProcess.files(under: tree.path("dst"))["Documents/a.txt"] == Data("alpha\n".utf8))
         }
 
@@ -51,7 +50,7 @@ extension AMKTests {
                 [
                     "export", "--container", tree.path("src"), "--extension-executable", tree.path("not-an-extension.sh"),
                     "-o", tree.path("a.tar.xz")
-                ], scratch: tree.root)
+                ])
             #expect(result.status == 1)
             #expect(
                 result.stderr.contains("extension 'not-an-extension.sh'")
@@ -64,7 +63,7 @@ extension AMKTests {
             try tree.write("src/Documents/a.txt", "alpha\n")
             try tree.write("src/Documents/b.txt", "beta\n")
             let exported = try AMKProcess.run(
-                ["export", "--container", tree.path("src"), "-o", tree.path("a.tar.xz"), "--extension", "sample"], scratch: tree.root)
+                ["export", "--container", tree.path("src"), "-o", tree.path("a.tar.xz"), "--extension", "sample"])
             #expect(exported.status == 0, "\(exported.stderr)")
             try tree.write("dst/Documents/mine.txt", "mine\n")
             try tree.mkdir("dst/.amk")
@@ -75,8 +74,7 @@ extension AMKTests {
                 "crashing.sh", "#!/bin/sh\nAMK_TEST_BEHAVIOUR=segv AMK_TEST_AFTER=1 exec '\(Self.testExtension)'\n")
             _ = chmod(tree.path("crashing.sh"), 0o755)
             let result = try AMKProcess.run(
-                ["import", tree.path("a.tar.xz"), "--container", tree.path("dst"), "--extension-executable", tree.path("crashing.sh")],
-                scratch: tree.root)
+                ["import", tree.path("a.tar.xz"), "--container", tree.path("dst"), "--extension-executable", tree.path("crashing.sh")])
             #expect(result.status == 1, "\(result.stderr)")
             #expect(result.stderr.contains("SIGSEGV (11)"), "\(result.stderr)")
             // Cleared (the file it had copied and the one that was there), and the failure recorded.
@@ -92,7 +90,7 @@ extension AMKTests {
                 [
                     "export", "--container", tree.path("src"), "-o", tree.path("a.tar.xz"), "--extension", "sample",
                     "--extension-executable", Self.testExtension
-                ], scratch: tree.root)
+                ])
             #expect(result.status == 2)
             #expect(result.stderr.contains("not both"), "\(result.stderr)")
         }

@@ -14,24 +14,24 @@ extension AMKTests {
             try tree.write("src/t/a.txt", "a\n")
             try tree.write("src/t/sub/b.txt", "b\n")
             archive = tree.path("t.tar.xz")
-            let pack = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive], scratch: tree.root)
+            let pack = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive])
             try #require(pack.status == 0, "\(pack.stderr)")
         }
 
         @Test func missingParentsAreCreated() throws {
-            let result = try AMKProcess.run(["extract", archive, "-C", tree.path("new/deeper/dir")], scratch: tree.root)
+            let result = try AMKProcess.run(["extract", archive, "-C", tree.path("new/deeper/dir")])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(try tree.read("new/deeper/dir/t/sub/b.txt") == Array("b\n".utf8))
         }
 
         @Test func relativeDestinationWithParents() throws {
-            let result = try AMKProcess.run(["extract", archive, "-C", "rel/out"], in: tree.root, scratch: tree.root)
+            let result = try AMKProcess.run(["extract", archive, "-C", "rel/out"], in: tree.root)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(try tree.read("rel/out/t/a.txt") == Array("a\n".utf8))
         }
 
         @Test func nothingIsCreatedForAMissingArchive() throws {
-            let result = try AMKProcess.run(["extract", tree.path("none.tar.xz"), "-C", tree.path("fresh/sub")], scratch: tree.root)
+            let result = try AMKProcess.run(["extract", tree.path("none.tar.xz"), "-C", tree.path("fresh/sub")])
             #expect(result.status == 1)
             #expect(result.stderr.contains("none.tar.xz"), "\(result.stderr)")
             #expect(!tree.exists("fresh"))
@@ -41,13 +41,13 @@ extension AMKTests {
         @Test(arguments: ["fresh", "fresh/sub"])
         func nothingIsLeftForAnUnreadableArchive(destination: String) throws {
             try tree.write("plain.txt", "this is plainly not an xz file\n")
-            let result = try AMKProcess.run(["extract", tree.path("plain.txt"), "-C", tree.path(destination)], scratch: tree.root)
+            let result = try AMKProcess.run(["extract", tree.path("plain.txt"), "-C", tree.path(destination)])
             #expect(result.status == 1)
             #expect(!tree.exists("fresh"), "left the destination it created")
         }
 
         @Test func nothingIsCreatedForAMissingMember() throws {
-            let result = try AMKProcess.run(["extract", archive, "t/none", "-C", tree.path("fresh")], scratch: tree.root)
+            let result = try AMKProcess.run(["extract", archive, "t/none", "-C", tree.path("fresh")])
             #expect(result.status == 1)
             #expect(result.stderr.contains("member 't/none'"), "\(result.stderr)")
             #expect(!tree.exists("fresh"))
@@ -57,14 +57,14 @@ extension AMKTests {
         @Test func anExistingDestinationStays() throws {
             try tree.mkdir("mine")
             try tree.write("plain.txt", "this is plainly not an xz file\n")
-            let result = try AMKProcess.run(["extract", tree.path("plain.txt"), "-C", tree.path("mine")], scratch: tree.root)
+            let result = try AMKProcess.run(["extract", tree.path("plain.txt"), "-C", tree.path("mine")])
             #expect(result.status == 1)
             #expect(tree.exists("mine"))
         }
 
         @Test func aFileInTheWayIsAnError() throws {
             try tree.write("blocker", "file\n")
-            let result = try AMKProcess.run(["extract", archive, "-C", tree.path("blocker/dir")], scratch: tree.root)
+            let result = try AMKProcess.run(["extract", archive, "-C", tree.path("blocker/dir")])
             #expect(result.status == 1)
             #expect(result.stderr.contains("blocker"), "\(result.stderr)")
             #expect(result.stderr.contains("Not a directory"), "\(result.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -32,12 +33,8 @@ extension AMKTests {
             for (path, text) in others { try tree.write("archived/\(path)", text) }
             let names = [member] + Set(others.keys.map { String($0.split(separator: "/")[0]) }).sorted()
             let archive = tree.path("linked.tar.xz")
-            let tar = Process()
-            tar.executableURL = URL(fileURLWithPath: "/usr/bin/tar")
-            tar.arguments = ["-cJf", archive, "-C", tree.path("archived")] + names
-            try tar.run()
-            tar.waitUntilExit()
-            guard tar.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
+            let tar = try ChildProcess.run("/usr/bin/tar", ["-cJf", archive, "-C", tree.path("archived")] + names)
+            guard tar.status == 0 else { throw CocoaError(.fileWriteUnknown) }
             return archive
         }
 
@@ -53,8 +50,7 @@ extension AMKTests {
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
             let result = try AMKProcess.run(
-                ["import", archive, "--container", tree.path("dst"), "--extension", linked.extensionName],
-                scratch: tree.root)
+                ["import", archive, "--container", tree.path("dst"), "--extension", linked.extensionName])
             #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("'\(linked.member)'"), "\(result.stderr)")
             #expect(TransferProcess.items(under: tree.path("outside")) == outsideBefore)
@@ -73,8 +69,7 @@ extension AMKTests {
                 in: tree, member: "Documents", target: "Application Support/stash",
                 others: ["Application Support/stash/x.txt": "x\n"])
             let result = try AMKProcess.run(
-                ["import", archive, "--container", tree.path("dst"), "--extension", "sample"],
-                scratch: tree.root)
+                ["import", archive, "--container", tree.path("dst"), "--extension", "sample"])
             #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("'Documents'"), "\(result.stderr)")
             #expect(!tree.exists("dst/Documents/x.txt"))
@@ -89,14 +84,9 @@ extension AMKTests {
             try tree.symlink("archived/Documents/notes-folder", to: "notes")
             try tree.write("dst/Documents/notes-folder/kept.txt", "the app's own folder of that name\n")
             let archive = tree.path("inside.tar.xz")
-            let tar = Process()
-            tar.executableURL = URL(fileURLWithPath: "/usr/bin/tar")
-            tar.arguments = ["-cJf", archive, "-C", tree.path("archived"), "Documents"]
-            try tar.run()
-            tar.waitUntilExit()
+            _ = try ChildProcess.run("/usr/bin/tar", ["-cJf", archive, "-C", tree.path("archived"), "Documents"])
             let result = try AMKProcess.run(
-                ["import", archive, "--container", tree.path("dst"), "--extension", "sample"],
-                scratch: tree.root)
+                ["import", archive, "--container", tree.path("dst"), "--extension", "sample"])
             #expect(result.status == 0, "\(result.stderr)")
             let items = TransferProcess.items(under: tree.path("dst/Documents"))
             #expect(items["latest"] == Data("-> notes/a.txt".utf8))

@@ -13,8 +13,8 @@ extension AMKTests {
             }
             try tree.mkdir("out")
             let archive = tree.path("out/big.tar.xz")
-            let (process, stdout, stderr) = try AMKProcess.start(
-                ["pack", tree.path("src/big"), "-o", archive, "--preset", "9"], scratch: tree.root)
+            let process = try AMKProcess.start(
+                ["pack", tree.path("src/big"), "-o", archive, "--preset", "9"])
 
             // Give it time to install its handlers and get into the compression.
             try await Task.sleep(for: .milliseconds(1500))
@@ -27,13 +27,13 @@ extension AMKTests {
             let elapsed = ContinuousClock.now - sent
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                try process.waitUntilExit()
                 Issue.record("amk still ran 10 s after the signal")
                 return
             }
-            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            let result = try AMKProcess.collect(process)
             #expect(elapsed < .seconds(3), "took \(elapsed) to stop")
-            #expect(process.terminationReason == .exit, "killed by the signal instead of exiting")
+            #expect(result.terminationReason == .exit, "killed by the signal instead of exiting")
             #expect(result.status == 1)
             #expect(result.stderr == "amk: interrupted\n")
             #expect(result.stdout.isEmpty)
@@ -46,10 +46,9 @@ extension AMKTests {
         /// exits without waiting for it.
         @Test(arguments: [SIGINT, SIGTERM])
         func firstSignalEndsWorkThatIgnoresCancellation(signal: Int32) async throws {
-            let tree = try TestTree()
-            let (process, stdout, stderr) = try AMKProcess.start(["_stall", "--seconds", "60"], scratch: tree.root)
+            let process = try AMKProcess.start(["_stall", "--seconds", "60"])
             let started = ContinuousClock.now
-            while process.isRunning && (try? String(contentsOf: stdout, encoding: .utf8))?.contains("stalling") != true
+            while process.isRunning && !process.stdoutSoFar().contains("stalling")
                 && ContinuousClock.now - started < .seconds(20)
             {
                 try await Task.sleep(for: .milliseconds(20))
@@ -65,14 +64,14 @@ extension AMKTests {
             let elapsed = ContinuousClock.now - sent
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                try process.waitUntilExit()
                 Issue.record("amk still ran 15 s after the signal")
                 return
             }
-            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            let result = try AMKProcess.collect(process)
             // The grace period is 5 s; a loaded machine may add a little.
             #expect(elapsed < .seconds(7), "took \(elapsed) to stop")
-            #expect(process.terminationReason == .exit, "killed by the signal instead of exiting")
+            #expect(result.terminationReason == .exit, "killed by the signal instead of exiting")
             #expect(result.status == 1)
             #expect(result.stderr == "amk: interrupted\n")
             #expect(result.stdout == "stalling\n")
@@ -80,10 +79,9 @@ extension AMKTests {
 
         /// A second signal does not wait for the grace period.
         @Test func secondSignalExitsAtOnce() async throws {
-            let tree = try TestTree()
-            let (process, stdout, stderr) = try AMKProcess.start(["_stall", "--seconds", "60"], scratch: tree.root)
+            let process = try AMKProcess.start(["_stall", "--seconds", "60"])
             let started = ContinuousClock.now
-            while process.isRunning && (try? String(contentsOf: stdout, encoding: .utf8))?.contains("stalling") != true
+            while process.isRunning && !process.stdoutSoFar().contains("stalling")
                 && ContinuousClock.now - started < .seconds(20)
             {
                 try await Task.sleep(for: .milliseconds(20))
@@ -100,11 +98,11 @@ extension AMKTests {
             let elapsed = ContinuousClock.now - sent
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                try process.waitUntilExit()
                 Issue.record("amk still ran 15 s after the second signal")
                 return
             }
-            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            let result = try AMKProcess.collect(process)
             #expect(elapsed < .seconds(2), "took \(elapsed) to stop")
             #expect(result.status == 1)
             #expect(result.stderr == "amk: interrupted\n")

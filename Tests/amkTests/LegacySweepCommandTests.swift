@@ -18,7 +18,7 @@ extension AMKTests {
         @Test func aKillAtEveryPointLosesNothing() throws {
             let tree = try TestTree()
             try Self.plant(in: tree)
-            let full = try AMKProcess.run(["_legacy-sweep", "--root", tree.path("root")], scratch: tree.root)
+            let full = try AMKProcess.run(["_legacy-sweep", "--root", tree.path("root")])
             #expect(full.status == 0, "\(full.stderr)")
             let match = try #require(full.stdout.firstMatch(of: /(\d+) changes/), "\(full.stdout)")
             let changes = try #require(Int(match.1))
@@ -33,15 +33,15 @@ extension AMKTests {
                 let root = "run\(crashAfter)"
                 try tree.write("\(root)/Documents/prefs.json", Array(Self.prefs))
                 try tree.write("\(root)/Documents/token.b64", Array(Self.secret.base64EncodedData()))
-                let (process, _, _) = try AMKProcess.start(
+                let crashed = try AMKProcess.start(
                     [
                         "_legacy-sweep", "--root", tree.path(root),
                         "--crash-after", String(crashAfter)
-                    ], scratch: tree.root)
-                process.waitUntilExit()
+                    ]
+                ).waitUntilExit()
                 #expect(
-                    process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
-                    "crash after \(crashAfter): exited \(process.terminationStatus)")
+                    crashed.terminationReason == .uncaughtSignal && crashed.status == SIGKILL,
+                    "crash after \(crashAfter): exited \(crashed.status)")
                 for key in keys {
                     let old = FileManager.default.contents(atPath: tree.path("\(root)/\(key.old)"))
                     let new = FileManager.default.contents(atPath: tree.path("\(root)/\(key.new)"))
@@ -49,7 +49,7 @@ extension AMKTests {
                     #expect(old == nil || old == key.oldBytes, "crash after \(crashAfter): \(key.old) damaged")
                     #expect(new == nil || new == key.newBytes, "crash after \(crashAfter): \(key.new) partial")
                 }
-                let reboot = try AMKProcess.run(["_legacy-sweep", "--root", tree.path(root)], scratch: tree.root)
+                let reboot = try AMKProcess.run(["_legacy-sweep", "--root", tree.path(root)])
                 #expect(reboot.status == 0, "\(reboot.stderr)")
                 for key in keys {
                     #expect(FileManager.default.contents(atPath: tree.path("\(root)/\(key.new)")) == key.newBytes)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -19,7 +20,7 @@ extension AMKTests {
         }
 
         func amk(_ arguments: String...) throws -> AMKProcess.Result {
-            try AMKProcess.run(arguments, in: tree.root, scratch: tree.root)
+            try AMKProcess.run(arguments, in: tree.root)
         }
 
         func attribute(_ path: String, _ name: String) throws -> String {
@@ -38,38 +39,38 @@ extension AMKTests {
             #expect(try amk("extract", "a.tar.xz", "-C", "y").status == 0)
             #expect(try attribute("y/d/f.txt", "user.comment") == "none")
 
-            if ShellPipeline.has("tar") {
-                let listing = try ShellPipeline.run("tar --xattrs -tvvJf a.tar.xz", in: tree.root, scratch: tree.root)
+            if ChildProcess.lookUp("tar") != nil {
+                let listing = try ShellPipeline.run("tar --xattrs -tvvJf a.tar.xz", in: tree.root)
                 #expect(listing.stdout.contains("user.comment"), "\(listing.stdout)")
                 let gnu = try ShellPipeline.run(
-                    "mkdir g && tar --xattrs --xattrs-include='*' -xJf a.tar.xz -C g", in: tree.root, scratch: tree.root)
+                    "mkdir g && tar --xattrs --xattrs-include='*' -xJf a.tar.xz -C g", in: tree.root)
                 #expect(gnu.status == 0, "\(gnu.stderr)")
                 #expect(try attribute("g/d/f.txt", "user.comment") == "68656c6c6f20ff")
             }
-            if ShellPipeline.has("bsdtar") {
-                let bsd = try ShellPipeline.run("mkdir b && bsdtar -xf a.tar.xz -C b", in: tree.root, scratch: tree.root)
+            if ChildProcess.lookUp("bsdtar") != nil {
+                let bsd = try ShellPipeline.run("mkdir b && bsdtar -xf a.tar.xz -C b", in: tree.root)
                 #expect(bsd.status == 0, "\(bsd.stderr)")
                 #expect(try attribute("b/d/f.txt", "user.comment") == "68656c6c6f20ff")
             }
         }
 
-        @Test(.enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("xz"), "needs GNU tar and xz"))
+        @Test(.enabled(if: ChildProcess.lookUp("tar") != nil && ChildProcess.lookUp("xz") != nil, "needs GNU tar and xz"))
         func gnuTarAttributesAreRestoredByAmk() throws {
-            let made = try ShellPipeline.run("tar --xattrs -cJf g.tar.xz d", in: tree.root, scratch: tree.root)
+            let made = try ShellPipeline.run("tar --xattrs -cJf g.tar.xz d", in: tree.root)
             #expect(made.status == 0, "\(made.stderr)")
             let result = try amk("extract", "g.tar.xz", "-C", "x", "--xattrs")
             #expect(result.status == 0, "\(result.stderr)")
             #expect(try attribute("x/d/f.txt", "user.comment") == "68656c6c6f20ff")
         }
 
-        @Test(.enabled(if: ShellPipeline.has("tar"), "needs GNU tar"))
+        @Test(.enabled(if: ChildProcess.lookUp("tar") != nil, "needs GNU tar"))
         func ownerNamesAreStoredBesideTheIds() throws {
             #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
-            let user = try ShellPipeline.run("id -un; id -gn", in: tree.root, scratch: tree.root).stdout.split(separator: "\n")
+            let user = try ShellPipeline.run("id -un; id -gn", in: tree.root).stdout.split(separator: "\n")
             try #require(user.count == 2)
-            let listing = try ShellPipeline.run("tar -tvJf a.tar.xz", in: tree.root, scratch: tree.root)
+            let listing = try ShellPipeline.run("tar -tvJf a.tar.xz", in: tree.root)
             #expect(listing.stdout.contains(" \(user[0])/\(user[1]) "), "\(listing.stdout)")
-            let numeric = try ShellPipeline.run("tar --numeric-owner -tvJf a.tar.xz", in: tree.root, scratch: tree.root)
+            let numeric = try ShellPipeline.run("tar --numeric-owner -tvJf a.tar.xz", in: tree.root)
             #expect(numeric.stdout.contains(" \(getuid())/\(getgid()) "), "\(numeric.stdout)")
         }
     }
@@ -80,20 +81,11 @@ enum UserAttributes {
     /// Runs a Python snippet in `directory` and returns its standard output.
     @discardableResult
     static func python(_ code: String, in directory: URL) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", code]
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let python = try ChildProcess.run("python3", ["-c", code], in: directory, environment: [:])
+        guard python.status == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "python3 failed: \(code)"])
         }
-        return String(decoding: output, as: UTF8.self)
+        return python.stdoutString
     }
 
     static let canSet: Bool = {

@@ -13,7 +13,7 @@ extension AMKTests {
             let fifo = tree.path("pipe.tar.xz")
             try #require(mkfifo(fifo, 0o600) == 0)
             let arguments = [command[0], fifo] + command.dropFirst().map { $0 == "out" ? tree.path($0) : $0 }
-            let (process, stdout, stderr) = try AMKProcess.start(arguments, scratch: tree.root)
+            let process = try AMKProcess.start(arguments)
             try await Task.sleep(for: .milliseconds(500))
             #expect(process.isRunning, "amk \(command[0]) should wait for the FIFO's writer")
             kill(process.processIdentifier, SIGTERM)
@@ -23,11 +23,11 @@ extension AMKTests {
             }
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                try process.waitUntilExit()
                 Issue.record("amk \(command[0]) ignored SIGTERM while waiting on the FIFO")
                 return
             }
-            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            let result = try AMKProcess.collect(process)
             #expect(result.status == 1)
             #expect(result.stderr.contains("interrupted"), "\(result.stderr)")
             #expect(!tree.exists("out"), "created the destination for an archive it could not open")
@@ -39,19 +39,19 @@ extension AMKTests {
             let fifo = tree.path("pipe.tar.xz")
             try #require(mkfifo(fifo, 0o600) == 0)
             let arguments = [command[0], fifo] + command.dropFirst().map { $0 == "out" || $0 == "container" ? tree.path($0) : $0 }
-            let (process, stdout, stderr) = try AMKProcess.start(arguments, scratch: tree.root)
+            let process = try AMKProcess.start(arguments)
             let start = ContinuousClock.now
             while process.isRunning && ContinuousClock.now - start < .seconds(10) {
                 try await Task.sleep(for: .milliseconds(20))
             }
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                try process.waitUntilExit()
                 Issue.record("amk \(command[0]) still waited on the FIFO after 10 s")
                 return
             }
             let elapsed = ContinuousClock.now - start
-            let result = try AMKProcess.collect(process, stdout: stdout, stderr: stderr)
+            let result = try AMKProcess.collect(process)
             #expect(elapsed < .seconds(3), "took \(elapsed)")
             #expect(result.status == 1)
             #expect(result.stderr.contains("not a regular file"), "\(result.stderr)")

@@ -29,10 +29,10 @@ extension AMKTests {
                 [
                     "pack", tree.path("src"), "-o", tree.path("slow.tar.xz"), "--preset", "9",
                     "--jobs", "1", "--chunk-size", "4M", "--stall-timeout", "1"
-                ], scratch: tree.root)
+                ])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(!result.stderr.contains("stalled"), "\(result.stderr)")
-            let verify = try AMKProcess.run(["verify", tree.path("slow.tar.xz")], scratch: tree.root)
+            let verify = try AMKProcess.run(["verify", tree.path("slow.tar.xz")])
             #expect(verify.status == 0, "\(verify.stderr)")
         }
 
@@ -41,8 +41,7 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("src/a.txt", "a")
             let result = try AMKProcess.run(
-                ["pack", tree.path("src"), "-o", tree.path("a.tar.xz"), "--stall-timeout", value],
-                scratch: tree.root)
+                ["pack", tree.path("src"), "-o", tree.path("a.tar.xz"), "--stall-timeout", value])
             #expect(result.status == 2)
             #expect(result.stderr.contains("--stall-timeout"), "\(result.stderr)")
         }

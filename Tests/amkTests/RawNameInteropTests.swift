@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -6,7 +7,7 @@ extension AMKTests {
     /// `\xff`, a name too long for the ustar field) are stored and restored byte for byte, by amk and
     /// between amk and GNU tar and bsdtar in both directions. Trees are built and compared with
     /// Python's bytes API, which never decodes a name.
-    @Suite(.enabled(if: ShellPipeline.has("python3"), "needs python3"))
+    @Suite(.enabled(if: ChildProcess.lookUp("python3") != nil, "needs python3"))
     @MainActor struct RawNameInterop {
         let tree: TestTree
 
@@ -45,11 +46,11 @@ extension AMKTests {
         }
 
         func amk(_ arguments: String...) throws -> AMKProcess.Result {
-            try AMKProcess.run(arguments, in: tree.root, scratch: tree.root)
+            try AMKProcess.run(arguments, in: tree.root)
         }
 
         func shell(_ command: String) throws -> AMKProcess.Result {
-            try ShellPipeline.run(command, in: tree.root, scratch: tree.root)
+            try ShellPipeline.run(command, in: tree.root)
         }
 
         func snapshot(_ root: String) throws -> String {
@@ -65,7 +66,7 @@ extension AMKTests {
             #expect(extracted.status == 0, "\(extracted.stderr)")
             #expect(try snapshot("x/d") == original)
             // The sequential reader (a stream on standard input) writes the same names.
-            let streamed = try shell("mkdir s && \(AMKProcess.binary.path) extract - -C s < a.tar.xz")
+            let streamed = try shell("mkdir s && \(AMKProcess.binary) extract - -C s < a.tar.xz")
             #expect(streamed.status == 0, "\(streamed.stderr)")
             #expect(try snapshot("s/d") == original)
         }
@@ -86,7 +87,9 @@ extension AMKTests {
         }
 
         @Test(
-            .enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz")
+            .enabled(
+                if: ChildProcess.lookUp("tar") != nil && ChildProcess.lookUp("bsdtar") != nil && ChildProcess.lookUp("xz") != nil,
+                "needs GNU tar, bsdtar and xz")
         )
         func gnuTarAndBsdtarExtractAmksNamesAsTheyWere() throws {
             let original = try snapshot("d")
@@ -102,7 +105,8 @@ extension AMKTests {
 
         @Test(
             .enabled(
-                if: ShellPipeline.has("tar") && ShellPipeline.has("bsdtar") && ShellPipeline.has("xz"), "needs GNU tar, bsdtar and xz"),
+                if: ChildProcess.lookUp("tar") != nil && ChildProcess.lookUp("bsdtar") != nil && ChildProcess.lookUp("xz") != nil,
+                "needs GNU tar, bsdtar and xz"),
             arguments: [
                 "tar -cJf t.tar.xz d", "tar --format=pax -cJf t.tar.xz d", "bsdtar -cJf t.tar.xz d", "bsdtar --format=pax -cJf t.tar.xz d"
             ])

@@ -18,20 +18,18 @@ extension AMKTests {
             try tree.write("src/Documents/big.bin", Array(random.readData(ofLength: 32 << 20)))
             try random.close()
             try tree.write("src/Documents/small.txt", "small\n")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let (sender, senderOut, senderErr) = try AMKProcess.start(
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
+            let sender = try AMKProcess.start(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB",
                     "--preset", "0"
-                ],
-                scratch: tree.root)
+                ])
             let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 2 << 20 }
             kill(receiver.process.processIdentifier, SIGKILL)
-            receiver.process.waitUntilExit()
+            let killed = try receiver.process.waitUntilExit()
             #expect(streaming, "the receiver never staged 2 MiB")
-            #expect(receiver.process.terminationReason == .uncaughtSignal, "the receiver finished before it could be killed")
-            sender.waitUntilExit()
-            let sent = try AMKProcess.collect(sender, stdout: senderOut, stderr: senderErr)
+            #expect(killed.terminationReason == .uncaughtSignal, "the receiver finished before it could be killed")
+            let sent = try AMKProcess.collect(sender)
             #expect(sent.status == 1)
             #expect(
                 sent.stderr.hasPrefix("amk: the connection to the receiver at \(receiver.endpoint) was lost")
@@ -39,13 +37,13 @@ extension AMKTests {
             #expect(TransferProcess.files(under: tree.path("dst")).isEmpty)
 
             // A new receiver cleans up after the dead one, then imports.
-            let second = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let second = try TransferProcess.startReceiver(container: tree.path("dst"))
             let again = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", second.endpoint, "--code", second.code,
                     "--chunk-size", "1MiB", "--preset", "0"
-                ], scratch: tree.root)
-            second.process.waitUntilExit()
+                ])
+            try second.process.waitUntilExit()
             #expect(again.status == 0, "\(again.stderr)")
             #expect(TransferProcess.stagedBytes(in: tree.path("dst")) == 0)
             #expect(TransferProcess.files(under: tree.path("dst")) == TransferProcess.files(under: tree.path("src")))
@@ -66,14 +64,13 @@ extension AMKTests {
             try tree.mkdir("dst/tmp")
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
             let sent = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                     "--chunk-size", "1MiB", "--preset", "0"
-                ], scratch: tree.root)
-            receiver.process.waitUntilExit()
-            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+                ])
+            let received = try AMKProcess.collect(receiver.process)
             #expect(received.status == 1, "\(received.stdout)\(received.stderr)")
             #expect(received.stderr.contains("'Documents'"), "\(received.stderr)")
             #expect(sent.status == 1, "\(sent.stdout)\(sent.stderr)")
@@ -91,14 +88,13 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("src/Library/stash/x.txt", "x\n")
             try tree.symlink("src/Documents", to: "Library/stash")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
             let sent = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                     "--chunk-size", "1MiB", "--preset", "0"
-                ], scratch: tree.root)
-            receiver.process.waitUntilExit()
-            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+                ])
+            let received = try AMKProcess.collect(receiver.process)
             #expect(received.status == 1, "\(received.stdout)\(received.stderr)")
             #expect(received.stderr.contains("'Documents'"), "\(received.stderr)")
             #expect(sent.status == 1, "\(sent.stderr)")
@@ -112,7 +108,7 @@ extension AMKTests {
                 [
                     "receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
                     "--accept-timeout", "1"
-                ], scratch: tree.root)
+                ])
             #expect(result.status == 1)
             #expect(result.stderr.contains("no sender with the pairing code connected"), "\(result.stderr)")
         }
@@ -125,7 +121,7 @@ extension AMKTests {
                 [
                     "receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
                     "--accept-timeout", "0.5"
-                ], scratch: tree.root)
+                ])
             #expect(result.status == 1, "\(result.stderr)")
             #expect(
                 result.stderr.contains(/no sender with the pairing code connected to 127\.0\.0\.1:\d+ within 0\.5 s/),
@@ -136,7 +132,7 @@ extension AMKTests {
                     [
                         "receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
                         "\(flag)=\(value)"
-                    ], scratch: tree.root)
+                    ])
                 #expect(invalid.status == 2, "\(flag) \(value): \(invalid.stderr)")
                 #expect(invalid.stderr.contains("\(flag) must be a positive number of seconds"), "\(invalid.stderr)")
             }
@@ -150,17 +146,17 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("data/big.bin", TestTree.noise(count: 200_000, seed: 9))
             let archive = tree.path("real.tar.xz")
-            let pack = try AMKProcess.run(["pack", tree.path("data"), "-o", archive, "--chunk-size", "1M"], scratch: tree.root)
+            let pack = try AMKProcess.run(["pack", tree.path("data"), "-o", archive, "--chunk-size", "1M"])
             #expect(pack.status == 0, "\(pack.stderr)")
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: archive)).prefix(150))
             try tree.write("dst/Documents/kept.txt", "kept\n")
             let receiver = try TransferProcess.startReceiver(
-                container: tree.path("dst"), scratch: tree.root,
+                container: tree.path("dst"),
                 extra: ["--idle-timeout", "1"])
             let sender = try TricklingSender(to: receiver.endpoint, code: receiver.code, bytes: bytes, every: .milliseconds(200))
-            receiver.process.waitUntilExit()
+            try receiver.process.waitUntilExit()
             let ended = Date()
-            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+            let received = try AMKProcess.collect(receiver.process)
             #expect(received.status == 1)
             #expect(received.stderr.hasPrefix("amk: the sender was idle for 1 s ("), "\(received.stderr)")
             let start = try #require(sender.trickleStart)
@@ -185,7 +181,7 @@ extension AMKTests {
                 case "send": ["--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000"]
                 default: ["--listen", "127.0.0.1:0", "--container", tree.path("dst")]
                 }
-            let result = try AMKProcess.run([command] + rest + ["--extension", "nope"], scratch: tree.root)
+            let result = try AMKProcess.run([command] + rest + ["--extension", "nope"])
             #expect(result.status == 2)
             #expect(
                 result.stderr.contains("Please provide one of 'sample', 'sample-stored', 'documents' or 'files'"),
@@ -199,25 +195,24 @@ extension AMKTests {
             try tree.write("src/Documents/a.txt", "alpha\n")
             try tree.write("src/Library/Application Support/state.json", "{}\n")
             let receiver = try TransferProcess.startReceiver(
-                container: tree.path("dst"), scratch: tree.root,
+                container: tree.path("dst"),
                 extra: ["--extension", "sample"])
             let sent = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                     "--extension", "sample", "--preset", "0"
-                ], scratch: tree.root)
-            receiver.process.waitUntilExit()
+                ])
+            try receiver.process.waitUntilExit()
             #expect(sent.status == 0, "\(sent.stderr)")
             #expect(TransferProcess.files(under: tree.path("dst"))["Documents/a.txt"] == Data("alpha\n".utf8))
             let exported = try AMKProcess.run(
                 [
                     "export", "--container", tree.path("src"), "--extension", "files",
                     "-o", tree.path("f.tar.xz")
-                ], scratch: tree.root)
+                ])
             #expect(exported.status == 0, "\(exported.stderr)")
             let imported = try AMKProcess.run(
-                ["import", tree.path("f.tar.xz"), "--container", tree.path("dst2"), "--extension", "files"],
-                scratch: tree.root)
+                ["import", tree.path("f.tar.xz"), "--container", tree.path("dst2"), "--extension", "files"])
             #expect(imported.status == 0, "\(imported.stderr)")
             #expect(TransferProcess.files(under: tree.path("dst2")) == TransferProcess.files(under: tree.path("src")))
         }

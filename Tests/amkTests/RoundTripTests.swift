@@ -18,7 +18,7 @@ extension AMKTests {
         }
 
         func pack() throws -> AMKProcess.Result {
-            try AMKProcess.run(["pack", tree.path("src/tree"), "-o", archive, "--chunk-size", "1MiB"], scratch: tree.root)
+            try AMKProcess.run(["pack", tree.path("src/tree"), "-o", archive, "--chunk-size", "1MiB"])
         }
 
         @Test func packPrintsSummaryAndNoProgressWhenNotATerminal() throws {
@@ -38,7 +38,7 @@ extension AMKTests {
         @Test func listPlainLongAndJSON() throws {
             #expect(try pack().status == 0)
 
-            let plain = try AMKProcess.run(["list", archive], scratch: tree.root)
+            let plain = try AMKProcess.run(["list", archive])
             #expect(plain.status == 0, "\(plain.stderr)")
             let names = plain.stdout.split(separator: "\n").map(String.init)
             #expect(
@@ -47,7 +47,7 @@ extension AMKTests {
                     "tree/empty/", "tree/link"
                 ])
 
-            let long = try AMKProcess.run(["list", "--long", archive], scratch: tree.root)
+            let long = try AMKProcess.run(["list", "--long", archive])
             #expect(long.status == 0, "\(long.stderr)")
             let lines = long.stdout.split(separator: "\n").map(String.init)
             #expect(lines.count == 7)
@@ -58,7 +58,7 @@ extension AMKTests {
             #expect(lines.contains { $0.hasPrefix("d") && $0.hasSuffix(" tree/empty/") }, "\(lines)")
             #expect(lines.contains { $0.hasPrefix("l") && $0.hasSuffix(" tree/link -> a.txt") }, "\(lines)")
 
-            let json = try AMKProcess.run(["list", "--json", archive], scratch: tree.root)
+            let json = try AMKProcess.run(["list", "--json", archive])
             #expect(json.status == 0, "\(json.stderr)")
             let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8))
             let objects = try #require(parsed as? [[String: Any]])
@@ -83,7 +83,7 @@ extension AMKTests {
         @Test func extractAllThenOneMember() throws {
             #expect(try pack().status == 0)
 
-            let all = try AMKProcess.run(["extract", archive, "-C", tree.path("all")], scratch: tree.root)
+            let all = try AMKProcess.run(["extract", archive, "-C", tree.path("all")])
             #expect(all.status == 0, "\(all.stderr)")
             #expect(all.stdout.wholeMatch(of: /extracted 7 entries, [0-9.]+ KiB in [0-9.]+ s\n/) != nil, "\(all.stdout)")
             #expect(try tree.read("all/tree/a.txt") == tree.read("src/tree/a.txt"))
@@ -95,14 +95,14 @@ extension AMKTests {
 
             // The default destination is the current directory.
             try tree.mkdir("one")
-            let one = try AMKProcess.run(["extract", archive, "tree/sub/script.sh"], in: tree.url("one"), scratch: tree.root)
+            let one = try AMKProcess.run(["extract", archive, "tree/sub/script.sh"], in: tree.url("one"))
             #expect(one.status == 0, "\(one.stderr)")
             #expect(one.stdout.hasPrefix("extracted "))
             #expect(try tree.read("one/tree/sub/script.sh") == tree.read("src/tree/sub/script.sh"))
             #expect(!tree.exists("one/tree/a.txt"))
             #expect(!tree.exists("one/tree/sub/big.bin"))
 
-            let missing = try AMKProcess.run(["extract", archive, "tree/nope", "-C", tree.path("none")], scratch: tree.root)
+            let missing = try AMKProcess.run(["extract", archive, "tree/nope", "-C", tree.path("none")])
             #expect(missing.status == 1)
             #expect(missing.stderr.hasPrefix("amk: ") && missing.stderr.contains("tree/nope"), "\(missing.stderr)")
         }
@@ -112,11 +112,11 @@ extension AMKTests {
             #expect(pack.status == 0)
             let packRatio = try #require(pack.stdout.firstMatch(of: /\(([0-9.]+)%\)/)).output.1
 
-            let verify = try AMKProcess.run(["verify", archive], scratch: tree.root)
+            let verify = try AMKProcess.run(["verify", archive])
             #expect(verify.status == 0, "\(verify.stderr)")
             #expect(verify.stdout == "OK: 7 members verified\n")
 
-            let info = try AMKProcess.run(["info", archive], scratch: tree.root)
+            let info = try AMKProcess.run(["info", archive])
             #expect(info.status == 0, "\(info.stderr)")
             let rows = info.stdout.split(separator: "\n").map(String.init)
             #expect(rows.contains { $0.wholeMatch(of: /streams +1/) != nil }, "\(rows)")

@@ -11,7 +11,7 @@ extension AMKTests {
                     "src/many/f\(String(format: "%02d", index)).bin", TestTree.noise(count: 64 * 1024, seed: UInt64(500 + index)))
             }
             let archive = tree.path("many.tar.xz")
-            let pack = try AMKProcess.run(["pack", tree.path("src/many"), "-o", archive, "--chunk-size", "4M"], scratch: tree.root)
+            let pack = try AMKProcess.run(["pack", tree.path("src/many"), "-o", archive, "--chunk-size", "4M"])
             #expect(pack.status == 0, "\(pack.stderr)")
             // Damage the first block (4 MiB from offset 12, about 60 members): they are lost, and
             // salvage resumes after the block; the index at the end is intact.
@@ -19,7 +19,7 @@ extension AMKTests {
             for offset in 400_000..<400_016 { bytes[offset] ^= 0x5A }
             try bytes.write(to: URL(fileURLWithPath: archive))
 
-            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
             #expect(result.status == 1, "lost members exit 1: \(result.stderr)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             let header = try #require(lines.firstIndex { $0.hasPrefix("lost ") }, "\(result.stdout)")

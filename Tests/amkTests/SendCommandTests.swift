@@ -13,14 +13,13 @@ extension AMKTests {
             try tree.write("src/Documents/notes/a.txt", "hello, transfer\n")
             try tree.write("src/Documents/media/big.bin", TestTree.noise(count: 2 << 20, seed: 3))
             try tree.write("src/Library/Preferences/settings.json", #"{"theme":"dark"}"#)
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
             let sent = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--extension", "files",
                     "--to", receiver.endpoint, "--code", receiver.code, "--chunk-size", "1MiB", "--preset", "0"
-                ], scratch: tree.root)
-            receiver.process.waitUntilExit()
-            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+                ])
+            let received = try AMKProcess.collect(receiver.process)
             #expect(sent.status == 0, "\(sent.stderr)")
             #expect(received.status == 0, "\(received.stderr)")
             #expect(
@@ -44,19 +43,18 @@ extension AMKTests {
             try tree.write("src/Documents/big.bin", Array(random.readData(ofLength: 32 << 20)))
             try random.close()
             try tree.write("dst/Documents/kept.txt", "kept\n")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
-            let (sender, _, _) = try AMKProcess.start(
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
+            let sender = try AMKProcess.start(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
                     "--chunk-size", "1MiB", "--preset", "0"
-                ], scratch: tree.root)
+                ])
             let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 2 << 20 }
             kill(sender.processIdentifier, SIGKILL)
-            sender.waitUntilExit()
+            let killed = try sender.waitUntilExit()
             #expect(streaming, "the receiver never staged 2 MiB")
-            #expect(sender.terminationReason == .uncaughtSignal, "the sender finished before it could be killed")
-            receiver.process.waitUntilExit()
-            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+            #expect(killed.terminationReason == .uncaughtSignal, "the sender finished before it could be killed")
+            let received = try AMKProcess.collect(receiver.process)
             #expect(received.status == 1)
             #expect(received.stderr.contains("the archive stream broke off or is damaged"), "\(received.stderr)")
             #expect(TransferProcess.files(under: tree.path("dst")) == ["Documents/kept.txt": Data("kept\n".utf8)])
@@ -77,7 +75,7 @@ extension AMKTests {
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", "7KQ2-9XMF-3PWD-HB6T",
                     "--preset", "0", "--status-timeout", "2"
-                ], scratch: tree.root)
+                ])
             let elapsed = Date().timeIntervalSince(start)
             #expect(sent.status == 1)
             #expect(
@@ -99,27 +97,25 @@ extension AMKTests {
                     [
                         "send", "--container", tree.path("src"), "--to", "127.0.0.1:9", "--code", "0000-0000-0000-0000",
                         "\(flag)=\(value)"
-                    ], scratch: tree.root)
+                    ])
                 #expect(result.status == 2, "\(flag) \(value): \(result.stderr)")
                 #expect(result.stderr.contains(flag), "\(flag) \(value): \(result.stderr)")
             }
-            let help = try AMKProcess.run(["send", "--help"], scratch: tree.root)
+            let help = try AMKProcess.run(["send", "--help"])
             #expect(help.stdout.contains("--status-timeout <seconds>") && help.stdout.contains("(default: 300.0)"), "\(help.stdout)")
         }
 
         @Test func aBadAddressOrCodeIsAUsageError() throws {
             let tree = try TestTree()
             let address = try AMKProcess.run(
-                ["send", "--container", tree.path("src"), "--to", "::1:7070", "--code", "0000-0000-0000-0000"],
-                scratch: tree.root)
+                ["send", "--container", tree.path("src"), "--to", "::1:7070", "--code", "0000-0000-0000-0000"])
             #expect(address.status == 2)
             #expect(address.stderr.contains("write an IPv6 address in brackets, [::1]:7070"), "\(address.stderr)")
             let code = try AMKProcess.run(
-                ["send", "--container", tree.path("src"), "--to", "localhost:7070", "--code", "ABCD-EFGH"],
-                scratch: tree.root)
+                ["send", "--container", tree.path("src"), "--to", "localhost:7070", "--code", "ABCD-EFGH"])
             #expect(code.status == 2)
             #expect(code.stderr.contains("a pairing code has 16 characters"), "\(code.stderr)")
-            let missing = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070"], scratch: tree.root)
+            let missing = try AMKProcess.run(["send", "--container", tree.path("src"), "--to", "localhost:7070"])
             #expect(missing.status == 2)
             #expect(missing.stderr.contains("--code"), "\(missing.stderr)")
         }
@@ -129,21 +125,20 @@ extension AMKTests {
         @Test func aWrongCodeIsRefusedAndTheRightOneThenWorks() throws {
             let tree = try TestTree()
             try tree.write("src/Documents/a.txt", "hello, paired transfer\n")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), scratch: tree.root)
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
             let wrong = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint,
                     "--code", "ZZZZ-ZZZZ-ZZZZ-ZZZZ", "--preset", "0"
-                ], scratch: tree.root)
+                ])
             #expect(wrong.status == 1)
             #expect(wrong.stderr.contains("refused the pairing code"), "\(wrong.stderr)")
             let right = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint,
                     "--code", receiver.code.lowercased(), "--preset", "0"
-                ], scratch: tree.root)
-            receiver.process.waitUntilExit()
-            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+                ])
+            let received = try AMKProcess.collect(receiver.process)
             #expect(right.status == 0, "\(right.stderr)")
             #expect(received.status == 0, "\(received.stderr)")
             #expect(received.stderr.contains("amk: refused a connection: a sender gave a wrong pairing code"), "\(received.stderr)")
@@ -153,11 +148,11 @@ extension AMKTests {
         @Test func nobodyListeningIsAFailure() throws {
             let tree = try TestTree()
             // A port that was free a moment ago.
-            let probe = try TransferProcess.startReceiver(container: tree.path("probe"), scratch: tree.root)
-            probe.process.terminate()
-            probe.process.waitUntilExit()
+            let probe = try TransferProcess.startReceiver(container: tree.path("probe"))
+            probe.process.send(SIGTERM)
+            try probe.process.waitUntilExit()
             let result = try AMKProcess.run(
-                ["send", "--container", tree.path("src"), "--to", probe.endpoint, "--code", probe.code], scratch: tree.root)
+                ["send", "--container", tree.path("src"), "--to", probe.endpoint, "--code", probe.code])
             #expect(result.status == 1)
             #expect(result.stderr.contains("connect to \(probe.endpoint) failed: Connection refused"), "\(result.stderr)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -16,7 +17,7 @@ extension AMKTests {
         static let names: Set<String> = ["d/", "d/a.txt", "d/sub/", "d/sub/b.bin", "d/link"]
 
         func sh(_ command: String) throws -> AMKProcess.Result {
-            try ShellPipeline.run(command, in: tree.root, scratch: tree.root)
+            try ShellPipeline.run(command, in: tree.root)
         }
 
         @Test func packToStandardOutputPipedIntoList() throws {
@@ -28,18 +29,18 @@ extension AMKTests {
             #expect(!tree.exists("-"), "no file named '-' is written")
         }
 
-        @Test(.enabled(if: ShellPipeline.has("xz"), "needs xz"))
+        @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "needs xz"))
         func packToStandardOutputIsAnXZStream() throws {
             let result = try sh(#""$AMK" pack d -o - -v > out.tar.xz && xz -t out.tar.xz"#)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.isEmpty, "nothing but the archive may go to standard output")
             // -v lists members on standard error when the archive is on standard output.
             #expect(result.stderr.contains("d/sub/b.bin"), "\(result.stderr)")
-            let listed = try AMKProcess.run(["list", tree.path("out.tar.xz")], scratch: tree.root)
+            let listed = try AMKProcess.run(["list", tree.path("out.tar.xz")])
             #expect(Set(listed.stdout.split(separator: "\n").map(String.init)) == Self.names)
         }
 
-        @Test(.enabled(if: ShellPipeline.has("tar") && ShellPipeline.has("xz"), "needs tar and xz"))
+        @Test(.enabled(if: ChildProcess.lookUp("tar") != nil && ChildProcess.lookUp("xz") != nil, "needs tar and xz"))
         func extractATarFromStandardInput() throws {
             let result = try sh(#"tar -cJf - d | "$AMK" extract - -C x"#)
             #expect(result.status == 0, "\(result.stderr)")
@@ -66,7 +67,7 @@ extension AMKTests {
         }
 
         @Test func redirectedFileDevStdinAndAFIFO() throws {
-            #expect(try AMKProcess.run(["pack", "d", "-o", "a.tar.xz"], in: tree.root, scratch: tree.root).status == 0)
+            #expect(try AMKProcess.run(["pack", "d", "-o", "a.tar.xz"], in: tree.root).status == 0)
             // A redirected regular file is read with random access (from the index).
             let redirected = try sh(#""$AMK" list - < a.tar.xz"#)
             #expect(redirected.status == 0, "\(redirected.stderr)")
@@ -85,7 +86,7 @@ extension AMKTests {
         }
 
         /// As GNU tar: `-` on a terminal is refused (usage error), and so is `-o -`.
-        @Test(.enabled(if: ShellPipeline.has("python3"), "needs python3 for a pseudo-terminal"))
+        @Test(.enabled(if: ChildProcess.lookUp("python3") != nil, "needs python3 for a pseudo-terminal"))
         func aTerminalIsRefused() throws {
             let script = """
                 import os, pty, sys
@@ -114,7 +115,7 @@ extension AMKTests {
         }
 
         @Test func aDamagedStreamFails() throws {
-            #expect(try AMKProcess.run(["pack", "d", "-o", "a.tar.xz"], in: tree.root, scratch: tree.root).status == 0)
+            #expect(try AMKProcess.run(["pack", "d", "-o", "a.tar.xz"], in: tree.root).status == 0)
             let cut = try sh(#"head -c 3000 a.tar.xz | "$AMK" verify -"#)
             #expect(cut.status != 0)
             #expect(cut.stderr.hasPrefix("amk: "), "\(cut.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -26,7 +27,7 @@ extension AMKTests {
         }
 
         func pack() throws {
-            let result = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive], scratch: tree.root)
+            let result = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive])
             try #require(result.status == 0, "\(result.stderr)")
         }
 
@@ -43,7 +44,7 @@ extension AMKTests {
 
         @Test func listEscapesNamesAndLinkTargets() throws {
             try pack()
-            let plain = try AMKProcess.run(["list", archive], scratch: tree.root)
+            let plain = try AMKProcess.run(["list", archive])
             #expect(plain.status == 0, "\(plain.stderr)")
             Self.expectSafe(plain.stdout)
             // One line per member: the newline in a name does not forge a line.
@@ -53,7 +54,7 @@ extension AMKTests {
                     #"t/del\x7fcsi\u009b2J"#
                 ])
 
-            let long = try AMKProcess.run(["list", "--long", archive], scratch: tree.root)
+            let long = try AMKProcess.run(["list", "--long", archive])
             #expect(long.status == 0, "\(long.stderr)")
             Self.expectSafe(long.stdout)
             let lines = long.stdout.split(separator: "\n").map(String.init)
@@ -62,7 +63,7 @@ extension AMKTests {
             #expect(lines.contains { $0.hasSuffix(#" t/red\x1b[31mRED\nforged line"#) }, "\(lines)")
 
             // JSON stays JSON: the encoder escapes, and the names are the real ones.
-            let json = try AMKProcess.run(["list", "--json", archive], scratch: tree.root)
+            let json = try AMKProcess.run(["list", "--json", archive])
             #expect(json.status == 0, "\(json.stderr)")
             Self.expectSafe(json.stdout)
             let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
@@ -74,16 +75,16 @@ extension AMKTests {
         /// `extract` takes members as `list` prints them, and its errors name them escaped.
         @Test func extractTakesNamesAsListPrintsThem() throws {
             try pack()
-            let listed = try AMKProcess.run(["list", archive], scratch: tree.root).stdout
+            let listed = try AMKProcess.run(["list", archive]).stdout
                 .split(separator: "\n").map(String.init).filter { $0.hasPrefix("t/red") || $0.hasPrefix("t/back") }
             #expect(listed.count == 2)
-            let result = try AMKProcess.run(["extract", archive] + listed + ["-C", tree.path("out")], scratch: tree.root)
+            let result = try AMKProcess.run(["extract", archive] + listed + ["-C", tree.path("out")])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(try tree.read("out/t/" + Self.colour) == Array("colour\n".utf8))
             #expect(try tree.read("out/t/" + Self.backslash) == Array("backslash\n".utf8))
             #expect(!tree.exists("out/t/" + Self.bidi))
 
-            let missing = try AMKProcess.run(["extract", archive, "t/no\u{1B}[2Jsuch", "-C", tree.path("out2")], scratch: tree.root)
+            let missing = try AMKProcess.run(["extract", archive, "t/no\u{1B}[2Jsuch", "-C", tree.path("out2")])
             #expect(missing.status == 1)
             Self.expectSafe(missing.stderr)
             #expect(missing.stderr.contains(#"member 't/no\x1b[2Jsuch'"#), "\(missing.stderr)")
@@ -96,9 +97,9 @@ extension AMKTests {
                 [
                     "export", "--container", tree.path("phone"), "--destination", platform,
                     "-o", archive, "--preset", "0"
-                ], scratch: tree.root)
+                ])
             try #require(export.status == 0, "\(export.stderr)")
-            let info = try AMKProcess.run(["info", archive], scratch: tree.root)
+            let info = try AMKProcess.run(["info", archive])
             #expect(info.status == 0, "\(info.stderr)")
             Self.expectSafe(info.stdout)
             #expect(info.stdout.contains(#"destinationPlatform: tablet\x1b[2J\nforged: yes"#), "\(info.stdout)")
@@ -108,7 +109,7 @@ extension AMKTests {
         @Test func packWarningsEscapePaths() throws {
             let fifo = tree.path("src/t/pipe\u{1B}[2J")
             try #require(mkfifo(fifo, 0o644) == 0)
-            let result = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive], scratch: tree.root)
+            let result = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive])
             #expect(result.status == 0, "\(result.stderr)")
             Self.expectSafe(result.stderr)
             #expect(result.stderr.contains(#"pipe\x1b[2J: skipped"#), "\(result.stderr)")
@@ -119,13 +120,9 @@ extension AMKTests {
         func extractWarningsEscapeNames() throws {
             try tree.mkdir("fifo")
             try #require(mkfifo(tree.path("fifo/pipe\u{1B}[2J\nforged"), 0o644) == 0)
-            let tar = Process()
-            tar.executableURL = URL(fileURLWithPath: "/usr/bin/tar")
-            tar.arguments = ["-C", tree.path("fifo"), "-cJf", archive, "."]
-            try tar.run()
-            tar.waitUntilExit()
-            try #require(tar.terminationStatus == 0)
-            let result = try AMKProcess.run(["extract", archive, "-C", tree.path("out")], scratch: tree.root)
+            let tar = try ChildProcess.run("/usr/bin/tar", ["-C", tree.path("fifo"), "-cJf", archive, "."])
+            try #require(tar.status == 0)
+            let result = try AMKProcess.run(["extract", archive, "-C", tree.path("out")])
             #expect(result.status == 0, "\(result.stderr)")
             Self.expectSafe(result.stderr)
             #expect(result.stderr.contains(#"pipe\x1b[2J\nforged: skipped"#), "\(result.stderr)")
@@ -136,12 +133,12 @@ extension AMKTests {
             for index in 0..<6 {
                 try tree.write("src/t/\(index)\u{1B}[2J\u{202E}.bin", TestTree.noise(count: 400 * 1024, seed: UInt64(900 + index)))
             }
-            let pack = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive, "--chunk-size", "1M"], scratch: tree.root)
+            let pack = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive, "--chunk-size", "1M"])
             try #require(pack.status == 0, "\(pack.stderr)")
             var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
             for offset in 100_000..<100_016 { bytes[offset] ^= 0x5A }
             try bytes.write(to: URL(fileURLWithPath: archive))
-            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")], scratch: tree.root)
+            let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
             #expect(result.status == 1, "damage found exits 1: \(result.stderr)")
             Self.expectSafe(result.stdout)
             #expect(result.stdout.contains(#"\x1b[2J\u202e.bin"#), "\(result.stdout)")
@@ -153,15 +150,13 @@ extension AMKTests {
         func sendAndReceiveEscapePeerText() throws {
             try tree.write("phone/Documents/note.txt", "note\n")
             let destination = tree.path("tab\u{1B}[2Jlet")
-            let receiver = try TransferProcess.startReceiver(container: destination, scratch: tree.root)
+            let receiver = try TransferProcess.startReceiver(container: destination)
             let sent = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("phone"), "--to", receiver.endpoint, "--code", receiver.code,
                     "--bundle-identifier", "com.evil\u{1B}]0;owned\u{7}", "--preset", "0"
-                ],
-                scratch: tree.root)
-            receiver.process.waitUntilExit()
-            let received = try AMKProcess.collect(receiver.process, stdout: receiver.stdout, stderr: receiver.stderr)
+                ])
+            let received = try AMKProcess.collect(receiver.process)
             #expect(sent.status == 0, "\(sent.stderr)")
             #expect(received.status == 0, "\(received.stderr)")
             for text in [sent.stdout, sent.stderr, received.stdout, received.stderr] { Self.expectSafe(text) }
@@ -172,7 +167,7 @@ extension AMKTests {
 
         /// `amk list *` in a folder of hostile names: the usage error quotes one of them.
         @Test func usageErrorsEscapeArguments() throws {
-            let result = try AMKProcess.run(["list", "a.tar.xz", "b\u{1B}[2J.tar.xz"], scratch: tree.root)
+            let result = try AMKProcess.run(["list", "a.tar.xz", "b\u{1B}[2J.tar.xz"])
             #expect(result.status == 2)
             Self.expectSafe(result.stderr)
             #expect(result.stderr.contains(#"b\x1b[2J.tar.xz"#), "\(result.stderr)")
@@ -182,10 +177,9 @@ extension AMKTests {
         @Test func importEscapesPaths() throws {
             try tree.write("phone/Documents/note.txt", "note\n")
             let export = try AMKProcess.run(
-                ["export", "--container", tree.path("phone"), "-o", archive, "--preset", "0"],
-                scratch: tree.root)
+                ["export", "--container", tree.path("phone"), "-o", archive, "--preset", "0"])
             try #require(export.status == 0, "\(export.stderr)")
-            let result = try AMKProcess.run(["import", archive, "--container", tree.path("tab\u{1B}[2Jlet")], scratch: tree.root)
+            let result = try AMKProcess.run(["import", archive, "--container", tree.path("tab\u{1B}[2Jlet")])
             #expect(result.status == 0, "\(result.stderr)")
             Self.expectSafe(result.stdout)
             #expect(result.stdout.contains(#"tab\x1b[2Jlet"#), "\(result.stdout)")

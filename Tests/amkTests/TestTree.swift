@@ -1,21 +1,18 @@
 import Foundation
+import TestSupport
 
-/// A temporary directory for one test, removed when the test ends.
+/// A temporary directory for one test, removed when the test ends, with helpers to fill it.
 final class TestTree {
-    let root: URL
+    let directory: TemporaryDirectory
+    var root: URL { directory.url }
 
     init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("amkTests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "amkTests")
     }
 
-    deinit {
-        try? FileManager.default.removeItem(at: root)
-    }
+    func url(_ relative: String) -> URL { directory.url(relative) }
 
-    func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
-
-    func path(_ relative: String) -> String { url(relative).path }
+    func path(_ relative: String) -> String { directory.path(relative) }
 
     /// Writes `bytes` at `relative`, creating parent directories.
     @discardableResult

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Helpers for the tests that run `amk receive` and `amk send` as two processes.
@@ -8,40 +9,28 @@ enum TransferProcess {
     static func has(_ command: String) -> Bool {
         // An unknown subcommand with --help prints the root's help and exits 0, so look for the
         // subcommand's own usage line.
-        let process = Process()
-        process.executableURL = AMKProcess.binary
-        process.arguments = [command, "--help"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return process.terminationStatus == 0 && text.contains("USAGE: amk \(command) ")
+        guard let help = try? AMKProcess.run([command, "--help"]) else { return false }
+        return help.status == 0 && help.stdout.contains("USAGE: amk \(command) ")
     }
 
     /// Starts `amk receive` on a free loopback port and waits for its "listening on" and
     /// "pairing code" lines.
-    static func startReceiver(container: String, scratch: URL, extra: [String] = [])
-        throws -> (process: Process, stdout: URL, stderr: URL, endpoint: String, code: String)
-    {
+    static func startReceiver(container: String, extra: [String] = []) throws -> (process: ChildProcess, endpoint: String, code: String) {
         // `files` unless the caller chooses (the two extension options exclude each other).
         let chosen = extra.contains { $0.hasPrefix("--extension") } ? [] : ["--extension", "files"]
-        let (process, out, err) = try AMKProcess.start(
-            ["receive", "--listen", "127.0.0.1:0", "--container", container] + chosen + ["--accept-timeout", "30"] + extra,
-            scratch: scratch)
+        let process = try AMKProcess.start(
+            ["receive", "--listen", "127.0.0.1:0", "--container", container] + chosen + ["--accept-timeout", "30"] + extra)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
-            let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            if let match = text.firstMatch(
+            if let match = process.stdoutSoFar().firstMatch(
                 of: /listening on (127\.0\.0\.1:\d+)\npairing code ([0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4})\n/)
             {
-                return (process, out, err, String(match.1), String(match.2))
+                return (process, String(match.1), String(match.2))
             }
             if !process.isRunning { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        process.terminate()
+        process.send(SIGTERM)
         throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "amk receive did not start listening"])
     }
 

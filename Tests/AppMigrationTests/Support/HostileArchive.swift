@@ -2,6 +2,7 @@ import ArchiveTestSupport
 import Foundation
 import IndexedArchive
 import Tar
+import TestSupport
 import XZ
 
 /// Archives no exporter of ours writes, made by hand: members whose paths and links are whatever
@@ -88,21 +89,9 @@ enum HostileArchive {
 
     /// `bytes` compressed by the `xz` tool: a foreign archive, read sequentially (no index).
     static func xzTool(_ bytes: [UInt8]) throws -> [UInt8] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/xz")
-        process.arguments = ["-c", "-0", "--check=crc64"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        // Small inputs: the pipe buffers hold them, so writing first cannot deadlock.
-        try input.fileHandleForWriting.write(contentsOf: Data(bytes))
-        try input.fileHandleForWriting.close()
-        let compressed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
-        return Array(compressed)
+        let result = try ChildProcess.run("xz", ["-c", "-0", "--check=crc64"], stdin: bytes)
+        guard result.status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        return result.stdout
     }
 
     /// The indexed layout around `tar`, with `entries` in the rich index, which says the tar is

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 @testable import AppMigration
 
@@ -38,16 +39,15 @@ final class PowerCut: Sendable {
 
 /// A scratch folder for one test, removed when the value is released by `with`.
 struct TransferScratch: Sendable {
-    let root: URL
+    let directory: TemporaryDirectory
+    var root: URL { directory.url }
 
     init() throws {
-        root = FileManager.default.temporaryDirectory
-            .appending(path: "amk-transfer-\(UUID().uuidString)", directoryHint: .isDirectory)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "amk-transfer")
     }
 
-    func url(_ name: String) -> URL { root.appending(path: name, directoryHint: .notDirectory) }
-    func path(_ name: String) -> String { url(name).path(percentEncoded: false) }
+    func url(_ name: String) -> URL { directory.url(name) }
+    func path(_ name: String) -> String { directory.path(name) }
 
     /// The names in `directory` (default: the root), sorted.
     func names(in directory: String? = nil) throws -> [String] {
@@ -56,7 +56,7 @@ struct TransferScratch: Sendable {
 
     static func with<T>(_ body: (TransferScratch) throws -> T) throws -> T {
         let scratch = try TransferScratch()
-        defer { _ = try? FileManager.default.removeItem(at: scratch.root) }
+        defer { withExtendedLifetime(scratch) {} }
         return try body(scratch)
     }
 }

@@ -1,16 +1,17 @@
 import AppMigration
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
-/// A scratch folder for one test, removed at the end of the scope.
+/// A scratch folder for one test, with the containers it makes; removed when the last copy of the
+/// value goes away (``with(_:)`` keeps it until its body returns).
 struct Scratch: Sendable {
-    let root: URL
+    let directory: TemporaryDirectory
+    var root: URL { directory.url }
 
     init() throws {
-        root = FileManager.default.temporaryDirectory
-            .appending(path: "amk-tests-\(UUID().uuidString)", directoryHint: .notDirectory)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        directory = try TemporaryDirectory(prefix: "amk-tests")
     }
 
     /// A new container under the scratch folder, with its standard folders, and an app group
@@ -28,19 +29,13 @@ struct Scratch: Sendable {
         return container
     }
 
-    func url(_ name: String) -> URL {
-        root.appending(path: name, directoryHint: .notDirectory)
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: root)
-    }
+    func url(_ name: String) -> URL { directory.url(name) }
 
     /// Runs `body` with a scratch folder that is removed afterwards.
     @discardableResult
     static func with<T>(_ body: (Scratch) async throws -> T) async throws -> T {
         let scratch = try Scratch()
-        defer { scratch.remove() }
+        defer { withExtendedLifetime(scratch) {} }
         return try await body(scratch)
     }
 }
@@ -130,7 +125,7 @@ struct AppMigrationExtensionTrait: SuiteTrait, TestTrait, TestScoping {
         performing function: @Sendable () async throws -> Void
     ) async throws {
         let scratch = try Scratch()
-        defer { scratch.remove() }
+        defer { withExtendedLifetime(scratch) {} }
         let exportContainer = try scratch.container("export")
         let importContainer = try scratch.container("import")
         try seed(exportContainer)
