@@ -14,6 +14,7 @@ let package = Package(
             name: "amk-bench",
             dependencies: [
                 .product(name: "IndexedArchive", package: "AppMigration"),
+                .product(name: "XZ", package: "AppMigration"),
                 .product(name: "AppMigration", package: "AppMigration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -67,7 +67,7 @@ public struct MigrationSystem: Sendable {
     public init(
         watchdogPolicy: WatchdogPolicy = WatchdogPolicy(),
         importWatchdogPolicy: WatchdogPolicy = WatchdogPolicy(defaultStallTimeout: .seconds(600)),
-        compressionPreset: Int = 6, chunkSize: Int = 16 << 20, workers: Int = PackOptions.activeCores
+        compressionPreset: Int = 6, chunkSize: Int = PackOptions().chunkSize, workers: Int = PackOptions.activeCores
     ) {
         self.watchdogPolicy = watchdogPolicy
         self.importWatchdogPolicy = importWatchdogPolicy

@@ -34,7 +34,8 @@ public enum ArchivePacker {
             metadata: [
                 "sources": .array(sources.map { .string(TerminalSafe.name($0.path)) }),
                 "destination": "\(TerminalSafe.name("\(destination)"))",
-                "preset": "\(options.preset)", "workers": "\(options.workers)", "chunkSize": "\(options.chunkSize)"
+                "preset": "\(options.preset)", "workers": "\(options.workers)", "chunkSize": "\(options.chunkSize)",
+                "niceLength": "\(options.effectiveNiceLength.map(String.init) ?? "preset's")"
             ])
         do {
             let summary: PackSummary
@@ -83,7 +84,7 @@ public enum ArchivePacker {
         let io = WorkerThreadPool(threads: 2, name: "amk-io")
         let compressor = CompressorPool(
             workers: options.workers, preset: options.preset, extreme: options.extreme,
-            chunkSize: options.chunkSize, compressible: options.compressible)
+            chunkSize: options.chunkSize, niceLength: options.effectiveNiceLength, compressible: options.compressible)
         let onEvent = options.onEvent
         let logger = options.logger
         let onBlockWritten: @Sendable (Int, UInt64) -> Void = { sequence, bytes in

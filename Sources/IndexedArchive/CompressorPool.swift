@@ -11,6 +11,7 @@ package final class CompressorPool: Sendable {
     let preset: Int
     let extreme: Bool
     let chunkSize: Int
+    let niceLength: Int?
     let compressible: Bool
     private let threads: WorkerThreadPool
 
@@ -25,11 +26,12 @@ package final class CompressorPool: Sendable {
     /// The whole sample must still shrink by less than this fraction.
     static let storedSampleRatio = 0.95
 
-    package init(workers: Int, preset: Int, extreme: Bool, chunkSize: Int, compressible: Bool) {
+    package init(workers: Int, preset: Int, extreme: Bool, chunkSize: Int, niceLength: Int? = nil, compressible: Bool) {
         self.workers = workers
         self.preset = preset
         self.extreme = extreme
         self.chunkSize = chunkSize
+        self.niceLength = niceLength
         self.compressible = compressible
         self.threads = WorkerThreadPool(threads: workers, name: "amk-compress")
     }
@@ -47,13 +49,14 @@ package final class CompressorPool: Sendable {
         let preset = self.preset
         let extreme = self.extreme
         let chunkSize = self.chunkSize
+        let niceLength = self.niceLength
         let compressible = self.compressible
         return try await threads.runWithCodecs(abandonOnCancel: true) { flag, codecs in
             // Timed from the moment a thread takes it: waiting in the queue is not compressing.
             let job = watchdog?.begin(.compress, job: "block \(sequence)")
             defer { if let job { watchdog?.end(job) } }
             try hook?(sequence)
-            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize)
+            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength)
             return try bytes.withUnsafeBytes { raw in
                 if !compressible || stored { return try encoder.encodeStored(raw) }
                 let sampler = try codecs.encoder(preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
@@ -82,8 +85,9 @@ package final class CompressorPool: Sendable {
         let preset = self.preset
         let extreme = self.extreme
         let chunkSize = self.chunkSize
+        let niceLength = self.niceLength
         return try await threads.runWithCodecs { flag, codecs in
-            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize)
+            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength)
             return try bytes.withUnsafeBytes { try encoder.encode($0, isCancelled: { flag.isCancelled }) }
         }
     }

@@ -12,6 +12,7 @@ package final class WorkerCodecs {
         var preset: Int
         var extreme: Bool
         var maxChunkSize: Int
+        var niceLength: Int?
     }
 
     private var encoders: [EncoderSettings: BlockEncoder] = [:]
@@ -23,10 +24,10 @@ package final class WorkerCodecs {
     ///
     /// - Throws: `XZError` `.options` for settings liblzma refuses, `.memory` when it cannot
     ///   allocate the match finder.
-    func encoder(preset: Int, extreme: Bool, maxChunkSize: Int) throws -> BlockEncoder {
-        let settings = EncoderSettings(preset: preset, extreme: extreme, maxChunkSize: maxChunkSize)
+    func encoder(preset: Int, extreme: Bool, maxChunkSize: Int, niceLength: Int? = nil) throws -> BlockEncoder {
+        let settings = EncoderSettings(preset: preset, extreme: extreme, maxChunkSize: maxChunkSize, niceLength: niceLength)
         if let encoder = encoders[settings] { return encoder }
-        let encoder = try BlockEncoder(preset: preset, extreme: extreme, maxChunkSize: maxChunkSize)
+        let encoder = try BlockEncoder(preset: preset, extreme: extreme, maxChunkSize: maxChunkSize, niceLength: niceLength)
         encoders[settings] = encoder
         return encoder
     }

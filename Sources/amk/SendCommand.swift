@@ -46,7 +46,7 @@ struct SendCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             ByteSize.chunkSizeHelp + " Smaller blocks reach the receiver sooner.",
             valueName: "size"))
-    var chunkSize: ByteSize = ByteSize(bytes: 16 << 20)
+    var chunkSize: ByteSize = ByteSize(bytes: PackOptions().chunkSize)
 
     @Option(
         help: ArgumentHelp(

@@ -77,6 +77,31 @@ extension EngineSuites {
             #expect(a.st_ino == b.st_ino, "the hard link shares the inode")
         }
 
+        /// The default nice length at preset 6 (16) and preset 6's own (64) do different LZMA work
+        /// on the same text, and both archives extract the same tree.
+        @Test func niceLengthReachesTheEncodersAndBothArchivesExtract() async throws {
+            let dir = try TemporaryDirectory()
+            var text: [UInt8] = []
+            for line in 0..<20_000 { text += Array("line \(line): the quick brown fox jumps over the lazy dog \(line % 97)\n".utf8) }
+            try dir.file("src/long.txt", text)
+            var archives: [Int?: [UInt8]] = [:]
+            for niceLength in [nil, 64] as [Int?] {
+                var options = Self.options()
+                options.preset = 6
+                options.niceLength = niceLength
+                let archive = dir.path + "/nice-\(niceLength ?? 0).tar.xz"
+                _ = try await ArchivePacker.pack(
+                    [PackSource(path: dir.path + "/src", archivePath: "src")], to: .file(archive), options: options)
+                archives[niceLength] = try await readBytes(archive)
+                let out = dir.path + "/out-\(niceLength ?? 0)"
+                try await ArchiveReader(path: archive).extract(to: out)
+                #expect(try await readBytes(out + "/src/long.txt") == text)
+            }
+            let defaultArchive = try #require(archives[nil])
+            let presetArchive = try #require(archives[64])
+            #expect(defaultArchive != presetArchive, "nice length 16 and 64 wrote the same archive")
+        }
+
         @Test func everyMemberReadsBackAtRandom() async throws {
             let dir = try TemporaryDirectory()
             let root = try Self.makeTree(in: dir)

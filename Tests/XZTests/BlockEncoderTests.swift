@@ -128,6 +128,38 @@ import Testing
         #expect(try decode(again) == a)
     }
 
+    /// The nice length reaches liblzma. Records that share a 24-byte prefix and differ after it,
+    /// repeated in a shuffled order: a search that stops at 8 bytes settles for a record with that
+    /// prefix, one that goes on to 273 looks for the whole record, so the two encoders choose
+    /// different matches and write different streams (were the setting lost, they would be the
+    /// same bytes). Which is smaller depends on LZMA's pricing, so only the difference is checked.
+    /// Both decode.
+    @Test func niceLengthChangesTheSearch() throws {
+        var generator = SeededGenerator(seed: 41)
+        let prefix = Array("record-with-common-head:".utf8)
+        let records = (0..<300).map { _ in prefix + (0..<48).map { _ in UInt8.random(in: 0x61...0x7a, using: &generator) } }
+        var input: [UInt8] = records.flatMap { $0 }
+        for _ in 0..<3_000 { input += records[Int.random(in: 0..<records.count, using: &generator)] }
+        let short = try BlockEncoder(preset: 6, maxChunkSize: input.count, niceLength: 8)
+        let long = try BlockEncoder(preset: 6, maxChunkSize: input.count, niceLength: 273)
+        let preset = try BlockEncoder(preset: 6, maxChunkSize: input.count)
+        #expect(short.niceLength == 8)
+        #expect(long.niceLength == 273)
+        #expect(preset.niceLength == 64)
+        let shortBlock = try input.withUnsafeBytes { try short.encode($0) }
+        let longBlock = try input.withUnsafeBytes { try long.encode($0) }
+        #expect(shortBlock.bytes != longBlock.bytes)
+        #expect(try decode(shortBlock) == input)
+        #expect(try decode(longBlock) == input)
+    }
+
+    @Test(arguments: [-1, 0, 1, 274])
+    func niceLengthOutsideLiblzmasRangeThrows(_ niceLength: Int) throws {
+        let error = #expect(throws: XZError.self) { try BlockEncoder(maxChunkSize: 1 << 20, niceLength: niceLength) }
+        #expect(error?.code == .options)
+        #expect(error?.message.contains("nice length \(niceLength)") == true)
+    }
+
     @Test func badArgumentsThrowOptions() throws {
         for preset in [-1, 10] {
             let error = #expect(throws: XZError.self) { try BlockEncoder(preset: preset, maxChunkSize: 1 << 20) }

@@ -19,6 +19,8 @@ extension AMKTests {
             ["pack", "SRC", "-o", "OUT", "--chunk-size", "16X"],
             ["pack", "SRC", "-o", "OUT", "--chunk-size", "512K"],
             ["pack", "SRC", "-o", "OUT", "--jobs", "0"],
+            ["pack", "SRC", "-o", "OUT", "--nice-len", "1"],
+            ["pack", "SRC", "-o", "OUT", "--nice-len", "274"],
             ["pack", "SRC", "SRC", "-o", "OUT"],
             ["list", "--long", "--json", "OUT"],
             ["list"],
@@ -40,6 +42,15 @@ extension AMKTests {
                 ["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--preset", "12"])
             #expect(result.status == 2)
             #expect(result.stderr.contains("--preset must be 0 to 9, not 12"), "\(result.stderr)")
+        }
+
+        @Test func niceLengthMessageSaysWhatIsWrongAndAValidOnePacks() throws {
+            let refused = try AMKProcess.run(["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--nice-len", "300"])
+            #expect(refused.status == 2)
+            #expect(refused.stderr.contains("--nice-len must be 2 to 273, not 300"), "\(refused.stderr)")
+            let packed = try AMKProcess.run(["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--nice-len", "64", "-q"])
+            #expect(packed.status == 0, "\(packed.stderr)")
+            #expect(try AMKProcess.run(["verify", tree.path("out.tar.xz")]).status == 0)
         }
 
         @Test func helpExits0OnStdout() throws {

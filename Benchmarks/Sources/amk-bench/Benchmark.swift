@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import XZ
 
 /// One benchmark session: builds each phase's contenders, runs them in alternating rounds, and
 /// keeps every run.
@@ -28,6 +29,7 @@ final class Benchmark {
     enum Label {
         static let amk = "amk"
         static let amkSingle = "amk, 1 worker"
+        static func amkPresetNice(_ niceLength: Int) -> String { "amk, nice \(niceLength) (xz's search)" }
         static let xzSingle = "tar | xz -T1"
         static func xzParallel(_ threads: Int) -> String { "tar | xz -T\(threads)" }
         static let pixz = "tar -I pixz"
@@ -104,7 +106,8 @@ final class Benchmark {
         let tarInput = "tar -C \(Shell.quote(parent)) -cf - \(Shell.quote(name))"
         let preset = config.preset
         let cores = config.workers
-        func ours(_ label: String, workers: Int, file: String) -> Tool {
+        let presetNice = (try? BlockEncoder(preset: preset, maxChunkSize: 1 << 20).niceLength) ?? 0
+        func ours(_ label: String, workers: Int, file: String, niceLength: Int? = nil) -> Tool {
             let archive = path("\(file).tar.xz")
             let summary = path("\(file).json")
             return Tool(
@@ -112,7 +115,8 @@ final class Benchmark {
                 command: { _ in
                     "\(Shell.quote(self.config.selfExecutable)) _pack --source \(Shell.quote(self.config.corpusPath))"
                         + " --archive-path \(Shell.quote(self.name)) --output \(Shell.quote(archive))"
-                        + " --preset \(preset) --workers \(workers) > \(Shell.quote(summary))"
+                        + " --preset \(preset) --workers \(workers)"
+                        + (niceLength.map { " --nice-length \($0)" } ?? "") + " > \(Shell.quote(summary))"
                 },
                 inputBytes: { self.gnuTarBytes },
                 prepare: { try? FileManager.default.removeItem(atPath: archive) },
@@ -146,6 +150,11 @@ final class Benchmark {
             ours(Label.amk, workers: cores, file: "amk"),
             ours(Label.amkSingle, workers: 1, file: "amk-1")
                 .markedUnavailable(single),
+            // The same pack with liblzma's own nice length for the preset, where amk's default
+            // differs: the LZMA work of `xz -6`, so the row shows what the shorter search buys.
+            ours(Label.amkPresetNice(presetNice), workers: cores, file: "amk-nice", niceLength: presetNice)
+                .markedUnavailable(PackOptions.defaultNiceLength(preset: preset, extreme: false) == nil
+                    ? "skipped: at preset \(preset) amk uses liblzma's nice length already" : nil),
             peer(Label.xzSingle, file: "xz-1.tar.xz", needs: "xz", "\(tarInput) | xz -\(preset) -T1 > @OUT@"),
             peer(Label.xzParallel(cores), file: "xz-2.tar.xz", needs: "xz",
                  "\(tarInput) | xz -\(preset) -T\(cores) > @OUT@"),

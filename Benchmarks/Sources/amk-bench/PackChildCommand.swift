@@ -28,7 +28,10 @@ struct PackChildCommand: AsyncParsableCommand {
     var workers: Int = PackOptions.activeCores
 
     @Option(help: "Uncompressed bytes per xz block.")
-    var chunkSize: Int = 16 << 20
+    var chunkSize: Int = PackOptions().chunkSize
+
+    @Option(help: "The match finder's nice length; amk's default for the preset when absent.")
+    var niceLength: Int?
 
     func run() async throws {
         // As amk does: what is measured is the engine under the CLI's allocator setting.
@@ -37,6 +40,7 @@ struct PackChildCommand: AsyncParsableCommand {
         options.preset = preset
         options.workers = workers
         options.chunkSize = chunkSize
+        options.niceLength = niceLength
         let summary = try await ArchivePacker.pack([PackSource(path: source, archivePath: archivePath)],
                                                    to: .file(output), options: options)
         let data = try JSONEncoder().encode(PackResult(summary))
