@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "AppMigrationKit", targets: ["AppMigrationKit"]),
         // The Swift Testing trait that registers an extension for AppMigrationTester in one line.
         .library(name: "AppMigrationTesting", targets: ["AppMigrationTesting"]),
+        // The seeded synthetic app data that `amk demo` migrates and the benchmark packs.
+        .library(name: "SampleData", targets: ["SampleData"]),
         .executable(name: "amk", targets: ["amk"]),
         // amk's built-in extensions, run as extension processes; installed beside amk.
         .executable(name: "amk-sample-extensions", targets: ["amk-sample-extensions"]),
@@ -57,6 +59,8 @@ let package = Package(
                 swiftSettings: strict),
         .target(name: "AppMigrationKit", dependencies: ["AppMigration"], swiftSettings: strict),
         .target(name: "AppMigrationTesting", dependencies: ["AppMigrationKit"], swiftSettings: strict),
+        // One generator for the demo and the benchmark; Foundation only, so either can depend on it.
+        .target(name: "SampleData", swiftSettings: strict),
         .executableTarget(
             name: "amk",
             dependencies: [

@@ -15,6 +15,7 @@ let package = Package(
             dependencies: [
                 .product(name: "IndexedArchive", package: "AppMigration"),
                 .product(name: "AppMigration", package: "AppMigration"),
+                .product(name: "SampleData", package: "AppMigration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
