@@ -6,8 +6,15 @@ import Foundation
 /// At scale 1 it is about 364 MiB in some 5,600 files. `scale` multiplies every count and every
 /// category's total, so per-file sizes (and so the texture the compressors see) stay the same.
 /// Public because the benchmark packs it to compare compressors and `amk demo` migrates it: one
-/// generator, so the demo's container is the one whose figures the README publishes.
+/// generator, so the data a user first sees migrated has the texture the published figures were
+/// measured on.
 public struct AppDataCorpus: Sendable {
+    /// What the parts' totals add up to at scale 1 (90 + 70 + 190 + 14 MiB), so that a caller
+    /// that wants a size rather than a scale can divide by it. A corpus comes out a little over
+    /// `scale` times this (within a few percent): databases round up to whole pages and every
+    /// JSON document and plist ends on a whole item.
+    public static let bytesAtScaleOne = 364 << 20
+
     /// Counts and totals relative to the full corpus (0.02 for a smoke test, 1 for the published figures).
     public let scale: Double
     /// Every file's bytes derive from it, so a corpus is the same on every machine and every run.
@@ -23,10 +30,21 @@ public struct AppDataCorpus: Sendable {
 
     /// Writes every file through `writer`: the same bytes for the same scale and seed.
     public func generate(into writer: inout CorpusWriter) throws {
-        try databases(&writer)
-        try jsonDocuments(&writer)
-        try media(&writer)
-        try plists(&writer)
+        for part in Part.allCases {
+            try generate(part, into: &writer)
+        }
+    }
+
+    /// Writes one part's files through `writer`, for a caller that reports what each part came to
+    /// (`writer.bytes` before and after). Each part draws from streams of its own, so the parts
+    /// written one by one are the same bytes as ``generate(into:)`` writes.
+    public func generate(_ part: Part, into writer: inout CorpusWriter) throws {
+        switch part {
+        case .databases: try databases(&writer)
+        case .responses: try jsonDocuments(&writer)
+        case .media: try media(&writer)
+        case .plists: try plists(&writer)
+        }
     }
 
     private func count(_ base: Int) -> Int {
