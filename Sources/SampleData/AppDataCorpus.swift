@@ -10,9 +10,11 @@ import Foundation
 /// measured on.
 public struct AppDataCorpus: Sendable {
     /// What the parts' totals add up to at scale 1 (90 + 70 + 190 + 14 MiB), so that a caller
-    /// that wants a size rather than a scale can divide by it. A corpus comes out a little over
-    /// `scale` times this (within a few percent): databases round up to whole pages and every
-    /// JSON document and plist ends on a whole item.
+    /// that wants a size rather than a scale can divide by it. A corpus comes within about 1% of
+    /// `scale` times this, either side, not exactly: sizes are drawn, then scaled together and
+    /// kept within each part's range, databases round up to whole pages, and every JSON document
+    /// and plist ends on a whole item. Very small scales (under a MiB or so) come out larger:
+    /// every part keeps at least one file, of at least its smallest size.
     public static let bytesAtScaleOne = 364 << 20
 
     /// Counts and totals relative to the full corpus (0.02 for a smoke test, 1 for the published figures).
