@@ -66,6 +66,8 @@ let package = Package(
             dependencies: [
                 // The built-in extensions' executable, built with amk (`swift run amk` builds it too).
                 "IndexedArchive", "AppMigration", "Tar", "amk-sample-extensions",
+                // The demo's container is the benchmark's appdata corpus.
+                "SampleData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
