@@ -83,6 +83,8 @@ let package = Package(
                 swiftSettings: strict),
         .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TarTests", dependencies: ["Tar", "TestSupport"], swiftSettings: strict),
+        // XZ tells what compresses and checksums the pinned corpora.
+        .testTarget(name: "SampleDataTests", dependencies: ["SampleData", "XZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport", "TestSupport",
                                                           .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // An extension executable that misbehaves on request, for the host's process tests.
