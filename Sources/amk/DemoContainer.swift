@@ -23,7 +23,7 @@ enum DemoContainer {
 
     /// Writes the container into `container`'s standard directories (which must exist).
     ///
-    /// The corpus comes within a few percent of `targetBytes` (see `AppDataCorpus.bytesAtScaleOne`);
+    /// The corpus comes within about 1% of `targetBytes` (see `AppDataCorpus.bytesAtScaleOne`);
     /// the report says what it came to.
     static func generate(in container: MigrationDataContainer, targetBytes: Int) throws -> Made {
         var writer = CorpusWriter(root: container.containerRootDirectory.path(percentEncoded: false))
@@ -38,7 +38,7 @@ enum DemoContainer {
 
         // Modes, a link and an empty folder, as an app's container has them, so that the
         // migration is seen to restore more than bytes: a database only its owner may read, a
-        // script that must stay executable, a shortcut to the newest photo, a folder with nothing
+        // script that must stay executable, a shortcut to a photo, a folder with nothing
         // in it yet.
         try writer.setMode(0o600, of: "Library/Application Support/Messages/Messages.sqlite")
         let hook = "Library/Application Support/Hooks/after-import.sh"
