@@ -22,6 +22,8 @@ let package = Package(
         .library(name: "AppMigrationKit", targets: ["AppMigrationKit"]),
         // The Swift Testing trait that registers an extension for AppMigrationTester in one line.
         .library(name: "AppMigrationTesting", targets: ["AppMigrationTesting"]),
+        // The seeded synthetic app data that `amk demo` migrates and the benchmark packs.
+        .library(name: "SampleData", targets: ["SampleData"]),
         .executable(name: "amk", targets: ["amk"]),
         // amk's built-in extensions, run as extension processes; installed beside amk.
         .executable(name: "amk-sample-extensions", targets: ["amk-sample-extensions"]),
@@ -57,11 +59,15 @@ let package = Package(
                 swiftSettings: strict),
         .target(name: "AppMigrationKit", dependencies: ["AppMigration"], swiftSettings: strict),
         .target(name: "AppMigrationTesting", dependencies: ["AppMigrationKit"], swiftSettings: strict),
+        // One generator for the demo and the benchmark; Foundation only, so either can depend on it.
+        .target(name: "SampleData", swiftSettings: strict),
         .executableTarget(
             name: "amk",
             dependencies: [
                 // The built-in extensions' executable, built with amk (`swift run amk` builds it too).
                 "IndexedArchive", "AppMigration", "Tar", "amk-sample-extensions",
+                // The demo's container is the benchmark's appdata corpus.
+                "SampleData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -77,6 +83,8 @@ let package = Package(
                 swiftSettings: strict),
         .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TarTests", dependencies: ["Tar", "TestSupport"], swiftSettings: strict),
+        // XZ tells what compresses and checksums the pinned corpora.
+        .testTarget(name: "SampleDataTests", dependencies: ["SampleData", "XZ", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "IndexedArchiveTests", dependencies: ["IndexedArchive", "XZ", "Tar", "ArchiveTestSupport", "TestSupport",
                                                           .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // An extension executable that misbehaves on request, for the host's process tests.

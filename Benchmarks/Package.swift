@@ -16,6 +16,7 @@ let package = Package(
                 .product(name: "IndexedArchive", package: "AppMigration"),
                 .product(name: "XZ", package: "AppMigration"),
                 .product(name: "AppMigration", package: "AppMigration"),
+                .product(name: "SampleData", package: "AppMigration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

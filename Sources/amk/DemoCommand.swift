@@ -4,10 +4,11 @@ import Foundation
 
 /// `amk demo`: a whole migration in a few seconds, on a made-up but realistic app container.
 ///
-/// It builds the container of a notes-and-photos app in a temporary folder (SQLite-like databases,
-/// JSON documents in nested folders, photos and a video that do not compress, logs, settings),
-/// exports it through the `sample` extension, imports the archive into a fresh container, then
-/// walks both trees and checks that every file's bytes and mode, and every link, came through.
+/// It builds an app's container in a temporary folder from the benchmark's appdata corpus
+/// (SQLite-like databases, cached JSON responses, property lists, photos and videos that do not
+/// compress; see ``DemoContainer``), exports it through the `sample` extension, imports the
+/// archive into a fresh container, then walks both trees and checks that every file's bytes and
+/// mode, every link and every folder came through.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",

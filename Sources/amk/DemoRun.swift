@@ -39,7 +39,7 @@ struct DemoRun: Sendable {
         try await system.importResources(from: archive, into: destination, using: sample, named: SampleExtension.sample.rawValue)
         let importSeconds = lap()
 
-        let compared = try await DemoContainer.compare(source, destination)
+        let compared = try await DemoComparison.compare(source, destination)
         let verifySeconds = lap()
 
         let tar = Double(properties.uncompressedBytes)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IndexedArchive
+import SampleData
 
 /// `amk-bench cancel`: how long a cancelled pack takes to return, and how late the watchdog
 /// reports a stall, measured in this process with the engine's library API.

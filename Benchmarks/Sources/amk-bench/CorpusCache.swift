@@ -1,4 +1,5 @@
 import Foundation
+import SampleData
 
 /// Generates a corpus once and finds it again on later runs.
 ///
@@ -7,7 +8,8 @@ import Foundation
 /// half-way leaves no stamp, and a change to the generators bumps the version, so neither is
 /// reused by mistake. The tree is built in a temporary folder and renamed into place.
 struct CorpusCache {
-    /// Bump when any generator's output changes.
+    /// Bump when any generator's output changes (they live in the root package's SampleData,
+    /// which `amk demo` uses too, so a change there for the demo's sake invalidates the cache).
     static let generatorVersion = 2
     /// Every corpus derives from this seed, so all machines generate the same bytes.
     static let seed: UInt64 = 0xa3c5_2025_0b0e_7e57

@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import SampleData
 
 /// Selective extraction from one large block: one member, then 100 members spread over the same
 /// block (issue #11, point 4).

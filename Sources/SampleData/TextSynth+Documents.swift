@@ -108,7 +108,8 @@ extension TextSynth {
 
     /// An XML property list of about `bytes` bytes, laid out as `plutil` writes them.
     mutating func plist(bytes: Int) -> [UInt8] {
-        var out: [UInt8] = Array("""
+        var out: [UInt8] = Array(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
             <plist version="1.0">

@@ -5,17 +5,48 @@ import Foundation
 ///
 /// At scale 1 it is about 364 MiB in some 5,600 files. `scale` multiplies every count and every
 /// category's total, so per-file sizes (and so the texture the compressors see) stay the same.
-struct AppDataCorpus {
-    let scale: Double
-    let seed: UInt64
+/// Public because the benchmark packs it to compare compressors and `amk demo` migrates it: one
+/// generator, so the data a user first sees migrated has the texture the published figures were
+/// measured on.
+public struct AppDataCorpus: Sendable {
+    /// What the parts' totals add up to at scale 1 (90 + 70 + 190 + 14 MiB), so that a caller
+    /// that wants a size rather than a scale can divide by it. A corpus comes within about 1% of
+    /// `scale` times this, either side, not exactly: sizes are drawn, then scaled together and
+    /// kept within each part's range, databases round up to whole pages, and every JSON document
+    /// and plist ends on a whole item. Very small scales (under a MiB or so) come out larger:
+    /// every part keeps at least one file, of at least its smallest size.
+    public static let bytesAtScaleOne = 364 << 20
+
+    /// Counts and totals relative to the full corpus (0.02 for a smoke test, 1 for the published figures).
+    public let scale: Double
+    /// Every file's bytes derive from it, so a corpus is the same on every machine and every run.
+    public let seed: UInt64
 
     private static let mib = 1 << 20
 
-    func generate(into writer: inout CorpusWriter) throws {
-        try databases(&writer)
-        try jsonDocuments(&writer)
-        try media(&writer)
-        try plists(&writer)
+    /// A corpus at `scale` from `seed`; nothing is generated until ``generate(into:)``.
+    public init(scale: Double, seed: UInt64) {
+        self.scale = scale
+        self.seed = seed
+    }
+
+    /// Writes every file through `writer`: the same bytes for the same scale and seed.
+    public func generate(into writer: inout CorpusWriter) throws {
+        for part in Part.allCases {
+            try generate(part, into: &writer)
+        }
+    }
+
+    /// Writes one part's files through `writer`, for a caller that reports what each part came to
+    /// (`writer.bytes` before and after). Each part draws from streams of its own, so the parts
+    /// written one by one are the same bytes as ``generate(into:)`` writes.
+    public func generate(_ part: Part, into writer: inout CorpusWriter) throws {
+        switch part {
+        case .databases: try databases(&writer)
+        case .responses: try jsonDocuments(&writer)
+        case .media: try media(&writer)
+        case .plists: try plists(&writer)
+        }
     }
 
     private func count(_ base: Int) -> Int {
@@ -31,7 +62,7 @@ struct AppDataCorpus {
         let files: [(String, DatabaseSynth.Table, Int)] = [
             ("Library/Application Support/Messages/Messages.sqlite", .messages, 50),
             ("Library/Application Support/Library.sqlite", .library, 25),
-            ("Library/Caches/com.example.app/Cache.db", .cache, 15),
+            ("Library/Caches/com.example.app/Cache.db", .cache, 15)
         ]
         for (index, (path, table, mebibytes)) in files.enumerated() {
             var synth = DatabaseSynth(table: table, rng: SplitMix64(seed: seed, stream: "database", index: index))
@@ -79,7 +110,8 @@ struct AppDataCorpus {
         for (index, size) in sizes.enumerated() {
             var text = TextSynth(rng: SplitMix64(seed: seed, stream: "plist", index: index))
             let word = String(decoding: text.word(), as: UTF8.self)
-            let path = index % 4 == 0
+            let path =
+                index % 4 == 0
                 ? "Library/Preferences/com.example.app.\(word).\(index).plist"
                 : "Library/Application Support/State/\(word)-\(index).plist"
             try writer.write(path, text.plist(bytes: size))

@@ -3,9 +3,9 @@
 /// Not a database SQLite could open, but the same texture as one, which is what a compressor
 /// sees: a file header, page headers, cell pointer arrays, varints and big-endian integers
 /// between the rows' text, index pages of sorted keys, and free space left as zeros.
-struct DatabaseSynth {
+struct DatabaseSynth: Sendable {
     /// What the rows are about; each table has its own columns.
-    enum Table: String, CaseIterable {
+    enum Table: String, CaseIterable, Sendable {
         case messages, library, cache
     }
 
@@ -44,7 +44,12 @@ struct DatabaseSynth {
         let magic = Array("SQLite format 3\0".utf8)
         page.replaceSubrange(0..<16, with: magic)
         put16(&page, 16, UInt16(Self.pageSize))
-        page[18] = 1; page[19] = 1; page[20] = 0; page[21] = 64; page[22] = 32; page[23] = 32
+        page[18] = 1
+        page[19] = 1
+        page[20] = 0
+        page[21] = 64
+        page[22] = 32
+        page[23] = 32
         put32(&page, 28, UInt32(pages))
         put32(&page, 44, 4)
         put32(&page, 56, 1)
@@ -132,14 +137,20 @@ struct DatabaseSynth {
         let values: [Value]
         switch table {
         case .messages:
-            values = [.int(text.rng.below(5_000)), .text(Self.fullName), .text(Self.email), .int(text.unixTime()),
-                      .text { Self.prose(&$0, &$1, 20...700) }, .text(Self.status)]
+            values = [
+                .int(text.rng.below(5_000)), .text(Self.fullName), .text(Self.email), .int(text.unixTime()),
+                .text { Self.prose(&$0, &$1, 20...700) }, .text(Self.status)
+            ]
         case .library:
-            values = [.text(Self.title), .text(Self.fullName), .text(Self.url), .int(text.unixTime()),
-                      .text { Self.prose(&$0, &$1, 60...1200) }, .text(Self.tags)]
+            values = [
+                .text(Self.title), .text(Self.fullName), .text(Self.url), .int(text.unixTime()),
+                .text { Self.prose(&$0, &$1, 60...1200) }, .text(Self.tags)
+            ]
         case .cache:
-            values = [.text(Self.url), .text(Self.headers), .int(text.unixTime()), .int(text.unixTime()),
-                      .text(Self.response)]
+            values = [
+                .text(Self.url), .text(Self.headers), .int(text.unixTime()), .int(text.unixTime()),
+                .text(Self.response)
+            ]
         }
         var header: [UInt8] = []
         var body: [UInt8] = []

@@ -22,8 +22,10 @@ struct Vocabulary: Sendable {
         var rng = SplitMix64(seed: seed)
         var list = Vocabulary.common.split(separator: " ").map { Array($0.utf8) }
         var seen = Set(list)
-        let onsets = ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
-                      "br", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "str", "th", "tr", ""]
+        let onsets = [
+            "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
+            "br", "cl", "cr", "dr", "fl", "gr", "pl", "pr", "sh", "st", "str", "th", "tr", ""
+        ]
         let vowels = ["a", "e", "i", "o", "u", "ai", "ea", "ee", "ie", "ou", "oo", "y"]
         let codas = ["", "", "", "n", "r", "s", "t", "l", "m", "nd", "nt", "st", "ck", "ng", "rt", "ss"]
         while list.count < Vocabulary.commonCount + tailWords {

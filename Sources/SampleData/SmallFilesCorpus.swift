@@ -1,10 +1,20 @@
 /// The smallfiles corpus: 100,000 text files of 100 B–8 KiB in nested folders, the shape that
 /// stresses per-member costs (headers, directory walking, listing) rather than compression.
-struct SmallFilesCorpus {
-    let scale: Double
-    let seed: UInt64
+/// Public for the benchmark, which measures exactly those costs with it.
+public struct SmallFilesCorpus: Sendable {
+    /// The number of files relative to 100,000 (each file's size does not scale).
+    public let scale: Double
+    /// Every file's bytes derive from it, so a corpus is the same on every machine and every run.
+    public let seed: UInt64
 
-    func generate(into writer: inout CorpusWriter) throws {
+    /// A corpus at `scale` from `seed`; nothing is generated until ``generate(into:)``.
+    public init(scale: Double, seed: UInt64) {
+        self.scale = scale
+        self.seed = seed
+    }
+
+    /// Writes every file through `writer`: the same bytes for the same scale and seed.
+    public func generate(into writer: inout CorpusWriter) throws {
         let count = max(1, Int((Double(100_000) * scale).rounded()))
         let extensions = ["txt", "md", "json", "swift", "csv", "log"]
         for index in 0..<count {

@@ -2,13 +2,16 @@ import Foundation
 
 /// A small, fast, seedable generator (Steele, Lea and Flood's SplitMix64).
 ///
-/// The corpora must be byte-for-byte the same on every machine and every Swift release, so the
-/// benchmark never uses the standard library's `random(in:using:)` (whose algorithm may change) and
-/// derives every number through the helpers below.
-struct SplitMix64: RandomNumberGenerator {
+/// The corpora must be byte-for-byte the same on every machine and every Swift release, because
+/// cached corpora and published figures are only comparable if they are, so nothing here uses the
+/// standard library's `random(in:using:)` (whose algorithm may change): every number is derived
+/// through the helpers below. It is public for the benchmarks that need a few seeded numbers of
+/// their own (when to cancel, what text to pack) and should draw them the same way.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    /// A generator whose numbers depend on `seed` alone, so a run can be repeated from its seed.
+    public init(seed: UInt64) {
         state = seed
     }
 
@@ -24,7 +27,8 @@ struct SplitMix64: RandomNumberGenerator {
         state = mixer.next()
     }
 
-    mutating func next() -> UInt64 {
+    /// The next number; every other draw is built on it, so that the sequence is fixed by the seed.
+    public mutating func next() -> UInt64 {
         state &+= 0x9e37_79b9_7f4a_7c15
         var z = state
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
@@ -32,8 +36,10 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 
-    /// A number in `0..<bound` (the modulo bias is far below anything a benchmark could notice).
-    mutating func below(_ bound: Int) -> Int {
+    /// A number in `0..<bound`, by modulo rather than the standard library's rejection sampling,
+    /// whose draws could change between releases (the bias is far below anything a benchmark
+    /// could notice).
+    public mutating func below(_ bound: Int) -> Int {
         precondition(bound > 0)
         return Int(truncatingIfNeeded: next() % UInt64(bound))
     }

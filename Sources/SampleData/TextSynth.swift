@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Everything works on `[UInt8]` rather than `String`: the corpora are hundreds of MiB, and
 /// building them through `String` would make generation slower than the benchmark itself.
-struct TextSynth {
+struct TextSynth: Sendable {
     let vocabulary: Vocabulary
     var rng: SplitMix64
 
@@ -97,8 +97,9 @@ struct TextSynth {
 
     /// An ISO 8601 timestamp in 2023–2025, as JSON APIs and plists store them.
     mutating func isoDate(into out: inout [UInt8]) {
-        let text = String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", 2023 + rng.below(3), 1 + rng.below(12),
-                          1 + rng.below(28), rng.below(24), rng.below(60), rng.below(60))
+        let text = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02dZ", 2023 + rng.below(3), 1 + rng.below(12),
+            1 + rng.below(28), rng.below(24), rng.below(60), rng.below(60))
         out.append(contentsOf: Array(text.utf8))
     }
 
