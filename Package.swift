@@ -75,8 +75,8 @@ let package = Package(
         ),
         .executableTarget(name: "amk-sample-extensions", dependencies: ["AppMigration"], swiftSettings: strict),
         // What every test target shares (the seeded generator, child processes, temporary
-        // directories, the built executables' place); it depends on nothing.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        // directories, the built executables' place); the generator is SampleData's.
+        .target(name: "TestSupport", dependencies: ["SampleData"], path: "Tests/TestSupport", swiftSettings: strict),
         // Helpers that build hostile archives by hand, for the test targets that need them.
         .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/ArchiveTestSupport",

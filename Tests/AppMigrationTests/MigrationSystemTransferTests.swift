@@ -412,7 +412,7 @@ import Testing
     @Test func aConnectionCutAtAnyByteFailsBothSidesAndLeavesNothing() async throws {
         var generator = SystemRandomNumberGenerator()
         let seed = UInt64.random(in: 0...UInt64.max, using: &generator)
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         // The whole conversation's length, through a proxy that does not cut.
         let total = try await Scratch.with { scratch in
             let source = try scratch.container("export")

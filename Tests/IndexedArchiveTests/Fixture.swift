@@ -46,7 +46,7 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 
 /// Deterministic bytes: text-like when `text`, else noise that does not compress.
 func sampleBytes(count: Int, seed: UInt64, text: Bool) -> [UInt8] {
-    var generator = SplitMix64(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
+    var generator = SeededGenerator(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
     func next() -> UInt64 { generator.next() }
     var out: [UInt8] = []
     out.reserveCapacity(count)

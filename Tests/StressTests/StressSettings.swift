@@ -41,7 +41,7 @@ enum StressSettings {
 }
 
 /// The draws the stress suites make from the shared seeded generator.
-extension SplitMix64 {
+extension SeededGenerator {
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
 
     mutating func milliseconds(_ range: ClosedRange<Int>) -> Duration { .milliseconds(Int.random(in: range, using: &self)) }

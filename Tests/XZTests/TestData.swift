@@ -2,10 +2,10 @@ import TestSupport
 
 /// Deterministic test data, so a failure reproduces.
 struct TestData {
-    /// SplitMix64: fast, and good enough that LZMA cannot compress its output.
-    private var generator: SplitMix64
+    /// The shared seeded generator: fast, and good enough that LZMA cannot compress its output.
+    private var generator: SeededGenerator
 
-    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
+    init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
 
     mutating func next() -> UInt64 { generator.next() }
 
