@@ -12,7 +12,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "CFuzzer"),
-        .target(name: "FuzzSupport", dependencies: ["CFuzzer"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // InputRandom draws from the project's one seeded generator.
+        .target(
+            name: "FuzzSupport", dependencies: ["CFuzzer", .product(name: "SampleData", package: "AppMigration")],
+            swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "fuzz-tar",
             dependencies: ["FuzzSupport", .product(name: "Tar", package: "AppMigration")],

@@ -1,8 +1,10 @@
-/// Pseudo-random choices derived from the input itself (SplitMix64 seeded by a hash of it), so
-/// that a crash reproduces from the input file alone and mutations of the input also explore
-/// different choices.
+import SampleData
+
+/// Pseudo-random choices derived from the input itself (the project's SplitMix64, from
+/// SampleData, seeded by a hash of the input), so that a crash reproduces from the input file
+/// alone and mutations of the input also explore different choices.
 public struct InputRandom: RandomNumberGenerator {
-    private var state: UInt64
+    private var generator: SplitMix64
 
     /// Seeds from every byte of `input` (FNV-1a), and its length.
     public init(_ input: UnsafeRawBufferPointer) {
@@ -10,14 +12,8 @@ public struct InputRandom: RandomNumberGenerator {
         for byte in input {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
-        state = hash ^ UInt64(input.count)
+        generator = SplitMix64(seed: hash ^ UInt64(input.count))
     }
 
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    public mutating func next() -> UInt64 { generator.next() }
 }
