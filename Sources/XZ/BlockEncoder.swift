@@ -42,7 +42,7 @@ public final class BlockEncoder {
             throw XZError(code: .options, message: "maximum chunk size \(maxChunkSize) is negative")
         }
         if let niceLength, !Self.niceLengths.contains(niceLength) {
-            throw XZError(code: .options, message: "nice length \(niceLength) is outside 2...273")
+            throw XZError(code: .options, message: "nice length \(niceLength) is outside \(Self.niceLengths)")
         }
         var lzma = lzma_options_lzma()
         let flags = UInt32(preset) | (extreme ? amk_lzma_preset_extreme : 0)
