@@ -11,16 +11,21 @@ struct ArchiveLayout: Sendable {
     var fileIndex: XZFileIndex?
     /// Why the xz Index could not be read, when it could not.
     var fileIndexProblem: String?
-    /// Our rich index, for an archive of ours.
+    /// Our rich index, for an archive of ours (unless only its paths were asked for).
     var index: ArchiveIndex?
+    /// The members' paths from our rich index, when only they were asked for.
+    var paths: [String]?
     /// Whether the last block is a pixz file index.
     var hasPixzIndex: Bool
     /// Data blocks: those before the index blocks (every block of a foreign archive).
     var dataBlockCount: Int
 
     /// Reads the end of `file` (named `path` in errors). Limits as in ``ArchiveReader/init(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
+    /// With `pathsOnly`, the rich index is decoded only as far as its members' paths, which go to
+    /// ``paths`` instead of ``index``.
     static func read(
-        file: ArchiveFile, path: String, maxIndexBytes: Int?, maxEntries: Int?, maxDecoderMemory: UInt64
+        file: ArchiveFile, path: String, maxIndexBytes: Int?, maxEntries: Int?, maxDecoderMemory: UInt64,
+        pathsOnly: Bool = false
     ) throws -> ArchiveLayout {
         var fileIndex: XZFileIndex?
         var problem: String?
@@ -33,6 +38,7 @@ struct ArchiveLayout: Sendable {
             problem = error.description
         }
         var index: ArchiveIndex?
+        var paths: [String]?
         var pixz = false
         var dataBlocks = fileIndex?.blocks.count ?? 0
         if let fileIndex, fileIndex.streams.count == 1, fileIndex.blocks.count >= 3 {
@@ -74,10 +80,18 @@ struct ArchiveLayout: Sendable {
                                 "archive index: its header describes \(header.byteCount) bytes, the block holds \(rich.uncompressedSize)",
                                 offset: rich.compressedOffset)
                         }
-                        let bytes = try decode(rich, first: nil)
-                        index = try ArchiveIndex.decode(
-                            bytes, maxEntries: entryLimit, archiveSize: archiveSize,
-                            blockOffset: rich.compressedOffset)
+                        if pathsOnly {
+                            // The names lead the index: decoding stops after them (the block's
+                            // check, at its end, is left to a full reading).
+                            let bytes = try decode(rich, first: header.pathsByteCount)
+                            paths = try ArchiveIndex.decodePaths(
+                                bytes, header: header, blockOffset: rich.compressedOffset, maxNameBytes: indexLimit)
+                        } else {
+                            let bytes = try decode(rich, first: nil)
+                            index = try ArchiveIndex.decode(
+                                bytes, maxEntries: entryLimit, archiveSize: archiveSize,
+                                blockOffset: rich.compressedOffset, maxNameBytes: indexLimit)
+                        }
                         dataBlocks = blocks.count - 2
                     } catch var error as ArchiveError {
                         error.path = path
@@ -87,7 +101,7 @@ struct ArchiveLayout: Sendable {
             }
         }
         return ArchiveLayout(
-            fileIndex: fileIndex, fileIndexProblem: problem, index: index, hasPixzIndex: pixz,
+            fileIndex: fileIndex, fileIndexProblem: problem, index: index, paths: paths, hasPixzIndex: pixz,
             dataBlockCount: dataBlocks)
     }
 

@@ -85,6 +85,34 @@ public final class ArchiveReader: Sendable {
         }
     }
 
+    /// The members' paths, in archive order: what `amk list` prints. For an archive of ours only
+    /// the start of the rich index is decoded, its names, which are a small part of it; any other
+    /// archive is opened and read as ``entries()`` reads it.
+    ///
+    /// The names are checked as ``open(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``
+    /// checks them, but the rest of the index is not read, nor the check at the index block's
+    /// end: ``verify()`` reads everything. Parameters as for `open`.
+    /// - Throws: ``ArchiveError`` as `open` and ``entries()`` do.
+    public static func memberPaths(
+        path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+        maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
+        maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
+    ) async throws -> [String] {
+        let thread = WorkerThreadPool(threads: 1, name: "amk-open")
+        defer { thread.shutdown() }
+        let paths = try await thread.run { _ in
+            try ArchiveLayout.read(
+                file: try ArchiveFile(path: path), path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+                maxDecoderMemory: UInt64(clamping: maxDecoderMemory), pathsOnly: true
+            ).paths
+        }
+        if let paths { return paths }
+        let reader = try await open(
+            path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+            maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+        return try await reader.entries().map(\.path)
+    }
+
     /// Opens `path`, blocking the calling thread while it reads the end of the file and decodes
     /// the index; from async code, prefer ``open(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
     /// - Parameters:

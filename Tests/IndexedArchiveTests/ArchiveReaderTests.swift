@@ -1,9 +1,10 @@
 import Foundation
-import IndexedArchive
 import Tar
 import TestSupport
 import Testing
 import XZ
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     @Suite struct ArchiveReaderTests {
@@ -226,7 +227,7 @@ extension EngineSuites {
             let entries = #expect(throws: ArchiveError.self) { try ArchiveReader(path: archive, maxEntries: 10) }
             #expect(entries?.code == .limitExceeded)
             #expect(try ArchiveReader(path: archive, maxEntries: 11).mode == .indexed)
-            let bytes = #expect(throws: ArchiveError.self) { try ArchiveReader(path: archive, maxIndexBytes: 512) }
+            let bytes = #expect(throws: ArchiveError.self) { try ArchiveReader(path: archive, maxIndexBytes: 200) }
             #expect(bytes?.code == .limitExceeded)
             #expect(bytes?.offset != nil, "names the index block")
         }
@@ -273,6 +274,53 @@ extension EngineSuites {
             #expect(reader.mode == .indexed)
             #expect(try await reader.entries().map(\.path) == ["empty/"])
             #expect(try await reader.verify() == 1)
+        }
+
+        // MARK: - Paths alone
+
+        @Test func memberPathsAreTheEntriesPathsInEveryKindOfArchive() async throws {
+            let packed = try await PackedTree.make()
+            let entries = try await ArchiveReader.open(path: packed.archive).entries()
+            #expect(entries.count > 5)
+            #expect(try await ArchiveReader.memberPaths(path: packed.archive) == entries.map(\.path))
+            // An archive without our index is read through.
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarSymlink("d/l", to: "a.txt")])
+            let sequential = dir.path + "/s.tar.xz"
+            try await writeBytes(sequential, try await xzTool(tar))
+            #expect(try await ArchiveReader.memberPaths(path: sequential) == ["d/", "d/a.txt", "d/l"])
+            // So is one with a version 1 index.
+            let old = dir.path + "/v1.tar.xz"
+            let index = ArchiveIndex(entries: try indexEntries(of: tar), tarSize: UInt64(tar.count), chunkSize: 1 << 20, metadata: [:])
+            try await writeBytes(old, try indexedArchive(tar: tar, index: index.encodedVersion1()))
+            #expect(try await ArchiveReader.memberPaths(path: old) == ["d/", "d/a.txt", "d/l"])
+        }
+
+        @Test func memberPathsReadOnlyTheNamesButCheckThem() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarFile("d/b.txt", "bravo")])
+            let index = ArchiveIndex(
+                entries: try indexEntries(of: tar), tarSize: UInt64(tar.count), chunkSize: 1 << 20, metadata: ["k": "v"])
+            let good = index.encoded()
+            let header = try ArchiveIndex.header(good, maxEntries: 10, archiveSize: nil, blockOffset: nil)
+            let namesEnd = Int(header.pathsByteCount)
+            // Damage after the names (the metadata's last pair claims a 200-byte key): a listing
+            // of paths does not see it; opening the archive, which decodes the whole index,
+            // refuses it.
+            var late = good
+            late[good.count - 10] = 200
+            let lateArchive = dir.path + "/late.tar.xz"
+            try await writeBytes(lateArchive, try indexedArchive(tar: tar, index: late))
+            #expect(try await ArchiveReader.memberPaths(path: lateArchive) == ["d/", "d/a.txt", "d/b.txt"])
+            #expect(await expectArchiveError("open") { try await ArchiveReader.open(path: lateArchive) }?.code == .corrupt)
+            // Damage in the names (a NUL in the last one) is refused by both.
+            var early = good
+            early[namesEnd - 1] = 0
+            let earlyArchive = dir.path + "/early.tar.xz"
+            try await writeBytes(earlyArchive, try indexedArchive(tar: tar, index: early))
+            let error = await expectArchiveError("paths") { try await ArchiveReader.memberPaths(path: earlyArchive) }
+            #expect(error?.code == .corrupt)
+            #expect(error?.path == earlyArchive && error?.offset != nil, "\(String(describing: error))")
         }
     }
 }
