@@ -44,26 +44,43 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let argument = archive
-        let entries = try await SignalCancellation.run {
+        let details = long || verbose || json
+        let listed = try await SignalCancellation.run { () -> Listed in
             switch try await ArchiveInput.resolve(argument) {
-            case .file(let path): try await ArchiveReader.open(path: path).entries()
-            case .stream(let fd, _): try await ArchiveStreamReader.scan(from: fd).entries
+            case .file(let path) where !details: .paths(try await ArchiveReader.memberPaths(path: path))
+            case .file(let path): .entries(try await ArchiveReader.open(path: path).entries())
+            case .stream(let fd, _): .entries(try await ArchiveStreamReader.scan(from: fd).entries)
             }
         }
-        if json {
+        switch listed {
+        case .entries(let entries) where json:
             try JSONOutput.print(entries.map(ListedEntry.init))
-        } else {
-            // One write for the whole listing: a print per line costs a lock and a call each,
-            // which for thousands of members is most of what listing from the index takes.
+        case .entries(let entries):
             let listing = long || verbose ? LongListing(entries: entries) : nil
-            var out = ""
-            out.reserveCapacity(entries.count * 64)
-            for entry in entries {
-                out += listing?.line(for: entry) ?? TerminalSafe.name(entry.path)
-                out += "\n"
-            }
-            print(out, terminator: "")
+            write(entries) { listing?.line(for: $0) ?? TerminalSafe.name($0.path) }
+        case .paths(let paths):
+            write(paths) { TerminalSafe.name($0) }
         }
+    }
+
+    /// What the archive gave: every field, or (for a plain listing of an indexed archive) the
+    /// paths alone, which its index gives without decoding the rest.
+    private enum Listed: Sendable {
+        case entries([ArchiveEntry])
+        case paths([String])
+    }
+
+    /// One write for the whole listing: a print per line costs a lock and a call each, which for
+    /// thousands of members is most of what listing from the index takes. The lines are gathered
+    /// as bytes, which a native string copies out whole; appending to a String checks each one.
+    private func write<T>(_ items: [T], line: (T) -> String) {
+        var out: [UInt8] = []
+        out.reserveCapacity(items.count * 64)
+        for item in items {
+            out.append(contentsOf: line(item).utf8)
+            out.append(UInt8(ascii: "\n"))
+        }
+        StandardError.write(out, to: STDOUT_FILENO)
     }
 
     /// `json` with the characters ``TerminalSafe`` escapes written as `\uXXXX`.

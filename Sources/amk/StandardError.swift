@@ -23,7 +23,12 @@ enum StandardError {
     /// Writes `text` to `fd` with `write(2)`, whole (`amk extract -v` lists members on standard
     /// output from the extracting thread).
     static func write(_ text: String, to fd: Int32) {
-        var bytes = Array(text.utf8)
+        write(Array(text.utf8), to: fd)
+    }
+
+    /// Writes `bytes` to `fd` with `write(2)`, whole (`amk list` writes its listing at once).
+    static func write(_ bytes: [UInt8], to fd: Int32) {
+        var bytes = bytes
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeMutableBytes { raw in
