@@ -7,8 +7,9 @@ import XZ
 /// The rich index's fuzz body: the input is an index block payload (`AMKINDEX...`).
 ///
 /// It is decoded on its own with `ArchiveIndex.decode`, then, when it has the magic, placed as
-/// the index block of an otherwise valid archive around a fixed tar stream, which is opened with
-/// ``ArchiveReader`` and listed, verified and read member by member. Mutating a whole `.tar.xz`
+/// the index block of an otherwise valid archive around a fixed tar stream, whose paths are read
+/// alone (``ArchiveReader/memberPaths(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``)
+/// and which is opened with ``ArchiveReader`` and listed, verified and read member by member. Mutating a whole `.tar.xz`
 /// rarely gets past the CRC64 of the block holding the index; this target gives the reader a
 /// well-framed archive whose index lies, so random access driven by hostile offsets, sizes and
 /// chunk sizes is what gets fuzzed. Errors are ignored; only a crash counts.
@@ -84,7 +85,8 @@ enum FuzzIndex {
         return entries
     }()
 
-    /// Seeds: the true index of the fixed tar, and one with metadata.
+    /// Seeds: the true index of the fixed tar, and one with metadata, in the current layout
+    /// (version 2). The corpus also keeps the same two in version 1's layout, as written before.
     static var seeds: [String: [UInt8]] {
         [
             "valid.bin": ArchiveIndex(entries: entries, tarSize: UInt64(tar.count), chunkSize: UInt64(chunk), metadata: [:]).encoded(),
@@ -115,6 +117,7 @@ enum FuzzIndex {
 
         let path = scratch
         Blocking.run {
+            _ = try? await ArchiveReader.memberPaths(path: path, maxEntries: 100_000)
             guard let reader = try? ArchiveReader(path: path, maxEntries: 100_000) else { return }
             let listed = (try? await reader.entries()) ?? []
             _ = try? await reader.info()
