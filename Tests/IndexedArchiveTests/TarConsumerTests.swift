@@ -1,8 +1,9 @@
 import Foundation
-import IndexedArchive
 import Tar
 import TestSupport
 import Testing
+
+@testable import IndexedArchive
 
 extension EngineSuites {
     /// TarConsumer is internal: its handling of pax global headers is tested through
@@ -65,6 +66,27 @@ extension EngineSuites {
             #expect(metadata["key0"] == "round 1999 " + String(repeating: "r", count: 200))
             #expect(metadata["key255"] == "first")
             #expect(try await reader.entries().map(\.path) == ["a.txt"])
+        }
+
+        /// (path, members asked for, selected?): a member, with or without a directory's slash,
+        /// selects itself and everything under it, and nothing that merely starts with its name.
+        static let selections: [(String, [String], Bool)] = [
+            ("a/b/c.txt", ["a/b"], true), ("a/b/c.txt", ["a/b/"], true), ("a/b/c.txt", ["a"], true),
+            ("a/b/c.txt", ["a/b/c.txt"], true), ("a/b/c.txt", ["a/b/c.txt/"], true),
+            ("a/b/c.txt", ["a/bc"], false), ("a/b/c.txt", ["a/b/c"], false), ("ab/c", ["a"], false),
+            ("a/b/c.txt", ["b/c.txt"], false), ("d/", ["d"], true), ("d/", ["d/"], true), ("d/", ["d/e"], false),
+            ("x", ["x", "y"], true), ("x", ["y", "z"], false), ("/abs/x", [""], true), ("x", [""], false),
+            ("ünï/名前", ["ünï"], true), ("ünï/名前", ["ün"], false)
+        ]
+
+        @Test func aSelectionIsAMemberAndWhatLiesUnderIt() {
+            for (path, members, expected) in Self.selections {
+                #expect(TarConsumer.selected(path, by: Set(members)) == expected, "\(path) by \(members)")
+                // More than 16 members take the set lookups: the same answers.
+                let many = Set(members + (0..<20).map { "unrelated-\($0)" })
+                #expect(TarConsumer.selected(path, by: many) == expected, "\(path) by \(members) among 20 others")
+            }
+            #expect(TarConsumer.selected("anything", by: nil))
         }
     }
 }
