@@ -72,8 +72,9 @@ public enum ArchivePacker {
     ///
     /// `body` runs in a child task beside the one that compresses and writes what it appends, so
     /// it must be `@Sendable`. If either fails, the other is cancelled and this function throws
-    /// the first failure: `body`'s own error, or the compress-and-write stage's (a full disk, a
-    /// stall), which `body` sees as a `CancellationError` from its append or its own awaits.
+    /// the first failure (a `CancellationError` only if the other has no error of its own):
+    /// `body`'s own error, or the compress-and-write stage's (a full disk, a stall), which `body`
+    /// sees as a `CancellationError` from its append or its own awaits.
     /// Whatever the failure, or if the task is cancelled, the archive is abandoned: nothing
     /// appears at a file destination. The builder must not be used after `body` returns.
     public static func withBuilder<Result: Sendable>(
@@ -120,10 +121,22 @@ public enum ArchivePacker {
                         return .pipelineDone
                     }
                     // The first error either task throws leaves the group, which cancels the other.
+                    // A CancellationError says least: the other task is cancelled too, and its own
+                    // error, if it has one, is the one thrown (a body that gives up on cancellation
+                    // with an error of its own, say).
                     var built: (Result, ArchiveBuilder.Closing)?
-                    while let done = try await group.next() {
-                        if case .built(let result, let closing) = done { built = (result, closing) }
+                    var cancellation: CancellationError?
+                    while let outcome = await group.nextResult() {
+                        switch outcome {
+                        case .success(.built(let result, let closing)): built = (result, closing)
+                        case .success(.pipelineDone): continue
+                        case .failure(let error as CancellationError):
+                            cancellation = error
+                            group.cancelAll()
+                        case .failure(let error): throw error
+                        }
                     }
+                    if let cancellation { throw cancellation }
                     guard let built else { preconditionFailure("the body's task ended with neither a result nor an error") }
                     return built
                 }
