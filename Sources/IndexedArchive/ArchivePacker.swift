@@ -185,7 +185,8 @@ public enum ArchivePacker {
     ///
     /// Each compression hands its block to the writer as soon as it is done, so a block goes out
     /// the moment it and every block before it are ready: a receiver on a pipe or a socket gets
-    /// data while the pack goes on, not when the in-flight limit fills.
+    /// data while the pack goes on, not when the in-flight limit fills. A compression or a write
+    /// that fails ends it with that error at once, even while it waits for the next chunk.
     static func runPipeline(
         chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
         limit: Int, options: PackOptions
@@ -193,37 +194,60 @@ public enum ArchivePacker {
         let onEvent = options.onEvent
         let watchdog = options.watchdog
         let hook = options.compressionHook
-        try await withThrowingTaskGroup(of: Int.self) { group in
+        try await withThrowingTaskGroup(of: PipelineStep.self) { group in
             let workers = max(1, options.workers)
             var inFlight = 0
             // Blocks done but held by the writer for an earlier one; they count against the
             // limit too, so a slow block cannot let memory grow.
             var waiting = 0
-            var iterator = chunks.makeAsyncIterator()
+            var receiving = false
+            var ended = false
             while true {
                 // A free compressor first, then the chunk: one taken from the channel to wait
                 // for a compressor would be a chunk of memory held for nothing, since the
-                // serializer has the next one ready in the channel anyway (issue #12).
-                while inFlight > 0 && (inFlight >= workers || inFlight + waiting >= limit) {
-                    guard let held = try await group.next() else { break }
+                // serializer has the next one ready in the channel anyway (issue #12). The wait
+                // for it is a child like the compressions: one that fails while the channel is
+                // quiet ends the pipeline at once, not when the next chunk comes.
+                if !receiving && !ended && (inFlight == 0 || (inFlight < workers && inFlight + waiting < limit)) {
+                    group.addTask {
+                        var iterator = chunks.makeAsyncIterator()
+                        return .received(await iterator.next())
+                    }
+                    receiving = true
+                }
+                guard let step = try await group.next() else { break }
+                switch step {
+                case .received(let chunk?):
+                    receiving = false
+                    try Task.checkCancellation()
+                    group.addTask {
+                        let block = try await compressor.compress(
+                            chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
+                            watchdog: watchdog, hook: hook)
+                        onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
+                        return .written(held: try await writer.accept(sequence: chunk.sequence, block: block))
+                    }
+                    inFlight += 1
+                case .received(nil):
+                    // The channel also ends when this task is cancelled: that is not the end of the data.
+                    try Task.checkCancellation()
+                    receiving = false
+                    ended = true
+                case .written(let held):
                     inFlight -= 1
                     waiting = held
                 }
-                guard let chunk = await iterator.next() else { break }
-                try Task.checkCancellation()
-                group.addTask {
-                    let block = try await compressor.compress(
-                        chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
-                        watchdog: watchdog, hook: hook)
-                    onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
-                    return try await writer.accept(sequence: chunk.sequence, block: block)
-                }
-                inFlight += 1
             }
-            // The channel also ends when this task is cancelled: that is not the end of the data.
-            try Task.checkCancellation()
-            try await group.waitForAll()
         }
+    }
+
+    /// What a child of ``runPipeline(chunks:compressor:writer:limit:options:)`` ends with.
+    private enum PipelineStep: Sendable {
+        /// The next chunk from the channel, or `nil` at its end.
+        case received(Chunk?)
+        /// A chunk compressed and handed to the writer, which now holds `held` blocks that wait
+        /// for an earlier one.
+        case written(held: Int)
     }
 
     /// The content bytes under `sources`, for a progress total. Walks the trees once. A file with

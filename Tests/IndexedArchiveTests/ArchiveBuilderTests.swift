@@ -85,13 +85,14 @@ extension EngineSuites {
             try await offPool { try dir.file("src/big.txt", sampleBytes(count: 5 << 19, seed: 3, text: true)) }
         }
 
-        @Test func aFailedCompressionCancelsABodyBusyWithItsOwnWork() async throws {
+        /// With one compressor the pipeline waits for it when it fails; with two, for the next chunk.
+        @Test(arguments: [1, 2])
+        func aFailedCompressionCancelsABodyBusyWithItsOwnWork(workers: Int) async throws {
             let dir = try TemporaryDirectory()
             try await Self.twoAndAHalfChunks(in: dir)
             let busy = Mutex(false)
             let seenByBody = Mutex<String?>(nil)
-            // One compressor: the pipeline waits for it, not for the next chunk, when it fails.
-            let options = Self.failingBlockZero(workers: 1, until: { busy.withLock { $0 } })
+            let options = Self.failingBlockZero(workers: workers, until: { busy.withLock { $0 } })
             let start = ContinuousClock.now
             let error = await #expect(throws: CompressionFailure.self, "the compression's own error, not a cancellation") {
                 try await ArchivePacker.withBuilder(to: .file(dir.path + "/f.tar.xz"), options: options) { builder in
