@@ -259,7 +259,7 @@ public struct MigrationSystem: Sendable {
         name: String, container: MigrationDataContainer, confinement: ContainerConfinement,
         destinationPlatform: MigrationPlatform, destination: ArchiveDestination, sourceApp: MigrationAppIdentifier?,
         progress: Progress?, watchdog: Watchdog, estimate: Int, version: String, compressible: Bool,
-        produce: (ResourcesArchiver) async throws -> Void
+        produce: @Sendable (ResourcesArchiver) async throws -> Void
     ) async throws -> ExportOutcome {
         try Task.checkCancellation()
 

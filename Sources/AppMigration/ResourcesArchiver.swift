@@ -43,7 +43,8 @@ public final class ResourcesArchiver: Sendable {
     ///     component. It is used as given, except that it can never escape the archive root: a
     ///     leading `/` and `.` components are dropped, and a path that climbs above the root with
     ///     `..` is refused.
-    /// - Throws: `CancellationError` once the export is cancelled (let it propagate: an extension
+    /// - Throws: `CancellationError` once the export is cancelled, also when compressing or writing
+    ///   the archive failed, which the export then fails with (let it propagate: an extension
     ///   that swallows it is terminated), ``AppMigrationError`` for a refused path, or the engine's
     ///   error for an unreadable file or a duplicate path.
     public func appendItem(at url: URL, pathInArchive: String? = nil) async throws {

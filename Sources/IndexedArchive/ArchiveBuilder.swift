@@ -22,7 +22,6 @@ public actor ArchiveBuilder {
     private let io: WorkerThreadPool
     private let fileSystem: FileSystem
     private let channel: AsyncChannel<Chunk>
-    private let status: PipelineStatus
     private var serializer: TarSerializer
     private(set) var warnings: [PackWarning] = []
     private var closed = false
@@ -31,14 +30,12 @@ public actor ArchiveBuilder {
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
     init(
-        options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>,
-        status: PipelineStatus, metadata: [String: String]
+        options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>, metadata: [String: String]
     ) throws {
         self.options = options
         self.io = io
         self.fileSystem = options.fileSystem
         self.channel = channel
-        self.status = status
         var serializer = TarSerializer(chunkSize: options.chunkSize, workers: options.compressible ? options.workers : 1)
         var ready: [Chunk] = []
         try serializer.appendGlobalHeader(metadata, into: &ready)
@@ -49,7 +46,8 @@ public actor ArchiveBuilder {
     /// Adds a file, or a directory and everything under it, at `source.archivePath`.
     ///
     /// Throws if the path is unusable or already in the archive, if something cannot be read
-    /// (unless the options say to warn), or `CancellationError` when the pack is cancelled. After
+    /// (unless the options say to warn), or `CancellationError` when the pack is cancelled, also
+    /// when it is because compressing or writing failed (the pack then throws that failure). After
     /// a failure the builder refuses further appends: the tar stream may end mid-member.
     public func append(_ source: PackSource) async throws {
         await lock()
@@ -85,7 +83,7 @@ public actor ArchiveBuilder {
             var index = 0
             let entries = batch.entries
             while index < entries.count {
-                try checkRunning()
+                try Task.checkCancellation()
                 let entry = entries[index]
                 if isSmallFile(entry) {
                     var run = [entry]
@@ -130,11 +128,6 @@ public actor ArchiveBuilder {
     private func hardLinkTarget(of entry: EnumeratedEntry) -> String? {
         guard entry.linkCount > 1 else { return nil }
         return serializer.hardLinkTarget(for: .init(device: entry.device, inode: entry.inode))
-    }
-
-    private func checkRunning() throws {
-        try Task.checkCancellation()
-        if let error = status.error { throw error }
     }
 
     private func record(_ warning: PackWarning) {
@@ -186,7 +179,9 @@ public actor ArchiveBuilder {
         for chunk in chunks {
             options.onEvent?(.chunkSerialized(sequence: chunk.sequence, tarBytes: serializer.position))
             await channel.send(chunk)
-            try checkRunning()
+            // A send returns unsent when the task is cancelled: by the caller, or by the pack when
+            // compressing or writing failed.
+            try Task.checkCancellation()
         }
     }
 
@@ -303,7 +298,7 @@ public actor ArchiveBuilder {
         var checksum: UInt64 = 0
         let slice = Self.sliceSize
         while remaining > 0 {
-            try checkRunning()
+            try Task.checkCancellation()
             let want = Int(min(remaining, UInt64(slice)))
             let previous = checksum
             let offset = status.size - remaining
@@ -347,8 +342,11 @@ public actor ArchiveBuilder {
         try await end(checksum: checksum, path: entry.archivePath, bytes: status.size)
     }
 
+    /// What the index blocks need once the tar stream has ended.
+    typealias Closing = (entries: [ArchiveEntry], tarSize: UInt64, fileBytes: UInt64)
+
     /// Ends the tar stream and closes the channel; returns what the index blocks need.
-    func close() async throws -> (entries: [ArchiveEntry], tarSize: UInt64, fileBytes: UInt64) {
+    func close() async throws -> Closing {
         await lock()
         defer { unlock() }
         if let failure { throw failure }

@@ -70,12 +70,17 @@ public enum ArchivePacker {
 
     /// Opens an archive, lets `body` append to it, then finishes it.
     ///
-    /// If `body` throws, or the task is cancelled, the archive is abandoned: nothing appears at a
-    /// file destination. The builder must not be used after `body` returns.
+    /// `body` runs in a child task beside the one that compresses and writes what it appends, so
+    /// it must be `@Sendable`. If either fails, the other is cancelled and this function throws
+    /// the first failure (a `CancellationError` only if the other has no error of its own):
+    /// `body`'s own error, or the compress-and-write stage's (a full disk, a stall), which `body`
+    /// sees as a `CancellationError` from its append or its own awaits.
+    /// Whatever the failure, or if the task is cancelled, the archive is abandoned: nothing
+    /// appears at a file destination. The builder must not be used after `body` returns.
     public static func withBuilder<Result: Sendable>(
         to destination: ArchiveDestination,
         options: PackOptions = PackOptions(),
-        _ body: (ArchiveBuilder) async throws -> Result
+        _ body: @Sendable (ArchiveBuilder) async throws -> Result
     ) async throws -> (result: Result, summary: PackSummary) {
         let options = try options.validated()
         let start = ContinuousClock.now
@@ -94,27 +99,46 @@ public enum ArchivePacker {
         let writer = ArchiveWriter(destination: destination, io: io, watchdog: options.watchdog, onBlockWritten: onBlockWritten)
         do {
             try await writer.open()
+            // A chunk's walk: the builder serialises it into the channel, the pipeline takes it,
+            // compresses it and hands the block to the writer.
             let channel = AsyncChannel<Chunk>()
-            let status = PipelineStatus()
-            let builder = try ArchiveBuilder(options: options, io: io, channel: channel, status: status, metadata: metadata)
+            let builder = try ArchiveBuilder(options: options, io: io, channel: channel, metadata: metadata)
             let limit = options.chunksInFlight
-            typealias Closing = (entries: [ArchiveEntry], tarSize: UInt64, fileBytes: UInt64)
-            let (result, closing) = try await withThrowingTaskGroup(of: Void.self, returning: (Result, Closing).self) { group in
-                group.addTask {
-                    try await runPipeline(
-                        chunks: channel, compressor: compressor, writer: writer, limit: limit,
-                        status: status, options: options)
-                }
-                do {
-                    let result = try await body(builder)
-                    let closing: Closing = try await builder.close()
-                    try await group.waitForAll()
-                    return (result, closing)
-                } catch {
-                    // Release the pipeline if it waits for chunks, then let the group cancel it.
-                    channel.finish()
-                    group.cancelAll()
-                    throw status.error.map { $0 is CancellationError ? error : $0 } ?? error
+            let (result, closing) = try await withoutActuallyEscaping(body) { body in
+                try await withThrowingTaskGroup(of: PackTask<Result>.self) { group in
+                    group.addTask {
+                        do {
+                            let result = try await body(builder)
+                            return .built(result, try await builder.close())
+                        } catch {
+                            // The pipeline may be waiting for a chunk: no more will come.
+                            channel.finish()
+                            throw error
+                        }
+                    }
+                    group.addTask {
+                        try await runPipeline(chunks: channel, compressor: compressor, writer: writer, limit: limit, options: options)
+                        return .pipelineDone
+                    }
+                    // The first error either task throws leaves the group, which cancels the other.
+                    // A CancellationError says least: the other task is cancelled too, and its own
+                    // error, if it has one, is the one thrown (a body that gives up on cancellation
+                    // with an error of its own, say).
+                    var built: (Result, ArchiveBuilder.Closing)?
+                    var cancellation: CancellationError?
+                    while let outcome = await group.nextResult() {
+                        switch outcome {
+                        case .success(.built(let result, let closing)): built = (result, closing)
+                        case .success(.pipelineDone): continue
+                        case .failure(let error as CancellationError):
+                            cancellation = error
+                            group.cancelAll()
+                        case .failure(let error): throw error
+                        }
+                    }
+                    if let cancellation { throw cancellation }
+                    guard let built else { preconditionFailure("the body's task ended with neither a result nor an error") }
+                    return built
                 }
             }
             let index = ArchiveIndex(
@@ -138,6 +162,14 @@ public enum ArchivePacker {
         }
     }
 
+    /// How each of ``withBuilder(to:options:_:)``'s two tasks ends when it does not throw.
+    private enum PackTask<Result: Sendable>: Sendable {
+        /// The body returned, and the builder ended the tar stream and the channel.
+        case built(Result, ArchiveBuilder.Closing)
+        /// The pipeline wrote every chunk the channel carried.
+        case pipelineDone
+    }
+
     /// Stops the threads. Bounded, so that a read stuck in the kernel cannot hold the caller.
     private static func teardown(io: WorkerThreadPool, compressor: CompressorPool) async {
         io.shutdown()
@@ -153,51 +185,69 @@ public enum ArchivePacker {
     ///
     /// Each compression hands its block to the writer as soon as it is done, so a block goes out
     /// the moment it and every block before it are ready: a receiver on a pipe or a socket gets
-    /// data while the pack goes on, not when the in-flight limit fills.
+    /// data while the pack goes on, not when the in-flight limit fills. A compression or a write
+    /// that fails ends it with that error at once, even while it waits for the next chunk.
     static func runPipeline(
         chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
-        limit: Int, status: PipelineStatus, options: PackOptions
+        limit: Int, options: PackOptions
     ) async throws {
         let onEvent = options.onEvent
         let watchdog = options.watchdog
         let hook = options.compressionHook
-        do {
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                let workers = max(1, options.workers)
-                var inFlight = 0
-                // Blocks done but held by the writer for an earlier one; they count against the
-                // limit too, so a slow block cannot let memory grow.
-                var waiting = 0
-                var iterator = chunks.makeAsyncIterator()
-                while true {
-                    // A free compressor first, then the chunk: one taken from the channel to wait
-                    // for a compressor would be a chunk of memory held for nothing, since the
-                    // serializer has the next one ready in the channel anyway (issue #12).
-                    while inFlight > 0 && (inFlight >= workers || inFlight + waiting >= limit) {
-                        guard let held = try await group.next() else { break }
-                        inFlight -= 1
-                        waiting = held
+        try await withThrowingTaskGroup(of: PipelineStep.self) { group in
+            let workers = max(1, options.workers)
+            var inFlight = 0
+            // Blocks done but held by the writer for an earlier one; they count against the
+            // limit too, so a slow block cannot let memory grow.
+            var waiting = 0
+            var receiving = false
+            var ended = false
+            while true {
+                // A free compressor first, then the chunk: one taken from the channel to wait
+                // for a compressor would be a chunk of memory held for nothing, since the
+                // serializer has the next one ready in the channel anyway (issue #12). The wait
+                // for it is a child like the compressions: one that fails while the channel is
+                // quiet ends the pipeline at once, not when the next chunk comes.
+                if !receiving && !ended && (inFlight == 0 || (inFlight < workers && inFlight + waiting < limit)) {
+                    group.addTask {
+                        var iterator = chunks.makeAsyncIterator()
+                        return .received(await iterator.next())
                     }
-                    guard let chunk = await iterator.next() else { break }
+                    receiving = true
+                }
+                guard let step = try await group.next() else { break }
+                switch step {
+                case .received(let chunk?):
+                    receiving = false
                     try Task.checkCancellation()
                     group.addTask {
                         let block = try await compressor.compress(
                             chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
                             watchdog: watchdog, hook: hook)
                         onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
-                        return try await writer.accept(sequence: chunk.sequence, block: block)
+                        return .written(held: try await writer.accept(sequence: chunk.sequence, block: block))
                     }
                     inFlight += 1
+                case .received(nil):
+                    // The channel also ends when this task is cancelled: that is not the end of the data.
+                    try Task.checkCancellation()
+                    receiving = false
+                    ended = true
+                case .written(let held):
+                    inFlight -= 1
+                    waiting = held
                 }
-                // The channel also ends when this task is cancelled: that is not the end of the data.
-                try Task.checkCancellation()
-                try await group.waitForAll()
             }
-        } catch {
-            status.fail(error)
-            chunks.finish()
-            throw error
         }
+    }
+
+    /// What a child of ``runPipeline(chunks:compressor:writer:limit:options:)`` ends with.
+    private enum PipelineStep: Sendable {
+        /// The next chunk from the channel, or `nil` at its end.
+        case received(Chunk?)
+        /// A chunk compressed and handed to the writer, which now holds `held` blocks that wait
+        /// for an earlier one.
+        case written(held: Int)
     }
 
     /// The content bytes under `sources`, for a progress total. Walks the trees once. A file with

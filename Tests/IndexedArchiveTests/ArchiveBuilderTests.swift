@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -7,6 +8,7 @@ import Testing
 extension EngineSuites {
     @Suite struct ArchiveBuilderTests {
         struct Refusal: Error, Equatable {}
+        struct CompressionFailure: Error, Equatable {}
 
         @Test func appendsFromTheBodyLandInOrderAndTheResultIsReturned() async throws {
             let dir = try TemporaryDirectory()
@@ -62,6 +64,74 @@ extension EngineSuites {
             }
             #expect(try await readBytes(archive) == Array("the previous archive".utf8))
             #expect(listing(dir.path) == ["old.tar.xz", "src"])
+        }
+
+        /// Options whose compression of block 0 waits until `until` says so (20 s at most), then
+        /// throws ``CompressionFailure``.
+        static func failingBlockZero(workers: Int = 2, until: @escaping @Sendable () -> Bool) -> PackOptions {
+            var options = testOptions()
+            options.workers = workers
+            options.compressionHook = { sequence in
+                guard sequence == 0 else { return }
+                for _ in 0..<4000 where !until() { usleep(5000) }
+                throw CompressionFailure()
+            }
+            return options
+        }
+
+        /// 2.5 chunks of 1 MiB: chunks go out one behind, so appending it hands block 0, and only
+        /// it, to a compressor.
+        static func twoAndAHalfChunks(in dir: TemporaryDirectory) async throws {
+            try await offPool { try dir.file("src/big.txt", sampleBytes(count: 5 << 19, seed: 3, text: true)) }
+        }
+
+        /// With one compressor the pipeline waits for it when it fails; with two, for the next chunk.
+        @Test(arguments: [1, 2])
+        func aFailedCompressionCancelsABodyBusyWithItsOwnWork(workers: Int) async throws {
+            let dir = try TemporaryDirectory()
+            try await Self.twoAndAHalfChunks(in: dir)
+            let busy = Mutex(false)
+            let seenByBody = Mutex<String?>(nil)
+            let options = Self.failingBlockZero(workers: workers, until: { busy.withLock { $0 } })
+            let start = ContinuousClock.now
+            let error = await #expect(throws: CompressionFailure.self, "the compression's own error, not a cancellation") {
+                try await ArchivePacker.withBuilder(to: .file(dir.path + "/f.tar.xz"), options: options) { builder in
+                    try await builder.append(PackSource(path: dir.path + "/src"))
+                    // Not appending now: nothing the builder does would notice the failure.
+                    busy.withLock { $0 = true }
+                    do {
+                        try await Task.sleep(for: .seconds(30))
+                    } catch {
+                        seenByBody.withLock { $0 = "\(type(of: error))" }
+                        throw error
+                    }
+                }
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(error != nil)
+            #expect(elapsed < .seconds(10), "the body was waited for instead of cancelled: \(elapsed)")
+            #expect(seenByBody.withLock { $0 } == "CancellationError")
+            #expect(listing(dir.path) == ["src"], "nothing is left at the destination: \(listing(dir.path))")
+        }
+
+        @Test func theBodysErrorWinsOverThePipelineItStops() async throws {
+            let dir = try TemporaryDirectory()
+            try await Self.twoAndAHalfChunks(in: dir)
+            // Block 0 compresses until the test is over, then fails: the pack must neither wait
+            // for it nor report the pipeline's end instead of the body's error.
+            let over = Mutex(false)
+            defer { over.withLock { $0 = true } }
+            let options = Self.failingBlockZero(until: { over.withLock { $0 } })
+            let start = ContinuousClock.now
+            await #expect(throws: Refusal.self, "the body's own error, not the pipeline's") {
+                try await ArchivePacker.withBuilder(to: .file(dir.path + "/f.tar.xz"), options: options) { builder in
+                    try await builder.append(PackSource(path: dir.path + "/src"))
+                    throw Refusal()
+                }
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed < .seconds(10), "the pack waited for a compression it had no use for: \(elapsed)")
+            #expect(listing(dir.path) == ["src"], "nothing is left at the destination: \(listing(dir.path))")
         }
 
         @Test func theBuilderRefusesAppendsAfterTheArchiveIsFinished() async throws {
