@@ -48,7 +48,7 @@ struct DemoRun: Sendable {
         let ratio = String(format: "%.1f%%", tar > 0 ? Double(archiveBytes) / tar * 100 : 0)
         let total = generateSeconds + exportSeconds + importSeconds + verifySeconds
         var lines: [String] = []
-        lines.append("amk demo: the container of a notes app, migrated through the \"sample\" extension, in a process of its own")
+        lines.append("amk demo: the container of a made-up app, migrated through the \"sample\" extension, in a process of its own")
         lines.append(
             "  container  \(made.files) files, \(made.links) link, \(made.folders) folders, \(ByteSize.format(UInt64(made.bytes))): "
                 + made.kinds.map { "\($0.name) \(ByteSize.format(UInt64($0.bytes)))" }.joined(separator: ", "))
