@@ -1,5 +1,6 @@
 import AppMigration
 import Foundation
+import IndexedArchive
 
 /// Checks that the demo's migration carried everything: the destination container must hold
 /// exactly the source's files (bytes and modes), links and folders, because "it ran without an
@@ -47,10 +48,12 @@ enum DemoComparison {
         var description: String
     }
 
-    /// Checks that `destination` holds exactly `source`'s files (bytes and modes), links and folders.
-    static func compare(_ source: MigrationDataContainer, _ destination: MigrationDataContainer) async throws
-        -> (files: Int, links: Int, folders: Int)
-    {
+    /// Checks that `destination` holds exactly `source`'s files (bytes and modes), links and
+    /// folders, blocking the calling thread while it reads them; stops with `CancellationError`
+    /// once `cancellation` is set.
+    static func compare(
+        _ source: MigrationDataContainer, _ destination: MigrationDataContainer, cancellation: CancellationFlag
+    ) throws -> (files: Int, links: Int, folders: Int) {
         let before = try walk(source)
         let after = try walk(destination)
         guard Set(before.files.keys) == Set(after.files.keys) else {
@@ -65,7 +68,7 @@ enum DemoComparison {
         let sourceRoot = source.containerRootDirectory.path(percentEncoded: false)
         let destinationRoot = destination.containerRootDirectory.path(percentEncoded: false)
         for (path, expected) in before.files.sorted(by: { $0.key < $1.key }) {
-            try Task.checkCancellation()
+            if cancellation.isCancelled { throw CancellationError() }
             let found = after.files[path]!
             guard found.mode == expected.mode else {
                 throw Mismatch(

@@ -1,5 +1,6 @@
 import AppMigration
 import Foundation
+import IndexedArchive
 
 /// One demo: the phases, timed.
 struct DemoRun: Sendable {
@@ -23,8 +24,13 @@ struct DemoRun: Sendable {
             return (now - clock) / .seconds(1)
         }
 
+        // Writing and comparing the containers are seconds of blocking file I/O: they run on a
+        // thread of their own, not on one of the cooperative pool's.
+        let thread = WorkerThreadPool(threads: 1, name: "amk-demo")
+        defer { thread.shutdown() }
+        let targetBytes = targetBytes
         try source.createStandardDirectories()
-        let made = try DemoContainer.generate(in: source, targetBytes: targetBytes)
+        let made = try await thread.run { _ in try DemoContainer.generate(in: source, targetBytes: targetBytes) }
         let generateSeconds = lap()
 
         let system = MigrationSystem(compressionPreset: preset)
@@ -39,7 +45,9 @@ struct DemoRun: Sendable {
         try await system.importResources(from: archive, into: destination, using: sample, named: SampleExtension.sample.rawValue)
         let importSeconds = lap()
 
-        let compared = try await DemoComparison.compare(source, destination)
+        let compared = try await thread.run { cancellation in
+            try DemoComparison.compare(source, destination, cancellation: cancellation)
+        }
         let verifySeconds = lap()
 
         let tar = Double(properties.uncompressedBytes)
