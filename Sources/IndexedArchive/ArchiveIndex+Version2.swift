@@ -49,14 +49,29 @@ extension ArchiveIndex {
             metadataSize: sections.metadata, headerLength: headerLength, sections: sections)
     }
 
+    /// What the names of an index may add up to, written out: at most `maxNameBytes`, and no
+    /// more than the tar stream, which holds every path and link target in full.
+    struct NameBudget {
+        let limit: UInt64
+        private(set) var used: UInt64 = 0
+
+        init(maxNameBytes: Int, tarSize: UInt64) {
+            limit = min(UInt64(max(0, maxNameBytes)), tarSize)
+        }
+
+        mutating func spend(_ bytes: Int, blockOffset: UInt64?) throws(ArchiveError) {
+            used += UInt64(bytes)
+            guard used <= limit else {
+                throw ArchiveError(.limitExceeded, "archive index: its names add up to more than \(limit) bytes", offset: blockOffset)
+            }
+        }
+    }
+
     /// Reads the names section: each path is the previous one's first `shared` bytes and a rest.
-    /// What the paths add up to, written out, is held to `maxNameBytes` and to the tar stream.
-    static func decodeNames(_ cursor: inout IndexCursor, count: Int, tarSize: UInt64, maxNameBytes: Int) throws(ArchiveError) -> [String] {
+    static func decodeNames(_ cursor: inout IndexCursor, count: Int, budget: inout NameBudget) throws(ArchiveError) -> [String] {
         var paths: [String] = []
         paths.reserveCapacity(count)
         var path: [UInt8] = []
-        var total: UInt64 = 0
-        let limit = min(UInt64(max(0, maxNameBytes)), tarSize)
         for i in 0..<count {
             let shared = try cursor.varint(of: i)
             let rest = try cursor.varint(of: i)
@@ -68,11 +83,7 @@ extension ArchiveIndex {
             guard path.count <= maxNameLength else {
                 throw cursor.corrupt("the path of entry \(i) is \(path.count) bytes long, over the limit of \(maxNameLength)")
             }
-            total += UInt64(path.count)
-            guard total <= limit else {
-                throw ArchiveError(
-                    .limitExceeded, "archive index: its paths add up to more than \(limit) bytes", offset: cursor.blockOffset)
-            }
+            try budget.spend(path.count, blockOffset: cursor.blockOffset)
             paths.append(try name(path, of: "the path of entry \(i)", blockOffset: cursor.blockOffset))
         }
         try cursor.expectEnd()
@@ -96,10 +107,9 @@ extension ArchiveIndex {
         var attributes = section(s.attributes, "attributes")
         var checksums = section(s.checksums, "checksums")
         let metadataStart = start
-        let paths = try decodeNames(&names, count: count, tarSize: tarSize, maxNameBytes: maxNameBytes)
-        // The link targets count against the same limit as the paths.
-        var named = paths.reduce(UInt64(0)) { $0 + UInt64($1.utf8.count) }
-        let limit = min(UInt64(max(0, maxNameBytes)), tarSize)
+        // The link targets count against the same budget as the paths.
+        var budget = NameBudget(maxNameBytes: maxNameBytes, tarSize: tarSize)
+        let paths = try decodeNames(&names, count: count, budget: &budget)
         var entries: [ArchiveEntry] = []
         entries.reserveCapacity(count)
         var previousHeader: UInt64 = 0
@@ -131,10 +141,7 @@ extension ArchiveIndex {
                     throw corrupt(
                         "the link target of entry \(i) is \(linkLength) bytes long, over the limit of \(maxNameLength)", blockOffset)
                 }
-                named += linkLength
-                guard named <= limit else {
-                    throw ArchiveError(.limitExceeded, "archive index: its names add up to more than \(limit) bytes", offset: blockOffset)
-                }
+                try budget.spend(Int(linkLength), blockOffset: blockOffset)
                 link = try name(try attributes.bytes(Int(linkLength), of: i), of: "the link target of entry \(i)", blockOffset: blockOffset)
             }
             let checksum = kind == .regular ? try checksums.uint64(of: i) : nil

@@ -187,7 +187,8 @@ public struct ArchiveIndex: Sendable {
         }
         var names = IndexCursor(
             bytes, from: header.headerLength, count: Int(header.sections.names), section: "names", blockOffset: blockOffset)
-        return try decodeNames(&names, count: header.count, tarSize: header.tarSize, maxNameBytes: maxNameBytes)
+        var budget = NameBudget(maxNameBytes: maxNameBytes, tarSize: header.tarSize)
+        return try decodeNames(&names, count: header.count, budget: &budget)
     }
 
     static func corrupt(_ what: String, _ blockOffset: UInt64?) -> ArchiveError {

@@ -100,17 +100,30 @@ public final class ArchiveReader: Sendable {
     ) async throws -> [String] {
         let thread = WorkerThreadPool(threads: 1, name: "amk-open")
         defer { thread.shutdown() }
-        let paths = try await thread.run { _ in
-            try ArchiveLayout.read(
-                file: try ArchiveFile(path: path), path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-                maxDecoderMemory: UInt64(clamping: maxDecoderMemory), pathsOnly: true
-            ).paths
+        // Without our index the end of the file says all a full opening would: the reader is
+        // made from what was read, not by reading it again.
+        let opened = try await thread.run { _ -> PathsOrReader in
+            let file = try ArchiveFile(path: path)
+            let layout = try ArchiveLayout.read(
+                file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+                maxDecoderMemory: UInt64(clamping: maxDecoderMemory), pathsOnly: true)
+            if let paths = layout.paths { return .paths(paths) }
+            return .reader(
+                ArchiveReader(
+                    path: path, file: file, layout: layout, maxBufferedBlockSize: maxBufferedBlockSize,
+                    maxDecoderMemory: maxDecoderMemory))
         }
-        if let paths { return paths }
-        let reader = try await open(
-            path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-            maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
-        return try await reader.entries().map(\.path)
+        switch opened {
+        case .paths(let paths): return paths
+        case .reader(let reader): return try await reader.entries().map(\.path)
+        }
+    }
+
+    /// What ``memberPaths(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``
+    /// found at the end of the file: our index's paths, or a reader for an archive without it.
+    private enum PathsOrReader: Sendable {
+        case paths([String])
+        case reader(ArchiveReader)
     }
 
     /// Opens `path`, blocking the calling thread while it reads the end of the file and decodes
@@ -124,17 +137,22 @@ public final class ArchiveReader: Sendable {
     ///     An index can never list more members than its tar stream has room for.
     ///   - maxBufferedBlockSize: blocks decoding to more are streamed instead of decoded ahead.
     ///   - maxDecoderMemory: refuse blocks whose decoder would need more memory.
-    public init(
+    public convenience init(
         path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
         maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
         maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
     ) throws {
-        self.path = path
         let file = try ArchiveFile(path: path)
-        self.file = file
         let layout = try ArchiveLayout.read(
             file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
             maxDecoderMemory: UInt64(clamping: maxDecoderMemory))
+        self.init(path: path, file: file, layout: layout, maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+    }
+
+    /// A reader of `file` (named `path`) whose end has been read into `layout`.
+    private init(path: String, file: ArchiveFile, layout: ArchiveLayout, maxBufferedBlockSize: Int, maxDecoderMemory: Int) {
+        self.path = path
+        self.file = file
         fileIndex = layout.fileIndex
         fileIndexProblem = layout.fileIndexProblem
         index = layout.index
