@@ -27,6 +27,10 @@ import Foundation
 /// - `outside`: appends /etc/hostname, outside its container (the host refuses it);
 /// - `cancellable`: waits until cancelled, then stops as asked.
 ///
+/// When it starts to misbehave it writes the time (seconds since 1970) into `AMK_TEST_STUCK_MARK`,
+/// if set: the tests time the host's answer from there, not from a start that a loaded machine
+/// can delay by seconds.
+///
 /// Independently, `AMK_TEST_KILL_AFTER_MS` has a thread SIGKILL the process that many milliseconds
 /// after its export or import starts, wherever it then is; `AMK_TEST_ITEM_DELAY_MS` makes each item
 /// take that long, so that such a kill lands in the middle of the work.
@@ -96,6 +100,9 @@ struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
         }
         let after = environment["AMK_TEST_AFTER"].flatMap(Int.init) ?? 0
         guard step == after, let behaviour = environment["AMK_TEST_BEHAVIOUR"] else { return }
+        if let mark = environment["AMK_TEST_STUCK_MARK"] {
+            try? String(Date().timeIntervalSince1970).write(toFile: mark, atomically: true, encoding: .utf8)
+        }
         switch behaviour {
         case "sleep":
             blockForAnHour()
