@@ -33,7 +33,9 @@ import Testing
     }()
 
     static func misbehaving(_ behaviour: String?, after: Int = 0, sentinel: URL? = nil) -> ExtensionExecutable {
-        var environment: [String: String] = ["AMK_TEST_AFTER": String(after)]
+        // No crash backtraces: symbolicating a debug binary takes a core for a second or more,
+        // which the concurrent suites' timing bounds then pay for.
+        var environment: [String: String] = ["AMK_TEST_AFTER": String(after), "SWIFT_BACKTRACE": "enable=no"]
         environment["AMK_TEST_BEHAVIOUR"] = behaviour
         environment["AMK_TEST_SENTINEL"] = sentinel?.path(percentEncoded: false)
         if behaviour != nil {

@@ -24,7 +24,9 @@ import Testing
     /// The extension as run `seed` wants it: a kill after a random delay, or a failure at a random
     /// item (possibly past the last, so that some runs succeed).
     static func executable(seed: UInt64, generator: inout SeededGenerator) -> (ExtensionExecutable, String) {
-        var environment = ["AMK_TEST_ITEM_DELAY_MS": "10"]
+        // No crash backtraces: symbolicating a debug binary takes a core for a second or more,
+        // which the concurrent suites' timing bounds then pay for.
+        var environment = ["AMK_TEST_ITEM_DELAY_MS": "10", "SWIFT_BACKTRACE": "enable=no"]
         let how = generator.next() % 5
         let what: String
         if how == 0 {
