@@ -1,16 +1,20 @@
-/// The bookkeeping of a ``WorkerThreadPool`` as a value: its queue of jobs and what its threads
-/// are doing. Each transition returns what the pool must do (run a job, wait, exit, wake
-/// threads); the pool holds the value under its lock and carries the answers out, and the tests
-/// drive it directly.
-struct WorkQueue<Job> {
+/// The bookkeeping of a ``WorkerThreadPool`` as a value: its queue of jobs, the threads parked
+/// for want of one, and who waits for the threads to exit. Each transition returns what the pool
+/// must do (run a job, park, exit, wake whom); the pool holds the value in a `Mutex` and carries
+/// the answers out after unlocking, and the tests drive it directly.
+///
+/// `Waker` is whatever wakes one parked thread or one exit waiter: the pool's are semaphores, the
+/// tests' are names. A waker handed back is no longer held here, so each one is woken once.
+struct WorkQueue<Job, Waker> {
     /// What a thread does next.
     enum Next {
         /// Run this job (the oldest queued), then ask again.
         case run(Job)
-        /// Nothing queued: wait for a wake-up, then ask again.
-        case wait
-        /// Shut down and nothing left: leave the loop.
-        case exit
+        /// Nothing queued: the thread's waker is parked; wait for it, then ask again.
+        case park
+        /// Shut down and nothing left: leave the loop, after waking `exitWaiters` (the waiters
+        /// of ``awaitExit(_:)``, handed over by the last thread to leave).
+        case exit(exitWaiters: [Waker])
     }
 
     /// The threads the pool started.
@@ -20,8 +24,10 @@ struct WorkQueue<Job> {
     private var jobs: [Job?] = []
     private var head = 0
     private(set) var isShuttingDown = false
-    /// Threads waiting for a job.
-    private(set) var waiting = 0
+    /// The wakers of the threads parked for a job, the latest last.
+    private var parked: [Waker] = []
+    /// The wakers of those waiting for every thread to exit.
+    private var exitWaiters: [Waker] = []
     /// Threads running a job.
     private(set) var running = 0
     /// Threads that have left their loop.
@@ -34,24 +40,30 @@ struct WorkQueue<Job> {
     /// Jobs queued and not yet taken.
     var queued: Int { jobs.count - head }
 
+    /// Threads parked for a job.
+    var waiting: Int { parked.count }
+
     /// Whether every thread has left its loop.
     var allExited: Bool { exited == threads }
 
-    /// Queues `job`; returns whether a waiting thread must be woken for it.
-    mutating func submit(_ job: Job) -> Bool {
+    /// Queues `job`; returns the waker of a parked thread to wake for it, if one is parked. The
+    /// latest to park is chosen: its caches are the warmest.
+    mutating func submit(_ job: Job) -> Waker? {
         jobs.append(job)
-        return waiting > 0
+        return parked.popLast()
     }
 
-    /// A thread asks what to do. Jobs queued before a shutdown still run.
-    mutating func next() -> Next {
+    /// A thread, whose waker is `waker`, asks what to do. Jobs queued before a shutdown still run.
+    mutating func next(parking waker: Waker) -> Next {
         guard head < jobs.count else {
             if isShuttingDown {
                 exited += 1
-                return .exit
+                guard allExited else { return .exit(exitWaiters: []) }
+                defer { exitWaiters.removeAll() }
+                return .exit(exitWaiters: exitWaiters)
             }
-            waiting += 1
-            return .wait
+            parked.append(waker)
+            return .park
         }
         let job = jobs[head]!
         jobs[head] = nil
@@ -67,20 +79,24 @@ struct WorkQueue<Job> {
         return .run(job)
     }
 
-    /// A waiting thread woke up.
-    mutating func woke() {
-        waiting -= 1
-    }
-
     /// A thread finished its job.
     mutating func finished() {
         running -= 1
     }
 
-    /// No more jobs will be taken once the queue is empty; returns whether to wake every thread
-    /// (the waiting ones must see it).
-    mutating func shutdown() -> Bool {
+    /// No more jobs will be taken once the queue is empty; returns the parked threads' wakers:
+    /// each must wake to see it.
+    mutating func shutdown() -> [Waker] {
         isShuttingDown = true
-        return waiting > 0
+        defer { parked.removeAll() }
+        return parked
+    }
+
+    /// Someone waits, with `waker`, for every thread to exit; returns `false` (keeping nothing)
+    /// when they all have already.
+    mutating func awaitExit(_ waker: Waker) -> Bool {
+        guard !allExited else { return false }
+        exitWaiters.append(waker)
+        return true
     }
 }

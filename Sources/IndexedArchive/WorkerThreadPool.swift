@@ -5,17 +5,18 @@ import Synchronization
 /// A fixed set of threads of our own that run CPU-heavy or blocking jobs.
 ///
 /// Swift's cooperative pool has one thread per core; a 16 MiB LZMA encode or a `read` stuck in the
-/// kernel would take one of them for seconds or forever, and the watchdog, which is an actor on that
-/// pool, could then not run on time. Jobs run here instead, and a Swift task awaits the result.
+/// kernel would take one of them for seconds or forever, and every task of the process (the
+/// watchdog's verdict reaching the caller among them) would wait behind it. Jobs run here
+/// instead, and a Swift task awaits the result.
 ///
 /// The pool is owned by one operation (a pack, an extraction) and shut down when it ends; a job that
 /// never returns leaves its thread behind, detached, rather than blocking the caller.
 package final class WorkerThreadPool: Sendable {
-    // NSCondition is the lock and the wake-up signal together; every access to `state` happens
-    // while it is held, which is what makes this class Sendable. The decisions are the queue's
-    // (``WorkQueue``); the pool waits, wakes and runs as it says.
-    private let condition = NSCondition()
-    private nonisolated(unsafe) var state: WorkQueue<@Sendable (WorkerCodecs) -> Void>
+    private typealias Job = @Sendable (WorkerCodecs) -> Void
+    /// Every decision is the queue's (``WorkQueue``); the pool parks, wakes and runs as it says.
+    /// A thread parks on a semaphore of its own, which a submit or the shutdown signals after
+    /// taking it out of the queue: a signal before the wait is kept, so no wake-up is lost.
+    private let state: Mutex<WorkQueue<Job, DispatchSemaphore>>
     /// How many threads the pool started.
     package let threadCount: Int
     /// A name for the threads, as `top -H` and debuggers show it.
@@ -23,7 +24,7 @@ package final class WorkerThreadPool: Sendable {
 
     package init(threads: Int, name: String) {
         precondition(threads > 0, "a pool needs at least one thread")
-        self.state = WorkQueue(threads: threads)
+        self.state = Mutex(WorkQueue(threads: threads))
         self.threadCount = threads
         self.name = name
         for index in 0..<threads {
@@ -45,21 +46,22 @@ package final class WorkerThreadPool: Sendable {
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         // This thread's codecs: only the jobs this loop runs see them, one at a time.
         let codecs = WorkerCodecs()
-        condition.lock()
+        let wakeUp = DispatchSemaphore(value: 0)
+        var justFinished = false
         while true {
-            switch state.next() {
+            let next = state.withLock { queue in
+                if justFinished { queue.finished() }
+                return queue.next(parking: wakeUp)
+            }
+            justFinished = false
+            switch next {
             case .run(let job):
-                condition.unlock()
                 job(codecs)
-                condition.lock()
-                state.finished()
-            case .wait:
-                condition.wait()
-                state.woke()
-            case .exit:
-                // ``awaitExit(timeout:)`` waits on the same condition.
-                condition.broadcast()
-                condition.unlock()
+                justFinished = true
+            case .park:
+                wakeUp.wait()
+            case .exit(let exitWaiters):
+                for waiter in exitWaiters { waiter.signal() }
                 return
             }
         }
@@ -71,10 +73,8 @@ package final class WorkerThreadPool: Sendable {
     }
 
     /// Queues a job that uses the codecs of the thread that runs it.
-    private func enqueue(_ job: @escaping @Sendable (WorkerCodecs) -> Void) {
-        condition.lock()
-        if state.submit(job) { condition.signal() }
-        condition.unlock()
+    private func enqueue(_ job: @escaping Job) {
+        state.withLock { $0.submit(job) }?.signal()
     }
 
     /// Runs `body` on one of the pool's threads and returns its result.
@@ -142,36 +142,28 @@ package final class WorkerThreadPool: Sendable {
 
     /// Threads that have left their loop after `shutdown()`.
     package var exitedThreads: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return state.exited
+        state.withLock { $0.exited }
     }
 
     /// Lets the threads finish the queued jobs and exit. It does not wait: a thread stuck in a job
     /// that never returns is left behind.
     package func shutdown() {
-        condition.lock()
-        if state.shutdown() { condition.broadcast() }
-        condition.unlock()
+        for parked in state.withLock({ $0.shutdown() }) { parked.signal() }
     }
 
     /// Waits until every thread has exited or `timeout` passes; returns whether they all did.
     /// Call it after ``shutdown()``.
     ///
     /// Teardown must not be skipped by cancellation, so this wait ignores it: it is bounded by
-    /// `timeout` instead. It waits on a plain thread of its own, woken by each thread that leaves
+    /// `timeout` instead. It waits on a plain thread of its own, woken by the last thread to leave
     /// its loop, so it neither polls nor holds a thread of the cooperative pool.
     package func awaitExit(timeout: Duration) async -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout.secondsValue)
+        let allExited = DispatchSemaphore(value: 0)
+        guard state.withLock({ $0.awaitExit(allExited) }) else { return true }
+        let deadline = DispatchTime.now() + timeout.secondsValue
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let thread = Thread { [self] in
-                condition.lock()
-                while !state.allExited {
-                    if !condition.wait(until: deadline) { break }
-                }
-                let done = state.allExited
-                condition.unlock()
-                continuation.resume(returning: done)
+            let thread = Thread {
+                continuation.resume(returning: allExited.wait(timeout: deadline) == .success)
             }
             thread.name = "\(name)-exit"
             thread.start()

@@ -97,6 +97,27 @@ import Testing
         #expect(pool.exitedThreads == 2)
     }
 
+    /// A thread stuck in a job keeps the wait for the exit from ending (it answers `false` at its
+    /// timeout, without hanging); once the job returns, the thread leaves and the next wait says so.
+    @Test func aStuckJobHoldsTheExitUntilItReturns() async throws {
+        let pool = WorkerThreadPool(threads: 2, name: "test-stuck")
+        let release = Atomic(false)
+        let started = Atomic(false)
+        pool.submit {
+            started.store(true, ordering: .releasing)
+            while !release.load(ordering: .acquiring) { usleep(1000) }
+        }
+        while !started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+        pool.shutdown()
+        let whileStuck = await pool.awaitExit(timeout: .milliseconds(200))
+        #expect(!whileStuck, "a thread is still in its job")
+        #expect(pool.exitedThreads == 1, "the idle thread left at the shutdown")
+        release.store(true, ordering: .releasing)
+        let afterwards = await pool.awaitExit(timeout: .seconds(10))
+        #expect(afterwards)
+        #expect(pool.exitedThreads == 2)
+    }
+
     /// A thread keeps its codecs between jobs (an encoder is 94 MiB of state at preset 6), one per
     /// setting, and never shares them with another thread.
     @Test func eachThreadKeepsItsOwnCodecsBetweenJobs() async throws {
