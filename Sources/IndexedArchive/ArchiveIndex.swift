@@ -178,12 +178,12 @@ public struct ArchiveIndex: Sendable {
     /// what is read; the sections after the names are not looked at.
     static func decodePaths(
         _ bytes: [UInt8], header: Header, blockOffset: UInt64?, maxNameBytes: Int
-    ) throws(ArchiveError) -> [String] {
+    ) throws(ArchiveError) -> MemberPathList {
         guard header.pathsByteCount <= UInt64(bytes.count) else {
             throw corrupt("sizes in the header exceed the block (\(bytes.count) bytes)", blockOffset)
         }
         if header.major == 1 {
-            return try decodeVersion1(bytes, header: header, blockOffset: blockOffset).entries.map(\.path)
+            return MemberPathList(try decodeVersion1(bytes, header: header, blockOffset: blockOffset).entries.map(\.path))
         }
         var names = IndexCursor(
             bytes, from: header.headerLength, count: Int(header.sections.names), section: "names", blockOffset: blockOffset)

@@ -14,7 +14,7 @@ struct ArchiveLayout: Sendable {
     /// Our rich index, for an archive of ours (unless only its paths were asked for).
     var index: ArchiveIndex?
     /// The members' paths from our rich index, when only they were asked for.
-    var paths: [String]?
+    var paths: MemberPathList?
     /// Whether the last block is a pixz file index.
     var hasPixzIndex: Bool
     /// Data blocks: those before the index blocks (every block of a foreign archive).
@@ -38,7 +38,7 @@ struct ArchiveLayout: Sendable {
             problem = error.description
         }
         var index: ArchiveIndex?
-        var paths: [String]?
+        var paths: MemberPathList?
         var pixz = false
         var dataBlocks = fileIndex?.blocks.count ?? 0
         if let fileIndex, fileIndex.streams.count == 1, fileIndex.blocks.count >= 3 {
@@ -46,15 +46,17 @@ struct ArchiveLayout: Sendable {
             let last = blocks[blocks.count - 1]
             let rich = blocks[blocks.count - 2]
             let check = fileIndex.check(ofBlock: blocks.count - 1)
-            func decode(_ record: XZIndexRecord, first count: UInt64?) throws -> [UInt8] {
-                try ArchiveLayout.decode(file: file, record: record, check: check, first: count, maxDecoderMemory: maxDecoderMemory)
+            func block(_ record: XZIndexRecord) -> IndexBlock {
+                IndexBlock(file: file, record: record, check: check, maxDecoderMemory: maxDecoderMemory)
             }
             // A small pixz index is decoded whole, so that damage to it is found at once; a
             // large one only as far as its magic (verify reads it all).
             let smallBlock = UInt64(BlockStream.inputPiece / 4)
-            if PixzIndex.hasMagic(try decode(last, first: last.uncompressedSize <= smallBlock ? nil : 8)) {
+            if PixzIndex.hasMagic(try block(last).first(last.uncompressedSize <= smallBlock ? nil : 8)) {
                 pixz = true
-                let richHead = try decode(rich, first: UInt64(ArchiveIndex.headerSize))
+                // Decoded as far as each step needs, from where the step before stopped.
+                let richBlock = block(rich)
+                let richHead = try richBlock.first(UInt64(ArchiveIndex.headerSize))
                 if ArchiveIndex.hasMagic(richHead) {
                     let indexLimit = maxIndexBytes ?? ArchiveReader.indexAllowance(fileSize: file.size)
                     guard rich.uncompressedSize <= UInt64(clamping: indexLimit) else {
@@ -83,11 +85,11 @@ struct ArchiveLayout: Sendable {
                         if pathsOnly {
                             // The names lead the index: decoding stops after them (the block's
                             // check, at its end, is left to a full reading).
-                            let bytes = try decode(rich, first: header.pathsByteCount)
+                            let bytes = try richBlock.first(header.pathsByteCount)
                             paths = try ArchiveIndex.decodePaths(
                                 bytes, header: header, blockOffset: rich.compressedOffset, maxNameBytes: indexLimit)
                         } else {
-                            let bytes = try decode(rich, first: nil)
+                            let bytes = try richBlock.first(nil)
                             index = try ArchiveIndex.decode(
                                 bytes, maxEntries: entryLimit, archiveSize: archiveSize,
                                 blockOffset: rich.compressedOffset, maxNameBytes: indexLimit)
@@ -105,19 +107,32 @@ struct ArchiveLayout: Sendable {
             dataBlockCount: dataBlocks)
     }
 
-    /// Decodes the first `count` bytes of a block, or the whole block (its check verified) when
-    /// `count` is nil; for the index blocks, whose size the caller has already held to a limit.
-    static func decode(
-        file: ArchiveFile, record: XZIndexRecord, check: XZCheck, first count: UInt64?,
-        maxDecoderMemory: UInt64
-    ) throws -> [UInt8] {
-        let stream = BlockStream(file: file, record: record, check: check, decoder: BlockDecoder(memoryLimit: maxDecoderMemory))
-        let wanted = min(count ?? record.uncompressedSize, record.uncompressedSize)
-        var out: [UInt8] = []
-        out.reserveCapacity(Int(wanted))
-        // Whole: ask for more than the block holds, so that it is read to its end and its check
-        // verified; the decoder refuses output past the size the xz Index gives.
-        try stream.decode(maxBytes: count == nil ? .max : Int(wanted)) { out.append(contentsOf: $0) }
-        return out
+    /// An index block, decoded as far as it is asked for and never twice: the header first,
+    /// then the names or the whole block from where the header stopped, by the same decoder.
+    /// For the index blocks, whose size the caller holds to a limit before asking for more than
+    /// a header.
+    final class IndexBlock {
+        private let stream: BlockStream
+        private let size: UInt64
+        /// What has been decoded so far.
+        private var bytes: [UInt8] = []
+
+        init(file: ArchiveFile, record: XZIndexRecord, check: XZCheck, maxDecoderMemory: UInt64) {
+            stream = BlockStream(file: file, record: record, check: check, decoder: BlockDecoder(memoryLimit: maxDecoderMemory))
+            size = record.uncompressedSize
+        }
+
+        /// The block's first `count` bytes, or all of them (its check verified) when `count` is
+        /// nil.
+        func first(_ count: UInt64?) throws -> [UInt8] {
+            let wanted = Int(min(count ?? size, size))
+            if bytes.count < wanted || (count == nil && !stream.isFinished) {
+                bytes.reserveCapacity(wanted)
+                // Whole: ask for more than the block holds, so that it is read to its end and its
+                // check verified; the decoder refuses output past the size the xz Index gives.
+                try stream.decode(maxBytes: count == nil ? .max : wanted - bytes.count) { bytes.append(contentsOf: $0) }
+            }
+            return bytes.count <= wanted ? bytes : Array(bytes[..<wanted])
+        }
     }
 }

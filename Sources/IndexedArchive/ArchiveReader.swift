@@ -98,6 +98,19 @@ public final class ArchiveReader: Sendable {
         maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
         maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
     ) async throws -> [String] {
+        try await memberPathList(
+            path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxBufferedBlockSize: maxBufferedBlockSize,
+            maxDecoderMemory: maxDecoderMemory
+        ).strings
+    }
+
+    /// ``memberPaths(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)`` as
+    /// bytes, without a string per member: for `amk list`, which writes them out as they are.
+    package static func memberPathList(
+        path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+        maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
+        maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
+    ) async throws -> MemberPathList {
         let thread = WorkerThreadPool(threads: 1, name: "amk-open")
         defer { thread.shutdown() }
         // Without our index the end of the file says all a full opening would: the reader is
@@ -115,14 +128,14 @@ public final class ArchiveReader: Sendable {
         }
         switch opened {
         case .paths(let paths): return paths
-        case .reader(let reader): return try await reader.entries().map(\.path)
+        case .reader(let reader): return MemberPathList(try await reader.entries().map(\.path))
         }
     }
 
     /// What ``memberPaths(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``
     /// found at the end of the file: our index's paths, or a reader for an archive without it.
     private enum PathsOrReader: Sendable {
-        case paths([String])
+        case paths(MemberPathList)
         case reader(ArchiveReader)
     }
 

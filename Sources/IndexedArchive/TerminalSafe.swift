@@ -101,11 +101,28 @@ public enum TerminalSafe {
         return Unicode.Scalar(value)
     }
 
+    /// Appends ``name(_:)`` of the name whose UTF-8 is `bytes` to `out`: the bytes themselves
+    /// when none needs escaping, which is nearly every name, without making a string.
+    package static func appendName(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        let isPlain = bytes.withUnsafeBufferPointer { buffer in
+            for byte in buffer where !plain(byte) { return false }
+            return true
+        }
+        if isPlain {
+            out.append(contentsOf: bytes)
+        } else {
+            out.append(contentsOf: name(String(decoding: bytes, as: UTF8.self)).utf8)
+        }
+    }
+
+    /// A byte that stands for itself in a name: printable ASCII but the backslash.
+    @inline(__always)
+    private static func plain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") }
+
     private static func escape(_ text: String, backslash: Bool) -> String {
         // Most names are printable ASCII: return them untouched without walking the scalars. A
         // native string's UTF-8 is contiguous, and a plain loop over it is several times faster
         // than the generic walk (`amk list` of 13,890 names spent 5% of its time here).
-        func plain(_ byte: UInt8) -> Bool { byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") }
         let isPlain =
             text.utf8.withContiguousStorageIfAvailable { bytes in
                 for byte in bytes where !plain(byte) { return false }

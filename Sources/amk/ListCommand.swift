@@ -47,7 +47,7 @@ struct ListCommand: AsyncParsableCommand {
         let details = long || verbose || json
         let listed = try await SignalCancellation.run { () -> Listed in
             switch try await ArchiveInput.resolve(argument) {
-            case .file(let path) where !details: .paths(try await ArchiveReader.memberPaths(path: path))
+            case .file(let path) where !details: .paths(try await ArchiveReader.memberPathList(path: path))
             case .file(let path): .entries(try await ArchiveReader.open(path: path).entries())
             case .stream(let fd, _): .entries(try await ArchiveStreamReader.scan(from: fd).entries)
             }
@@ -59,7 +59,13 @@ struct ListCommand: AsyncParsableCommand {
             let listing = long || verbose ? LongListing(entries: entries) : nil
             write(entries) { listing?.line(for: $0) ?? TerminalSafe.name($0.path) }
         case .paths(let paths):
-            write(paths) { TerminalSafe.name($0) }
+            var out: [UInt8] = []
+            out.reserveCapacity(paths.bytes.count + paths.count)
+            for index in 0..<paths.count {
+                TerminalSafe.appendName(paths[index], to: &out)
+                out.append(UInt8(ascii: "\n"))
+            }
+            StandardError.write(out, to: STDOUT_FILENO)
         }
     }
 
@@ -67,7 +73,7 @@ struct ListCommand: AsyncParsableCommand {
     /// paths alone, which its index gives without decoding the rest.
     private enum Listed: Sendable {
         case entries([ArchiveEntry])
-        case paths([String])
+        case paths(MemberPathList)
     }
 
     /// One write for the whole listing: a print per line costs a lock and a call each, which for

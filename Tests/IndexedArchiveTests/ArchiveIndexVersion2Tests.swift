@@ -102,7 +102,7 @@ extension EngineSuites {
             for i in namesEnd..<bytes.count { bytes[i] = 0xFF }
             #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes) }
             let paths = try ArchiveIndex.decodePaths(Array(bytes[0..<namesEnd]), header: header, blockOffset: nil, maxNameBytes: 1 << 20)
-            #expect(paths == ["d/", "d/a.txt", "d/l"])
+            #expect(paths.strings == ["d/", "d/a.txt", "d/l"])
             // One byte short of the names is refused.
             #expect(throws: ArchiveError.self) {
                 try ArchiveIndex.decodePaths(Array(bytes[0..<namesEnd - 1]), header: header, blockOffset: nil, maxNameBytes: 1 << 20)
@@ -115,7 +115,8 @@ extension EngineSuites {
             let header = try ArchiveIndex.header(bytes, maxEntries: 10, archiveSize: nil, blockOffset: nil)
             #expect(header.pathsByteCount == UInt64(bytes.count), "version 1 keeps its names after the records")
             #expect(
-                try ArchiveIndex.decodePaths(bytes, header: header, blockOffset: nil, maxNameBytes: 1 << 20) == sample.entries.map(\.path))
+                try ArchiveIndex.decodePaths(bytes, header: header, blockOffset: nil, maxNameBytes: 1 << 20).strings
+                    == sample.entries.map(\.path))
         }
 
         @Test func aSortedTreeTakesAQuarterOfVersionOnesBytes() throws {
@@ -241,6 +242,33 @@ extension EngineSuites {
             let error = #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes) }
             #expect(error?.code == tamper.expected, "\(String(describing: error))")
             #expect(error?.message.hasPrefix("archive index") == true, "\(String(describing: error))")
+        }
+
+        /// The paths alone are held to the same checks: each bad name the full decoding refuses,
+        /// `decodePaths` refuses too.
+        @Test(arguments: [
+            [UInt8(ascii: "f"), 0, UInt8(ascii: "g")], [0xFF], [0xC3], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xF4, 0x90, 0x80, 0x80]
+        ])
+        func badNamesAreRefusedByThePathsAlone(_ name: [UInt8]) throws {
+            let bytes = Self.one(names: Self.leb(0) + Self.leb(UInt64(name.count)) + name)
+            let header = try ArchiveIndex.header(bytes, maxEntries: 10, archiveSize: nil, blockOffset: nil)
+            let error = #expect(throws: ArchiveError.self) {
+                try ArchiveIndex.decodePaths(bytes, header: header, blockOffset: nil, maxNameBytes: 1 << 20)
+            }
+            #expect(error?.code == .corrupt)
+            #expect(error?.message.contains("the path of entry 0") == true, "\(String(describing: error))")
+            #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes) }
+        }
+
+        /// Names beyond ASCII are kept byte for byte, by the paths alone and by the whole index.
+        @Test func namesBeyondASCIIDecode() throws {
+            for name in ["caf\u{E9}", "e\u{301}", "\u{65E5}\u{672C}", "\u{1F600}.txt", "\u{202E}txt.exe"] {
+                let bytes = Self.one(names: Self.leb(0) + Self.leb(UInt64(name.utf8.count)) + Array(name.utf8))
+                let header = try ArchiveIndex.header(bytes, maxEntries: 10, archiveSize: nil, blockOffset: nil)
+                let paths = try ArchiveIndex.decodePaths(bytes, header: header, blockOffset: nil, maxNameBytes: 1 << 20)
+                #expect(Array(paths[0]) == Array(name.utf8))
+                #expect(try ArchiveIndex.decode(bytes).entries.map { Array($0.path.utf8) } == [Array(name.utf8)])
+            }
         }
 
         /// 1,000 paths, each sharing 30,000 bytes with the one before: 30 MB of names from a

@@ -1,6 +1,7 @@
-import IndexedArchive
 import Tar
 import Testing
+
+@testable import IndexedArchive
 
 @Suite struct TerminalSafeTests {
     @Test func printableNamesAreUnchanged() {
@@ -68,6 +69,26 @@ import Testing
         // Bytes that together are UTF-8 are that character, as in bash: the name matches the
         // member that `amk list` prints as "é".
         #expect(TerminalSafe.parseName(#"\xc3\xa9"#) == "é")
+    }
+
+    /// The bytes `amk list` writes for a name are what ``TerminalSafe/name(_:)`` makes of it,
+    /// whether the name takes the plain path (copied) or needs escaping.
+    @Test func appendNameWritesWhatNameMakes() {
+        let names = [
+            "notes/todo.txt", "", " lead and trail ", "~!@#$%^&*()_+{}|:<>?`-=[];',./", "dir\\file", "a\nb", "\u{1B}[2J",
+            "del\u{7F}", "c1\u{9B}", "photos/\u{E9}t\u{E9}", "invoice\u{202E}fdp.exe", RawName.decode([0x63, 0xE9, 0xFF])
+        ]
+        var out: [UInt8] = Array("before|".utf8)
+        for name in names {
+            var one: [UInt8] = []
+            TerminalSafe.appendName(ArraySlice(name.utf8), to: &one)
+            #expect(one == Array(TerminalSafe.name(name).utf8), "\(TerminalSafe.name(name))")
+            TerminalSafe.appendName(ArraySlice(name.utf8), to: &out)
+        }
+        #expect(out == Array(("before|" + names.map(TerminalSafe.name).joined()).utf8), "appends, keeping what was there")
+        var escaped: [UInt8] = []
+        TerminalSafe.appendName(ArraySlice("a\nb\\c".utf8), to: &escaped)
+        #expect(String(decoding: escaped, as: UTF8.self) == #"a\nb\\c"#)
     }
 
     @Test func parseNameKeepsUnknownEscapes() {
