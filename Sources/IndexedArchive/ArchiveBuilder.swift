@@ -22,6 +22,8 @@ public actor ArchiveBuilder {
     private let io: WorkerThreadPool
     private let fileSystem: FileSystem
     private let channel: AsyncChannel<Chunk>
+    /// Advances ``PackOptions/progress``, if the caller gave one.
+    private let report: ProgressReport?
     private var serializer: TarSerializer
     private(set) var warnings: [PackWarning] = []
     private var closed = false
@@ -30,9 +32,11 @@ public actor ArchiveBuilder {
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
     init(
-        options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>, metadata: [String: String]
+        options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>, metadata: [String: String],
+        report: ProgressReport?
     ) throws {
         self.options = options
+        self.report = report
         self.io = io
         self.fileSystem = options.fileSystem
         self.channel = channel
@@ -166,7 +170,7 @@ public actor ArchiveBuilder {
         serializer.endMember(checksum: checksum, into: &ready)
         try await send(ready)
         options.onEvent?(.entryStored(path: path, bytes: bytes))
-        options.progress?.completedUnitCount += Int64(bytes)
+        report?.stored(bytes)
     }
 
     private func append(_ bytes: [UInt8]) async throws {

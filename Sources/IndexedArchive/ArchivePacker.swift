@@ -92,9 +92,11 @@ public enum ArchivePacker {
             chunkSize: options.chunkSize, niceLength: options.effectiveNiceLength, compressible: options.compressible)
         let onEvent = options.onEvent
         let logger = options.logger
+        let report = options.progress.map { ProgressReport($0, chunkSize: options.chunkSize) }
         let onBlockWritten: @Sendable (Int, UInt64) -> Void = { sequence, bytes in
             logger.trace("block written", metadata: ["block": "\(sequence)", "archiveBytes": "\(bytes)"])
             onEvent?(.blockWritten(sequence: sequence, archiveBytes: bytes))
+            report?.blockWritten(sequence: sequence)
         }
         let writer = ArchiveWriter(destination: destination, io: io, watchdog: options.watchdog, onBlockWritten: onBlockWritten)
         do {
@@ -102,7 +104,7 @@ public enum ArchivePacker {
             // A chunk's walk: the builder serialises it into the channel, the pipeline takes it,
             // compresses it and hands the block to the writer.
             let channel = AsyncChannel<Chunk>()
-            let builder = try ArchiveBuilder(options: options, io: io, channel: channel, metadata: metadata)
+            let builder = try ArchiveBuilder(options: options, io: io, channel: channel, metadata: metadata, report: report)
             let limit = options.chunksInFlight
             let (result, closing) = try await withoutActuallyEscaping(body) { body in
                 try await withThrowingTaskGroup(of: PackTask<Result>.self) { group in

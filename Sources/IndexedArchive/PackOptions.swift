@@ -66,8 +66,10 @@ public struct PackOptions: Sendable {
     /// Called for every ``PackEvent``, from whichever thread produced it; keep it quick. Drives
     /// progress displays; diagnostics go to ``logger``.
     public var onEvent: (@Sendable (PackEvent) -> Void)? = nil
-    /// Advanced by the content bytes of each member stored. Set its `totalUnitCount` to the
-    /// expected byte count (``ArchivePacker/contentSize(of:exclusion:)`` measures it) to get a fraction.
+    /// Advanced by the content bytes of each member stored, as far as the blocks already written
+    /// cover them: it follows the compression, not the reading, which runs ahead of it. Set its
+    /// `totalUnitCount` to the expected byte count (``ArchivePacker/contentSize(of:exclusion:)``
+    /// measures it) to get a fraction.
     public var progress: Progress? = nil
 
     /// Receives the heartbeats of every stage. Set it to watch the pack with a ``Watchdog`` of

@@ -54,16 +54,26 @@ import Testing
         #expect(try read("options.txt", in: result.extractedResourcesURL) == "0")
     }
 
-    /// Appends 64 KiB, then writes down what the caller's progress says and appends that too.
+    /// Appends 3 MiB of a 6 MiB estimate, waits until the caller's progress shows some of it
+    /// written, then writes down what the progress says and appends that too.
     struct ProgressWatchingExporter: ResourcesExporting {
         var watched = Progress(totalUnitCount: 0)
-        var resourcesSizeEstimate: Int { 1 << 17 }
+        var resourcesSizeEstimate: Int { 6 << 20 }
         var resourcesVersion: String { "1" }
         var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             let big = appContainer.temporaryDirectory.appending(path: "big.bin")
-            try Data(repeating: 7, count: 64 << 10).write(to: big)
+            try Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }).write(to: big)
+            // The host's bytes go to a child of the caller's progress: its fraction moves at once,
+            // its completed count only when the child ends.
+            let before = watched.fractionCompleted
             try await archiver.appendItem(at: big)
+            // The progress follows the blocks written, which trail the appends: the first two
+            // 1 MiB chunks are full, and written shortly.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while watched.fractionCompleted == before && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             let seen = appContainer.temporaryDirectory.appending(path: "seen.txt")
             try Data("\(watched.completedUnitCount)/\(watched.totalUnitCount)/\(watched.fractionCompleted)".utf8).write(to: seen)
             try await archiver.appendItem(at: seen)
@@ -85,12 +95,11 @@ import Testing
             try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: extracted.path(percentEncoded: false))
             let seen = try read("seen.txt", in: extracted).split(separator: "/").map(String.init)
             try #require(seen.count == 3)
-            let completed = try #require(Int64(seen[0]))
             let fraction = try #require(Double(seen[2]))
             #expect(seen[1] == "100", "the caller's total is kept")
-            #expect(completed >= 40 && completed <= 100, "within the caller's units: \(seen)")
-            // Half the estimate stored: the child is half done, and so are the 60 units it stands for.
-            #expect(fraction > 0.6 && fraction < 0.8, "64 KiB of a 128 KiB estimate: \(seen)")
+            // 1 to 3 MiB of a 6 MiB estimate stored and written: the child is a sixth to half
+            // done, and so are the 60 units it stands for.
+            #expect(fraction >= 0.4 + 0.6 / 6 && fraction <= 0.4 + 0.6 / 2, "of a 6 MiB estimate, 3 MiB stored: \(seen)")
             #expect(progress.completedUnitCount == 100)
             #expect(progress.fractionCompleted == 1)
         }
