@@ -56,6 +56,14 @@ struct AMK: AsyncParsableCommand {
     static func main() async {
         // The CLI's choice, process-wide: large buffers in mappings of their own (see AllocatorTuning).
         AllocatorTuning.apply()
+        if let archive = ListCommand.plainArchive(in: CommandLine.arguments) {
+            do {
+                try await ListCommand.list(archive, long: false, json: false)
+            } catch {
+                Foundation.exit(status(reporting: error))
+            }
+            Foundation.exit(0)
+        }
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()

@@ -36,6 +36,19 @@ struct ListCommand: AsyncParsableCommand {
     @Flag(help: "Print a JSON array of objects (path, type, size, mode, uid, gid, mtime, linkTarget).")
     var json = false
 
+    /// The archive of `amk list ARCHIVE`, with no option: nil for any other command line.
+    ///
+    /// Listing is what scripts run by the thousand, and ArgumentParser finds a command's options
+    /// by reflecting over it, a millisecond of a listing that takes fifteen. Such a command line
+    /// is run as ``list(_:long:json:)`` directly, as parsing it would run it; anything else (an
+    /// option, a second archive, help) is parsed as usual.
+    static func plainArchive(in arguments: [String]) -> String? {
+        guard arguments.count == 3, arguments[1] == configuration.commandName else { return nil }
+        let archive = arguments[2]
+        guard archive == "-" || !archive.hasPrefix("-"), archive != "help" else { return nil }
+        return archive
+    }
+
     func validate() throws {
         if (long || verbose) && json {
             throw ValidationError("--long and --json cannot be used together.")
@@ -43,8 +56,13 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let argument = archive
-        let details = long || verbose || json
+        try await Self.list(archive, long: long || verbose, json: json)
+    }
+
+    /// Lists `argument` (a path, or - for standard input): its paths, or with `long` or `json`
+    /// every field.
+    static func list(_ argument: String, long: Bool, json: Bool) async throws {
+        let details = long || json
         let listed = try await SignalCancellation.run { () -> Listed in
             switch try await ArchiveInput.resolve(argument) {
             case .file(let path) where !details: .paths(try await ArchiveReader.memberPathList(path: path))
@@ -56,16 +74,10 @@ struct ListCommand: AsyncParsableCommand {
         case .entries(let entries) where json:
             try JSONOutput.print(entries.map(ListedEntry.init))
         case .entries(let entries):
-            let listing = long || verbose ? LongListing(entries: entries) : nil
+            let listing = long ? LongListing(entries: entries) : nil
             write(entries) { listing?.line(for: $0) ?? TerminalSafe.name($0.path) }
         case .paths(let paths):
-            var out: [UInt8] = []
-            out.reserveCapacity(paths.bytes.count + paths.count)
-            for index in 0..<paths.count {
-                TerminalSafe.appendName(paths[index], to: &out)
-                out.append(UInt8(ascii: "\n"))
-            }
-            StandardError.write(out, to: STDOUT_FILENO)
+            write(paths)
         }
     }
 
@@ -76,10 +88,21 @@ struct ListCommand: AsyncParsableCommand {
         case paths(MemberPathList)
     }
 
+    /// Each path on a line, escaped, in one write.
+    private static func write(_ paths: MemberPathList) {
+        var out: [UInt8] = []
+        out.reserveCapacity(paths.bytes.count + paths.count)
+        for index in 0..<paths.count {
+            TerminalSafe.appendName(paths[index], to: &out)
+            out.append(UInt8(ascii: "\n"))
+        }
+        StandardError.write(out, to: STDOUT_FILENO)
+    }
+
     /// One write for the whole listing: a print per line costs a lock and a call each, which for
     /// thousands of members is most of what listing from the index takes. The lines are gathered
     /// as bytes, which a native string copies out whole; appending to a String checks each one.
-    private func write<T>(_ items: [T], line: (T) -> String) {
+    private static func write<T>(_ items: [T], line: (T) -> String) {
         var out: [UInt8] = []
         out.reserveCapacity(items.count * 64)
         for item in items {

@@ -28,21 +28,18 @@ enum StandardError {
 
     /// Writes `bytes` to `fd` with `write(2)`, whole (`amk list` writes its listing at once).
     static func write(_ bytes: [UInt8], to fd: Int32) {
-        var bytes = bytes
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { raw in
-                #if canImport(Glibc)
-                    Platform.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                #else
-                    Darwin.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                #endif
+        // Read in place: a mutable view would copy the listing first.
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var offset = 0
+            while offset < raw.count {
+                let written = Platform.write(fd, base + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return  // nowhere left to report a failing stderr
+                }
+                offset += written
             }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return  // nowhere left to report a failing stderr
-            }
-            offset += written
         }
     }
 
