@@ -95,19 +95,6 @@ extension ArchiveIndex {
         return paths
     }
 
-    /// Whether `bytes` are UTF-8 without a NUL: a loop over the bytes for the ASCII names nearly
-    /// all paths are, the standard library's validation for the others.
-    static func isName(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            var ascii = true
-            for byte in buffer {
-                if byte == 0 { return false }
-                if byte >= 0x80 { ascii = false }
-            }
-            return ascii || String(validating: buffer, as: UTF8.self) != nil
-        }
-    }
-
     /// Decodes a version 2 payload whose header has been checked and whose sizes fit in `bytes`.
     static func decodeVersion2(_ bytes: [UInt8], header: Header, blockOffset: UInt64?, maxNameBytes: Int) throws(ArchiveError)
         -> ArchiveIndex

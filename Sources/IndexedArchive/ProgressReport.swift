@@ -1,38 +1,42 @@
 import Foundation
 import Synchronization
 
-/// Advances a caller's `Progress` (``PackOptions/progress``) as ``StoredProgress`` counts: by the
-/// members stored, as far as the blocks written cover them.
+/// Shows a pack's progress as ``StoredProgress`` counts it: the members' bytes stored, as far as
+/// the blocks written cover them. ``PackOptions/progress`` and `amk pack`'s bar are both fed by one.
 ///
-/// `Sendable`: the counts are in a `Mutex`, and the `Progress` is Foundation's thread-safe class.
-final class ProgressReport: Sendable {
-    private let progress: Progress
-    /// What the progress had completed before the pack: the pack's bytes add to it.
-    private let base: Int64
+/// `Sendable`: the counts are in a `Mutex`, and `show` is `@Sendable`.
+package final class ProgressReport: Sendable {
     private let counts: Mutex<StoredProgress>
+    private let show: @Sendable (UInt64) -> Void
 
-    init(_ progress: Progress, chunkSize: Int) {
-        self.progress = progress
-        self.base = progress.completedUnitCount
+    /// A report that calls `show` with the bytes to show each time they change, under its lock,
+    /// so that two threads cannot show their counts out of order.
+    package init(chunkSize: Int, show: @escaping @Sendable (UInt64) -> Void) {
         self.counts = Mutex(StoredProgress(chunkSize: chunkSize))
+        self.show = show
+    }
+
+    /// A report that advances `progress` from what it had completed before the pack.
+    convenience init(_ progress: Progress, chunkSize: Int) {
+        let base = progress.completedUnitCount
+        self.init(chunkSize: chunkSize) { progress.completedUnitCount = base + Int64($0) }
     }
 
     /// A member of `bytes` content bytes was serialised.
-    func stored(_ bytes: UInt64) {
+    package func stored(_ bytes: UInt64) {
         update { $0.store(bytes) }
     }
 
     /// Block `sequence` was written.
-    func blockWritten(sequence: Int) {
+    package func blockWritten(sequence: Int) {
         update { $0.blockWritten(sequence: sequence) }
     }
 
     private func update(_ change: (inout StoredProgress) -> Void) {
-        // Set under the lock, so that two threads cannot set their counts out of order.
         counts.withLock { counts in
             let before = counts.shown
             change(&counts)
-            if counts.shown != before { progress.completedUnitCount = base + Int64(counts.shown) }
+            if counts.shown != before { show(counts.shown) }
         }
     }
 }

@@ -6,28 +6,28 @@
 /// compresses, which is most of its time. Capped by the tar bytes of the blocks written (block
 /// `sequence` written means `sequence + 1` chunks), the count follows the compression, the slow
 /// part. Both `amk pack`'s bar and ``PackOptions/progress`` count this way.
-package struct StoredProgress: Sendable, Equatable {
+struct StoredProgress: Sendable, Equatable {
     /// The tar bytes of one chunk.
-    package let chunkSize: UInt64
+    let chunkSize: UInt64
     /// Content bytes of the members serialised so far.
-    package private(set) var stored: UInt64 = 0
+    private(set) var stored: UInt64 = 0
     /// Tar bytes of the blocks written so far (at most: the last chunk may be short).
-    package private(set) var written: UInt64 = 0
+    private(set) var written: UInt64 = 0
 
-    package init(chunkSize: Int) {
+    init(chunkSize: Int) {
         self.chunkSize = UInt64(chunkSize)
     }
 
     /// What to show: the stored bytes the written blocks cover.
-    package var shown: UInt64 { min(stored, written) }
+    var shown: UInt64 { min(stored, written) }
 
     /// A member of `bytes` content bytes was serialised.
-    package mutating func store(_ bytes: UInt64) {
+    mutating func store(_ bytes: UInt64) {
         stored += bytes
     }
 
     /// Block `sequence` was written (blocks are written in order; a late report changes nothing).
-    package mutating func blockWritten(sequence: Int) {
+    mutating func blockWritten(sequence: Int) {
         written = max(written, UInt64(sequence + 1) * chunkSize)
     }
 }

@@ -1,34 +1,26 @@
 import IndexedArchive
-import Synchronization
 
 /// Turns ``PackEvent``s into progress-bar updates.
 ///
 /// Progress is counted in content bytes stored (`entryStored`), against the total from
 /// ``ArchivePacker/contentSize(of:exclusion:)``, and shown as far as the blocks written cover
-/// it (``StoredProgress``), so that the bar, rate and ETA follow the compression.
+/// it (``ProgressReport``), so that the bar, rate and ETA follow the compression.
 final class PackProgress: Sendable {
     private let bar: ProgressBar
-    private let counts: Mutex<StoredProgress>
+    private let report: ProgressReport
 
     init(bar: ProgressBar, chunkSize: Int) {
         self.bar = bar
-        self.counts = Mutex(StoredProgress(chunkSize: chunkSize))
+        self.report = ProgressReport(chunkSize: chunkSize) { bar.update(completed: $0) }
     }
 
     /// The `PackOptions.onEvent` handler; called on the engine's threads.
     func handle(_ event: PackEvent) {
-        let shown: UInt64? = counts.withLock { counts in
-            switch event {
-            case .entryStored(_, let bytes):
-                counts.store(bytes)
-            case .blockWritten(let sequence, _):
-                counts.blockWritten(sequence: sequence)
-            default:
-                return nil
-            }
-            return counts.shown
+        switch event {
+        case .entryStored(_, let bytes): report.stored(bytes)
+        case .blockWritten(let sequence, _): report.blockWritten(sequence: sequence)
+        default: break
         }
-        if let shown { bar.update(completed: shown) }
     }
 
     /// Clears the line; later events are ignored.
