@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// The keys of one paired transfer, and the records that carry everything after the handshake.
 ///
@@ -108,13 +109,12 @@ struct SecureChannel: Sendable {
 
 /// Seals one direction's records, numbering them from 0.
 ///
-/// A class because the numbering is state that one thread at a time advances (the relay's, or
-/// the task sending the status): it is never shared between two at once.
-final class RecordSealer: @unchecked Sendable {
-    // Unchecked: `sequence` is advanced by whichever single thread owns the sealer at the time
-    // (the relay's thread while it runs, then the caller after `ending()`); never concurrently.
+/// A class because the numbering is state that moves from thread to thread (the relay's, then the
+/// task sending the status). Only one of them seals at a time, so the Mutex is never contended:
+/// it is there so that Swift can check that hand-off.
+final class RecordSealer: Sendable {
     private let key: SymmetricKey
-    private var sequence: UInt64 = 0
+    private let sequence = Mutex<UInt64>(0)
 
     init(key: SymmetricKey) {
         self.key = key
@@ -129,8 +129,11 @@ final class RecordSealer: @unchecked Sendable {
         plaintext.reserveCapacity(1 + payload.count)
         plaintext.append(type.rawValue)
         plaintext.append(contentsOf: payload)
-        let box = try ChaChaPoly.seal(plaintext, using: key, nonce: nonce(sequence), authenticating: header)
-        sequence += 1
+        let box = try sequence.withLock { sequence in
+            let box = try ChaChaPoly.seal(plaintext, using: key, nonce: nonce(sequence), authenticating: header)
+            sequence += 1
+            return box
+        }
         var record = header
         record.reserveCapacity(4 + sealedLength)
         record.append(contentsOf: box.ciphertext)
@@ -144,17 +147,19 @@ final class RecordSealer: @unchecked Sendable {
 }
 
 /// Opens one direction's records, expecting them numbered from 0 with none missing.
-final class RecordOpener: @unchecked Sendable {
-    // Unchecked: as for RecordSealer, one thread at a time advances `sequence`.
+///
+/// Sendable for the same reason as ``RecordSealer``: one thread at a time opens, under a Mutex
+/// that is never contended.
+final class RecordOpener: Sendable {
     private let key: SymmetricKey
-    private var sequence: UInt64 = 0
+    private let sequence = Mutex<UInt64>(0)
 
     init(key: SymmetricKey) {
         self.key = key
     }
 
     /// The number of the next record expected (how many were opened).
-    var opened: UInt64 { sequence }
+    var opened: UInt64 { sequence.withLock { $0 } }
 
     /// The sealed length a record's 4-byte prefix announces, if it is within the limit.
     static func sealedLength(_ prefix: some Collection<UInt8>) -> Int? {
@@ -169,25 +174,28 @@ final class RecordOpener: @unchecked Sendable {
     ///   (a flipped byte, or a record out of its place) or the type is unknown.
     func open(header: some Collection<UInt8>, sealed: some Collection<UInt8>) throws(TransferError) -> (SecureChannel.RecordType, [UInt8]) {
         let bytes = Array(sealed)
-        let tampered = TransferError(
-            .tampered,
-            "record \(sequence) failed authentication: it was altered, "
-                + "or a record before it was dropped, reordered or replayed")
-        guard bytes.count >= 1 + SecureChannel.tagSize else { throw tampered }
-        let plaintext: Data
-        do {
-            let box = try ChaChaPoly.SealedBox(
-                nonce: nonce(sequence), ciphertext: bytes[..<(bytes.count - SecureChannel.tagSize)],
-                tag: bytes[(bytes.count - SecureChannel.tagSize)...])
-            plaintext = try ChaChaPoly.open(box, using: key, authenticating: Array(header))
-        } catch {
-            throw tampered
+        let header = Array(header)
+        return try sequence.withLock { (sequence: inout UInt64) throws(TransferError) -> (SecureChannel.RecordType, [UInt8]) in
+            let tampered = TransferError(
+                .tampered,
+                "record \(sequence) failed authentication: it was altered, "
+                    + "or a record before it was dropped, reordered or replayed")
+            guard bytes.count >= 1 + SecureChannel.tagSize else { throw tampered }
+            let plaintext: Data
+            do {
+                let box = try ChaChaPoly.SealedBox(
+                    nonce: nonce(sequence), ciphertext: bytes[..<(bytes.count - SecureChannel.tagSize)],
+                    tag: bytes[(bytes.count - SecureChannel.tagSize)...])
+                plaintext = try ChaChaPoly.open(box, using: key, authenticating: header)
+            } catch {
+                throw tampered
+            }
+            guard let type = SecureChannel.RecordType(rawValue: plaintext[plaintext.startIndex]) else {
+                throw TransferError(.tampered, "record \(sequence) is of an unknown type \(plaintext[plaintext.startIndex])")
+            }
+            sequence += 1
+            return (type, Array(plaintext.dropFirst()))
         }
-        guard let type = SecureChannel.RecordType(rawValue: plaintext[plaintext.startIndex]) else {
-            throw TransferError(.tampered, "record \(sequence) is of an unknown type \(plaintext[plaintext.startIndex])")
-        }
-        sequence += 1
-        return (type, Array(plaintext.dropFirst()))
     }
 }
 
