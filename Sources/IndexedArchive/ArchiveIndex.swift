@@ -162,14 +162,27 @@ public struct ArchiveIndex: Sendable {
         _ bytes: [UInt8], maxEntries: Int = 10_000_000, archiveSize: UInt64? = nil,
         blockOffset: UInt64? = nil, maxNameBytes: Int? = nil
     ) throws(ArchiveError) -> ArchiveIndex {
+        try decode(
+            bytes, maxEntries: maxEntries, archiveSize: archiveSize, blockOffset: blockOffset, maxNameBytes: maxNameBytes, keeping: nil
+        )
+        .index
+    }
+
+    /// ``decode(_:maxEntries:archiveSize:blockOffset:maxNameBytes:)``, keeping as entries only the
+    /// members whose stored path `keep` accepts, when the layout allows it (version 2; a version 1
+    /// index is decoded whole). Returns whether `keep` was applied.
+    static func decode(
+        _ bytes: [UInt8], maxEntries: Int = 10_000_000, archiveSize: UInt64? = nil,
+        blockOffset: UInt64? = nil, maxNameBytes: Int? = nil, keeping keep: ((ArraySlice<UInt8>) -> Bool)? = nil
+    ) throws(ArchiveError) -> (index: ArchiveIndex, kept: Bool) {
         let header = try header(bytes, maxEntries: maxEntries, archiveSize: archiveSize, blockOffset: blockOffset)
         guard header.byteCount <= UInt64(bytes.count) else {
             throw corrupt("sizes in the header exceed the block (\(bytes.count) bytes)", blockOffset)
         }
         let nameLimit = maxNameBytes ?? ArchiveReader.indexAllowance(fileSize: UInt64(bytes.count))
-        return header.major == 1
-            ? try decodeVersion1(bytes, header: header, blockOffset: blockOffset)
-            : try decodeVersion2(bytes, header: header, blockOffset: blockOffset, maxNameBytes: nameLimit)
+        if header.major == 1 { return (try decodeVersion1(bytes, header: header, blockOffset: blockOffset), false) }
+        let index = try decodeVersion2(bytes, header: header, blockOffset: blockOffset, maxNameBytes: nameLimit, keeping: keep)
+        return (index, keep != nil)
     }
 
     /// The members' paths alone, in tar order, from the first bytes of a payload: for version 2
@@ -197,14 +210,22 @@ public struct ArchiveIndex: Sendable {
 
     /// A name as the tar parser would make it: UTF-8, no NUL (which the kernel would cut a name
     /// at), at most ``maxNameLength`` bytes.
-    static func name(_ bytes: some Collection<UInt8>, of what: String, blockOffset: UInt64?) throws(ArchiveError) -> String {
+    static func name(_ bytes: some Collection<UInt8>, of what: @autoclosure () -> String, blockOffset: UInt64?) throws(ArchiveError)
+        -> String
+    {
+        try checkName(bytes, of: what(), blockOffset: blockOffset)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The checks of ``name(_:of:blockOffset:)``, without making the string: for the names an
+    /// index holds that a reading does not need.
+    static func checkName(_ bytes: some Collection<UInt8>, of what: @autoclosure () -> String, blockOffset: UInt64?) throws(ArchiveError) {
         guard bytes.count <= maxNameLength else {
-            throw corrupt("\(what) is \(bytes.count) bytes long, over the limit of \(maxNameLength)", blockOffset)
+            throw corrupt("\(what()) is \(bytes.count) bytes long, over the limit of \(maxNameLength)", blockOffset)
         }
         guard isName(bytes) else {
-            throw corrupt("\(what) is not UTF-8 or holds a NUL byte", blockOffset)
+            throw corrupt("\(what()) is not UTF-8 or holds a NUL byte", blockOffset)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Whether `bytes` are UTF-8 without a NUL: a loop over the bytes for the ASCII names nearly

@@ -15,6 +15,11 @@ struct ArchiveLayout: Sendable {
     var index: ArchiveIndex?
     /// The members' paths from our rich index, when only they were asked for.
     var paths: MemberPathList?
+    /// The selection ``index`` was decoded for, when it holds only the members the selection
+    /// chooses (see `selecting` in ``read(file:path:maxIndexBytes:maxEntries:maxDecoderMemory:pathsOnly:selecting:)``).
+    var selection: Set<String>? = nil
+    /// Members the rich index lists, all of them even when ``index`` holds a selection.
+    var memberCount: Int? = nil
     /// Whether the last block is a pixz file index.
     var hasPixzIndex: Bool
     /// Data blocks: those before the index blocks (every block of a foreign archive).
@@ -22,11 +27,15 @@ struct ArchiveLayout: Sendable {
 
     /// Reads the end of `file` (named `path` in errors). Limits as in ``ArchiveReader/init(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
     /// With `pathsOnly`, the rich index is decoded only as far as its members' paths, which go to
-    /// ``paths`` instead of ``index``.
+    /// ``paths`` instead of ``index``. With `selecting` (at most ``TarConsumer/fewMembers``
+    /// members), ``index`` holds only the entries the selection chooses, as an extraction of
+    /// those members matches them, when the index's layout allows it: ``selection`` says so.
+    /// The whole index is still decoded and checked.
     static func read(
         file: ArchiveFile, path: String, maxIndexBytes: Int?, maxEntries: Int?, maxDecoderMemory: UInt64,
-        pathsOnly: Bool = false
+        pathsOnly: Bool = false, selecting: Set<String>? = nil
     ) throws -> ArchiveLayout {
+        precondition(selecting.map { $0.count <= TarConsumer.fewMembers } ?? true, "a selection of more than a few members")
         var fileIndex: XZFileIndex?
         var problem: String?
         do {
@@ -39,6 +48,8 @@ struct ArchiveLayout: Sendable {
         }
         var index: ArchiveIndex?
         var paths: MemberPathList?
+        var selection: Set<String>?
+        var memberCount: Int?
         var pixz = false
         var dataBlocks = fileIndex?.blocks.count ?? 0
         if let fileIndex, fileIndex.streams.count == 1, fileIndex.blocks.count >= 3 {
@@ -90,10 +101,16 @@ struct ArchiveLayout: Sendable {
                                 bytes, header: header, blockOffset: rich.compressedOffset, maxNameBytes: indexLimit)
                         } else {
                             let bytes = try richBlock.first(nil)
-                            index = try ArchiveIndex.decode(
+                            let keep = selecting.map { members in
+                                { (path: ArraySlice<UInt8>) in TarConsumer.selected(utf8: path, byFew: members) }
+                            }
+                            let decoded = try ArchiveIndex.decode(
                                 bytes, maxEntries: entryLimit, archiveSize: archiveSize,
-                                blockOffset: rich.compressedOffset, maxNameBytes: indexLimit)
+                                blockOffset: rich.compressedOffset, maxNameBytes: indexLimit, keeping: keep)
+                            index = decoded.index
+                            if decoded.kept { selection = selecting }
                         }
+                        memberCount = header.count
                         dataBlocks = blocks.count - 2
                     } catch var error as ArchiveError {
                         error.path = path
@@ -103,8 +120,8 @@ struct ArchiveLayout: Sendable {
             }
         }
         return ArchiveLayout(
-            fileIndex: fileIndex, fileIndexProblem: problem, index: index, paths: paths, hasPixzIndex: pixz,
-            dataBlockCount: dataBlocks)
+            fileIndex: fileIndex, fileIndexProblem: problem, index: index, paths: paths, selection: selection,
+            memberCount: memberCount, hasPixzIndex: pixz, dataBlockCount: dataBlocks)
     }
 
     /// An index block, decoded as far as it is asked for and never twice: the header first,

@@ -34,6 +34,11 @@ extension ArchiveReader {
         }
         let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
         guard let entry = index.entries.last(where: { $0.name == wanted }) else {
+            if selection != nil {
+                // Not among the members this reader was opened for: it may be among the others.
+                try await whole().read(member: name, maxSequentialBytes: maxSequentialBytes, into: output)
+                return
+            }
             throw ArchiveError(.memberNotFound, "no such member", path: path, member: name)
         }
         // Nothing to deliver: an empty file, a directory or a link has no content to read.

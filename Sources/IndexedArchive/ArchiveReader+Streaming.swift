@@ -11,6 +11,8 @@ extension ArchiveReader {
     /// stream checked so far, from a decoding thread (a progress bar).
     @discardableResult
     public func verify(onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Int {
+        // Every member is held to the index: a reader opened for a selection needs all of it.
+        if selection != nil { return try await whole().verify(onProgress: onProgress) }
         var consumer = TarConsumer(expected: index?.entries)
         consumer.onProgress = onProgress
         let members = try await run(consumer).members
@@ -34,9 +36,16 @@ extension ArchiveReader {
     @discardableResult
     public func extract(to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> ExtractSummary {
         let start = ContinuousClock.now
-        if let index, index.entries.count > options.maxEntries {
-            throw ArchiveError(
-                .limitExceeded, "archive lists \(index.entries.count) members, over the limit of \(options.maxEntries)", path: path)
+        if let index {
+            let count = memberCount ?? index.entries.count
+            guard count <= options.maxEntries else {
+                throw ArchiveError(.limitExceeded, "archive lists \(count) members, over the limit of \(options.maxEntries)", path: path)
+            }
+        }
+        // A reader opened for a selection extracts that selection by random access; anything
+        // else needs the whole index.
+        if let selection, options.members != selection {
+            return try await whole().extract(to: directory, options: options)
         }
         if let index, let blocks, let members = options.members {
             // Matching millions of paths against the selection takes long enough to hold up the
@@ -62,6 +71,8 @@ extension ArchiveReader {
                     seconds: (ContinuousClock.now - start).secondsValue)
             }
         }
+        // Too much for random access: the whole stream, held to the whole index.
+        if selection != nil { return try await whole().extract(to: directory, options: options) }
         let result = try await run(
             TarConsumer(expected: index?.entries), parallelism: options.parallelism,
             extractTo: (directory, options))

@@ -47,6 +47,15 @@ public final class ArchiveReader: Sendable {
     let blocks: BlockScheduler?
     /// The most memory one decoder may use (mostly the LZMA2 dictionary).
     let maxDecoderMemory: UInt64
+    /// The selection ``index`` holds the entries of, for a reader opened by
+    /// ``open(path:selecting:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``;
+    /// nil when it holds every member.
+    let selection: Set<String>?
+    /// Members the rich index lists, whether ``index`` holds them all or a selection.
+    let memberCount: Int?
+    /// The limits the reader was opened with, to open the whole index when a selection's is not
+    /// enough.
+    private let limits: (maxIndexBytes: Int?, maxEntries: Int?, maxBufferedBlockSize: Int)
 
     /// Largest rich index block accepted.
     public static let defaultMaxIndexBytes = 1 << 30
@@ -159,11 +168,66 @@ public final class ArchiveReader: Sendable {
         let layout = try ArchiveLayout.read(
             file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
             maxDecoderMemory: UInt64(clamping: maxDecoderMemory))
-        self.init(path: path, file: file, layout: layout, maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+        self.init(
+            path: path, file: file, layout: layout, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+            maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+    }
+
+    /// Opens `path` to extract `members` (at most ``TarConsumer/fewMembers``; paths as
+    /// ``ExtractOptions/members`` takes them), the way `amk extract ARCHIVE MEMBER` does: the
+    /// rich index is decoded and checked whole, but only the entries the selection chooses are
+    /// made, which is most of the cost of opening an archive of many members to take one.
+    ///
+    /// ``entries()`` and ``entry(named:)`` answer among the chosen members only, and
+    /// ``extract(to:options:)`` with the same selection extracts them by random access. Any
+    /// other reading (another selection, a member not chosen, ``verify()``, a selection too large
+    /// for random access) first decodes the whole index again, from the same descriptor.
+    /// Without a version 2 rich index, or with more members, this is
+    /// ``open(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
+    package static func open(
+        path: String, selecting members: Set<String>, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+        maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
+        maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
+    ) async throws -> ArchiveReader {
+        guard members.count <= TarConsumer.fewMembers else {
+            return try await open(
+                path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxBufferedBlockSize: maxBufferedBlockSize,
+                maxDecoderMemory: maxDecoderMemory)
+        }
+        let thread = WorkerThreadPool(threads: 1, name: "amk-open")
+        defer { thread.shutdown() }
+        return try await thread.run { _ in
+            let file = try ArchiveFile(path: path)
+            let layout = try ArchiveLayout.read(
+                file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+                maxDecoderMemory: UInt64(clamping: maxDecoderMemory), selecting: members)
+            return ArchiveReader(
+                path: path, file: file, layout: layout, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+                maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+        }
+    }
+
+    /// This reader, or for one opened with a selection, a reader of the same descriptor with the
+    /// whole index.
+    func whole() async throws -> ArchiveReader {
+        guard selection != nil else { return self }
+        let thread = WorkerThreadPool(threads: 1, name: "amk-open")
+        defer { thread.shutdown() }
+        return try await thread.run { [self] _ in
+            let layout = try ArchiveLayout.read(
+                file: file, path: path, maxIndexBytes: limits.maxIndexBytes, maxEntries: limits.maxEntries,
+                maxDecoderMemory: maxDecoderMemory)
+            return ArchiveReader(
+                path: path, file: file, layout: layout, maxIndexBytes: limits.maxIndexBytes, maxEntries: limits.maxEntries,
+                maxBufferedBlockSize: limits.maxBufferedBlockSize, maxDecoderMemory: Int(clamping: maxDecoderMemory))
+        }
     }
 
     /// A reader of `file` (named `path`) whose end has been read into `layout`.
-    private init(path: String, file: ArchiveFile, layout: ArchiveLayout, maxBufferedBlockSize: Int, maxDecoderMemory: Int) {
+    private init(
+        path: String, file: ArchiveFile, layout: ArchiveLayout, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+        maxBufferedBlockSize: Int, maxDecoderMemory: Int
+    ) {
         self.path = path
         self.file = file
         fileIndex = layout.fileIndex
@@ -171,6 +235,9 @@ public final class ArchiveReader: Sendable {
         index = layout.index
         hasPixzIndex = layout.hasPixzIndex
         dataBlockCount = layout.dataBlockCount
+        selection = layout.selection
+        memberCount = layout.memberCount
+        limits = (maxIndexBytes, maxEntries, maxBufferedBlockSize)
         mode = layout.index == nil ? .sequential : .indexed
         self.maxDecoderMemory = UInt64(clamping: maxDecoderMemory)
         blocks = layout.fileIndex.map {
@@ -190,7 +257,8 @@ public final class ArchiveReader: Sendable {
         return try await scan(collect: false, stopAfterFirstMember: true).metadata
     }
 
-    /// Every member, in archive order. Indexed archives answer from the index alone.
+    /// Every member, in archive order. Indexed archives answer from the index alone. (A reader
+    /// opened for a selection lists the members it chose.)
     public func entries() async throws -> [ArchiveEntry] {
         if let index { return index.entries }
         return try await scan(collect: true).collected ?? []
@@ -200,7 +268,9 @@ public final class ArchiveReader: Sendable {
     /// members share the name, the last one: the one a full extraction leaves in place.
     public func entry(named name: String) async throws -> ArchiveEntry? {
         let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
-        return try await entries().last { $0.name == wanted }
+        if let found = try await entries().last(where: { $0.name == wanted }) { return found }
+        // Not among the members this reader was opened for: it may be among the others.
+        return selection == nil ? nil : try await whole().entry(named: name)
     }
 
     /// The structure of the file. Throws when the xz Index at the end cannot be read, since the
@@ -213,7 +283,7 @@ public final class ArchiveReader: Sendable {
         return ArchiveInfo(
             streams: fileIndex?.streams.count ?? 0, blocks: fileIndex?.blocks.count ?? 0, dataBlocks: dataBlockCount,
             fileSize: file.size, uncompressedSize: fileIndex?.uncompressedSize ?? 0,
-            tarSize: index?.tarSize, chunkSize: index?.chunkSize, indexedEntries: index?.entries.count,
+            tarSize: index?.tarSize, chunkSize: index?.chunkSize, indexedEntries: memberCount ?? index?.entries.count,
             isIndexed: index != nil, hasPixzIndex: hasPixzIndex,
             metadata: try await metadata())
     }

@@ -76,11 +76,11 @@ struct TarConsumer {
     /// lies under one of its directories; nil selects everything.
     static func selected(_ path: String, by filter: Set<String>?) -> Bool {
         guard let filter else { return true }
-        let slash = UInt8(ascii: "/")
-        var name = path.utf8[...]
-        if name.last == slash { name = name.dropLast() }
-        guard filter.count <= 16 else {
+        guard filter.count <= fewMembers else {
             // Many members: look each of the path's ancestors up in the set.
+            let slash = UInt8(ascii: "/")
+            var name = path.utf8[...]
+            if name.last == slash { name = name.dropLast() }
             var candidate = Substring(name)
             while true {
                 let string = String(candidate)
@@ -89,9 +89,20 @@ struct TarConsumer {
                 candidate = candidate[..<cut]
             }
         }
-        // A few members (the usual `amk extract A M`): compare bytes, without making a string
-        // for every ancestor of every member of the archive. Choosing one member of a real
-        // tree's 13,890 spent a third of its CPU making them.
+        return selected(utf8: path.utf8[...], byFew: filter)
+    }
+
+    /// Up to this many members, a selection is matched byte by byte against each path.
+    static let fewMembers = 16
+
+    /// ``selected(_:by:)`` for a selection of at most ``fewMembers`` members, on a path's bytes:
+    /// without making a string for every ancestor of every member of the archive (choosing one
+    /// member of a real tree's 13,890 spent a third of its CPU making them), or for the path
+    /// itself (the index's names are bytes until a member is chosen).
+    static func selected<Path: BidirectionalCollection<UInt8>>(utf8 path: Path, byFew filter: Set<String>) -> Bool {
+        let slash = UInt8(ascii: "/")
+        var name = path[...]
+        if name.last == slash { name = name.dropLast() }
         func under(_ target: Substring.UTF8View) -> Bool {
             guard name.starts(with: target) else { return false }
             let end = name.index(name.startIndex, offsetBy: target.count)

@@ -144,7 +144,10 @@ struct ExtractCommand: AsyncParsableCommand {
         _ path: String, members: [String], directory: String, options: ExtractOptions,
         showProgress: Bool
     ) async throws -> ExtractSummary {
-        let reader = try await ArchiveReader.open(path: path)
+        // A few members: the index's other entries are checked but never made.
+        let reader =
+            members.isEmpty
+            ? try await ArchiveReader.open(path: path) : try await ArchiveReader.open(path: path, selecting: Set(members))
         var options = options
         var bar: ProgressBar?
         if showProgress {

@@ -244,6 +244,56 @@ extension EngineSuites {
             #expect(error?.message.hasPrefix("archive index") == true, "\(String(describing: error))")
         }
 
+        /// Keeping only some entries (a reader opened for a few members) checks every member as
+        /// a full decoding does: whatever is kept, a tampered payload is refused with the same
+        /// error.
+        @Test(arguments: tampers)
+        func tamperedPayloadsAreRefusedWhateverIsKept(_ tamper: Tamper) throws {
+            var bytes = Self.one()
+            tamper.change(&bytes)
+            let full = #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes) }
+            for keep in [false, true] {
+                let kept = #expect(throws: ArchiveError.self) { try ArchiveIndex.decode(bytes, keeping: { _ in keep }) }
+                #expect(kept?.code == full?.code && kept?.message == full?.message, "keeping \(keep): \(String(describing: kept))")
+            }
+        }
+
+        /// The entries kept are the ones a selection chooses from a full decoding, in order, with
+        /// every field.
+        @Test(
+            arguments: [
+                ["a/b/c2.txt"], ["a/b"], ["a/b/"], ["l"], ["d/\u{E9}.txt", "a/b/c0.txt"], ["a/b/c2.txt", "a/b/c2.txt/"], ["nothing"]
+            ] as [Set<String>])
+        func theEntriesKeptAreTheOnesASelectionChooses(selection: Set<String>) throws {
+            var entries: [ArchiveEntry] = []
+            var offset: UInt64 = 0
+            func add(_ path: String, _ kind: TarEntryKind, size: UInt64 = 0, link: String? = nil) {
+                entries.append(
+                    ArchiveEntry(
+                        path: path, kind: kind, size: size, mode: kind == .directory ? 0o755 : 0o644, uid: 7, gid: 8,
+                        mtime: TarTimestamp(seconds: 1_700_000_000 + Int64(entries.count), nanoseconds: 5), linkTarget: link,
+                        headerOffset: offset, dataOffset: offset + 512, checksum: kind == .regular ? UInt64(entries.count) : nil,
+                        hasPaxHeader: false))
+                offset += 512 + (size + 511) / 512 * 512
+            }
+            add("a/", .directory)
+            add("a/b/", .directory)
+            for file in 0..<4 { add("a/b/c\(file).txt", .regular, size: UInt64(10 + file)) }
+            add("a/bc.txt", .regular, size: 3)
+            add("d/\u{E9}.txt", .regular, size: 4)
+            add("l", .symbolicLink, link: "a/b/c1.txt")
+            add("a/b/c2.txt", .regular, size: 9)  // named twice: both are kept
+            let index = ArchiveIndex(entries: entries, tarSize: offset + 1024, chunkSize: 1 << 20, metadata: ["k": "v"])
+            let decoded = try ArchiveIndex.decode(
+                index.encoded(), keeping: { TarConsumer.selected(utf8: $0, byFew: selection) })
+            #expect(decoded.kept)
+            #expect(decoded.index.entries == entries.filter { TarConsumer.selected($0.path, by: selection) })
+            #expect(decoded.index.tarSize == index.tarSize && decoded.index.metadata == ["k": "v"])
+            // A version 1 index has no names section to choose from: it is decoded whole.
+            let one = try ArchiveIndex.decode(index.encodedVersion1(), keeping: { _ in false })
+            #expect(!one.kept && one.index.entries == entries)
+        }
+
         /// The paths alone are held to the same checks: each bad name the full decoding refuses,
         /// `decodePaths` refuses too.
         @Test(arguments: [
