@@ -1,6 +1,7 @@
 import Foundation
 import IndexedArchive
 import Tar
+import TestSupport
 import Testing
 
 @testable import AppMigration

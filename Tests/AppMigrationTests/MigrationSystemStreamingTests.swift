@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 @testable import AppMigration
@@ -7,11 +8,21 @@ import Testing
 /// Tests `MigrationSystem+Streaming.swift`: export and import joined by a pipe.
 // Serialized: each test compresses megabytes, and the host's watchdog tests measure time.
 @Suite(.serialized) struct MigrationSystemStreamingTests {
+    /// An `export` container holding release 1's `profile.json`, an `import` container, and a
+    /// ``ProfileMigration`` that imports into `store` in the latter.
+    static func v1ProfileMigration(
+        in scratch: Scratch
+    ) throws -> (source: MigrationDataContainer, destination: MigrationDataContainer, store: URL, migration: ProfileMigration) {
+        let source = try scratch.container("export")
+        let destination = try scratch.container("import")
+        try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
+        let store = destination.applicationSupportDirectory.appending(path: "store")
+        return (source, destination, store, ProfileMigration(store: store))
+    }
+
     @Test func aMigrationThroughAPipeArrivesByteIdentical() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source)
+            let (source, destination) = try scratch.seededExportAndImport()
             let migration = TreeCopyMigration(version: "7")
             let (exported, imported) = try await quickSystem.migrate(
                 exporting: migration, from: source, request: MigrationRequest(destinationPlatform: .current),
@@ -23,10 +34,7 @@ import Testing
             let sent = try snapshot(source.containerRootDirectory)
             #expect(sent.count >= 8)
             #expect(try snapshot(destination.containerRootDirectory) == sent)
-            guard case .success? = importStatus(of: destination) else {
-                Issue.record("status \(String(describing: importStatus(of: destination)))")
-                return
-            }
+            expectSuccessStatus(in: destination)
             #expect(try stagingFolders(in: destination).isEmpty)
         }
     }
@@ -39,9 +47,7 @@ import Testing
     /// would reach the pipe only at the end.
     @Test func theImportStartsBeforeTheExportEnds() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 8 << 20)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 8 << 20)
             let stagingSeen = RanFlag()
             var migration = TreeCopyMigration()
             migration.afterFirstAppend = {
@@ -73,11 +79,7 @@ import Testing
     /// the schema steps to run on import.
     @Test func aV1ArchiveImportsIntoAV3App() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
-            let store = destination.applicationSupportDirectory.appending(path: "store")
-            let migration = ProfileMigration(store: store)
+            let (source, destination, store, migration) = try Self.v1ProfileMigration(in: scratch)
             try await quickSystem.migrate(
                 exporting: migration, from: source,
                 request: MigrationRequest(destinationPlatform: .current),
@@ -94,11 +96,7 @@ import Testing
     /// The same through the host's archive-file path: export to a file, import from it.
     @Test func aV1ArchiveFileImportsIntoAV3App() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try write(v1Profile, to: "profile.json", in: source.documentsDirectory)
-            let store = destination.applicationSupportDirectory.appending(path: "store")
-            let migration = ProfileMigration(store: store)
+            let (source, destination, store, migration) = try Self.v1ProfileMigration(in: scratch)
             let archive = scratch.url("v1.tar.xz")
             try await quickSystem.exportResources(
                 of: migration, from: source,
@@ -114,9 +112,7 @@ import Testing
     @Test(arguments: [100, 5_000, 700_000, -40])
     func aCutStreamFailsTheImportAndLeavesNothing(cut: Int) async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 1 << 20)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 1 << 20)
             try write("keep me", to: "old.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
             let archive = scratch.url("whole.tar.xz")
@@ -127,55 +123,41 @@ import Testing
             let length = cut >= 0 ? cut : bytes.count + cut
             #expect(length < bytes.count)
             let migration = TreeCopyMigration()
-            do {
-                try await feed(Array(bytes.prefix(length))) { fd in
-                    try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: migration)
-                }
-                Issue.record("a stream cut at \(length) of \(bytes.count) bytes was imported")
-            } catch let error as AppMigrationError {
-                #expect(error.code == .unreadableArchive, "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: AppMigrationError.self, "a stream cut at \(length) of \(bytes.count) bytes was imported") {
+                    try await feed(Array(bytes.prefix(length))) { fd in
+                        try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: migration)
+                    }
+                })
+            #expect(error.code == .unreadableArchive, "\(error)")
             #expect(!migration.importCalled.value)
-            #expect(try snapshot(destination.containerRootDirectory) == before)
-            #expect(try stagingFolders(in: destination).isEmpty)
-            guard case .failure? = importStatus(of: destination) else {
-                Issue.record("no failure status")
-                return
-            }
+            try expectLeftAsItWas(destination, before: before)
         }
     }
 
     @Test func aFailingExporterFailsBothSidesWithItsOwnError() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source)
+            let (source, destination) = try scratch.seededExportAndImport()
             var migration = TreeCopyMigration()
             migration.afterFirstAppend = { throw TreeCopyMigration.Failure(description: "exporter gave up") }
             let before = try snapshot(destination.containerRootDirectory)
-            do {
-                try await quickSystem.migrate(
-                    exporting: migration, from: source,
-                    request: MigrationRequest(destinationPlatform: .current),
-                    importing: migration, into: destination)
-                Issue.record("the migration succeeded")
-            } catch let error as TreeCopyMigration.Failure {
-                #expect(error.description == "exporter gave up")
-            }
+            let error = try #require(
+                await #expect(throws: TreeCopyMigration.Failure.self, "the migration succeeded") {
+                    try await quickSystem.migrate(
+                        exporting: migration, from: source,
+                        request: MigrationRequest(destinationPlatform: .current),
+                        importing: migration, into: destination)
+                })
+            #expect(error.description == "exporter gave up")
             #expect(!migration.importCalled.value)
             #expect(try snapshot(destination.containerRootDirectory) == before)
-            guard case .failure? = importStatus(of: destination) else {
-                Issue.record("no failure status")
-                return
-            }
+            expectFailureStatus(in: destination)
         }
     }
 
     @Test func aFailingImporterClearsTheContainer() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 4096)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 4096)
             try write("old", to: "old.txt", in: destination.documentsDirectory)
             var migration = TreeCopyMigration()
             migration.importFails = true
@@ -201,9 +183,7 @@ import Testing
     @Test(arguments: ["stream", "file"])
     func aStaleStagingFolderIsRemovedByTheNextImport(from source: String) async throws {
         try await Scratch.with { scratch in
-            let exported = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(exported, bigBytes: 4096)
+            let (exported, destination) = try scratch.seededExportAndImport(bigBytes: 4096)
             try write("half", to: ".amk/staging-dead/Documents/x", in: destination.containerRootDirectory)
             let migration = TreeCopyMigration()
             let request = MigrationRequest(destinationPlatform: .current)
@@ -230,9 +210,7 @@ extension MigrationSystemStreamingTests {
         try await Scratch.with { scratch in
             let outside = try OutsideFolder(in: scratch)
             let outsideBefore = try outside.contents()
-            let destination = try scratch.container("import")
-            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
-            let before = try snapshot(destination.containerRootDirectory)
+            let (destination, before) = try scratch.importContainerWithKeptFile()
             let error = await #expect(throws: AppMigrationError.self) {
                 try await feed(try link.archive(to: outside)) { fd in
                     try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: MergingMigration())
@@ -252,13 +230,8 @@ extension MigrationSystemStreamingTests {
         try await Scratch.with { scratch in
             let outside = try OutsideFolder(in: scratch)
             let outsideBefore = try outside.contents()
-            let source = try scratch.container("export")
-            try write("ordinary\n", to: "ordinary.txt", in: source.documentsDirectory)
-            try write("ordinary\n", to: "ordinary.txt", in: source.applicationSupportDirectory)
-            try link.plant(in: source, to: outside)
-            let destination = try scratch.container("import")
-            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
-            let before = try snapshot(destination.containerRootDirectory)
+            let source = try link.plantedSource(in: scratch, to: outside)
+            let (destination, before) = try scratch.importContainerWithKeptFile()
             let error = await #expect(throws: AppMigrationError.self) {
                 try await quickSystem.migrate(
                     exporting: MergingMigration(), from: source,
@@ -276,9 +249,7 @@ extension MigrationSystemStreamingTests {
     /// the host's typed error naming the member and a recorded failure; nothing traps.
     @Test func aStreamedMemberClaimingNearly2To63BytesFailsCleanly() async throws {
         try await Scratch.with { scratch in
-            let destination = try scratch.container("import")
-            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
-            let before = try snapshot(destination.containerRootDirectory)
+            let (destination, before) = try scratch.importContainerWithKeptFile()
             let migration = TreeCopyMigration()
             let error = await #expect(throws: AppMigrationError.self) {
                 try await feed(try HostileArchive.streamClaimingHugeMember()) { fd in
@@ -288,12 +259,7 @@ extension MigrationSystemStreamingTests {
             #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
             #expect(error?.message.contains("Documents/huge.bin") == true, "\(String(describing: error))")
             #expect(!migration.importCalled.value)
-            #expect(try snapshot(destination.containerRootDirectory) == before)
-            #expect(try stagingFolders(in: destination).isEmpty)
-            guard case .failure? = importStatus(of: destination) else {
-                Issue.record("no failure status")
-                return
-            }
+            try expectLeftAsItWas(destination, before: before)
         }
     }
 
@@ -303,9 +269,7 @@ extension MigrationSystemStreamingTests {
         try await Scratch.with { scratch in
             let outside = try OutsideFolder(in: scratch)
             let outsideBefore = try outside.contents()
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 4096)
-            let destination = try scratch.container("import")
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 4096)
             let host = destination.containerRootDirectory.appending(path: ".amk").path(percentEncoded: false)
             try FileManager.default.createDirectory(atPath: host + "/staging-dead/Documents", withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: host + "/staging-dead/Documents/escape", withDestinationPath: outside.path)
@@ -341,31 +305,4 @@ struct ProfileMigration: ResourcesExporting, ResourcesImporting {
         _ = try JSONDecoder().decode(UserProfile.self, from: current)
         try VersionedStore(directory: store).write(current, version: UserProfile.schemaVersion, for: "user_profile")
     }
-}
-
-/// Writes `bytes` into a pipe from a thread of its own and closes it, while `body` reads the
-/// other end.
-@discardableResult
-func feed<T: Sendable>(_ bytes: [UInt8], _ body: (Int32) async throws -> T) async throws -> T {
-    var ends: [Int32] = [0, 0]
-    guard pipe(&ends) == 0 else { throw CocoaError(.fileWriteUnknown) }
-    let (readEnd, writeEnd) = (ends[0], ends[1])
-    defer { close(readEnd) }
-    let writer = Thread {
-        var blocked = sigset_t()
-        sigemptyset(&blocked)
-        sigaddset(&blocked, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &blocked, nil)
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }
-                offset += n
-            }
-        }
-        close(writeEnd)
-    }
-    writer.start()
-    return try await body(readEnd)
 }

@@ -12,6 +12,33 @@ import Testing
 @Suite(.serialized) struct MigrationSystemTransferTests {
     static let loopback = TransferEndpoint(host: "127.0.0.1", port: 0)
 
+    /// A listener on loopback, and a fresh pairing code for it.
+    static func listenOnLoopback() throws -> (listener: TransferListener, code: PairingCode) {
+        (try TransferListener(loopback), PairingCode.random())
+    }
+
+    /// A raw blocking socket listening on loopback, for a hand-made receiver, and its endpoint.
+    static func rawListenOnLoopback() throws -> (listening: Int32, endpoint: TransferEndpoint) {
+        let listening = try rawListen()
+        return (listening, TransferEndpoint(host: "127.0.0.1", port: boundPort(listening)))
+    }
+
+    /// Starts a receiver on a thread of its own that accepts on `listening`, pairs with `code`,
+    /// does `first` with the connection, and then holds it open, silent, until `release` opens.
+    static func startSilentReceiver(
+        on listening: Int32, code: PairingCode, until release: Gate, first: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) {
+        let peer = Thread {
+            let fd = accept(listening, nil, nil)
+            _ = PairedPeer.actAsReceiver(fd, code: code)
+            first(fd)
+            release.blockThread()
+            close(fd)
+            close(listening)
+        }
+        peer.start()
+    }
+
     /// What a receive ended with, and the connections it refused on the way.
     struct Received: Sendable {
         var result: Result<ResourcesImportRequest, any Error>
@@ -45,8 +72,7 @@ import Testing
         received: Received,
         sent: Result<(exported: DeviceToDeviceExportProperties, receiverMessage: String), any Error>
     ) {
-        let listener = try TransferListener(loopback)
-        let code = PairingCode.random()
+        let (listener, code) = try listenOnLoopback()
         let target = try route?(listener.endpoint) ?? listener.endpoint
         async let received = receive(into: destination, on: listener, code: code, using: importer, acceptTimeout: acceptTimeout)
         let sent = await capture { try await send(target, code) }
@@ -68,9 +94,7 @@ import Testing
 
     @Test func aTransferOverLoopbackArrivesByteIdentical() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source)
+            let (source, destination) = try scratch.seededExportAndImport()
             let (received, sent) = try await Self.transfer(into: destination, send: Self.send(source, TreeCopyMigration(version: "2.1")))
             let request = try received.result.get()
             let (exported, message) = try sent.get()
@@ -79,10 +103,7 @@ import Testing
             #expect(received.refusals.isEmpty)
             #expect(message.contains("imported into \(destination.containerRootDirectory.path(percentEncoded: false))"), "\(message)")
             #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
-            guard case .success? = importStatus(of: destination) else {
-                Issue.record("no success status")
-                return
-            }
+            expectSuccessStatus(in: destination)
         }
     }
 
@@ -90,9 +111,7 @@ import Testing
     @Test(.enabled(if: hasIPv6Loopback, "needs ::1"), arguments: ["::1", "::"])
     func aReceiverOnIPv6Works(listening host: String) async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 100_000)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 100_000)
             let listener = try TransferListener(TransferEndpoint(host: host, port: 0))
             let code = PairingCode.random()
             async let received = Self.receive(into: destination, on: listener, code: code)
@@ -114,9 +133,7 @@ import Testing
     /// `maxFailedPairings` of them the receiver gives up, and the container is as it was.
     @Test func wrongCodesAreRefusedAndTheReceiverGivesUpAfterTheLimit() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 4096)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 4096)
             try write("keep", to: "kept.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
             let listener = try TransferListener(Self.loopback)
@@ -124,22 +141,20 @@ import Testing
             limits.maxFailedPairings = 3
             async let received = Self.receive(into: destination, on: listener, code: PairingCode.random(), limits: limits)
             for attempt in 0..<3 {
-                do {
-                    _ = try await Self.send(source)(listener.endpoint, PairingCode.random())
-                    Issue.record("attempt \(attempt): a wrong code was accepted")
-                } catch let error as TransferError {
-                    #expect(error.code == .pairingFailed, "\(error)")
-                    #expect(error.message.contains("refused the pairing code"), "\(error)")
-                }
+                let error = try #require(
+                    await #expect(throws: TransferError.self, "attempt \(attempt): a wrong code was accepted") {
+                        _ = try await Self.send(source)(listener.endpoint, PairingCode.random())
+                    })
+                #expect(error.code == .pairingFailed, "\(error)")
+                #expect(error.message.contains("refused the pairing code"), "\(error)")
             }
             let outcome = await received
-            do {
-                _ = try outcome.result.get()
-                Issue.record("the receiver succeeded")
-            } catch let error as TransferError {
-                #expect(error.code == .pairingFailed)
-                #expect(error.message.hasPrefix("3 senders gave a wrong pairing code; stopped listening"), "\(error)")
-            }
+            let error = try #require(
+                #expect(throws: TransferError.self, "the receiver succeeded") {
+                    _ = try outcome.result.get()
+                })
+            #expect(error.code == .pairingFailed)
+            #expect(error.message.hasPrefix("3 senders gave a wrong pairing code; stopped listening"), "\(error)")
             #expect(outcome.refusals.map(\.code) == [.pairingFailed, .pairingFailed, .pairingFailed])
             #expect(try snapshot(destination.containerRootDirectory) == before)
             #expect(importStatus(of: destination) == nil, "nothing began")
@@ -149,11 +164,8 @@ import Testing
     /// Wrong codes below the limit, then the right one: the transfer goes through.
     @Test func theRightCodeAfterWrongOnesGoesThrough() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 50_000)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 50_000)
+            let (listener, code) = try Self.listenOnLoopback()
             async let received = Self.receive(into: destination, on: listener, code: code)
             for _ in 0..<2 {
                 await #expect(throws: TransferError.self) { _ = try await Self.send(source)(listener.endpoint, PairingCode.random()) }
@@ -171,11 +183,9 @@ import Testing
     /// to connect) cannot prove it: the sender stops before exporting a byte.
     @Test func aReceiverWithoutTheCodeGetsNothing() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 4096)
-            let listening = try rawListen()
+            let source = try scratch.seededExport(bigBytes: 4096)
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
             defer { close(listening) }
-            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
             let got = Box(-1)
             let impostor = Thread {
                 let fd = accept(listening, nil, nil)
@@ -188,12 +198,11 @@ import Testing
                 close(fd)
             }
             impostor.start()
-            do {
-                _ = try await Self.send(source)(endpoint, PairingCode.random())
-                Issue.record("the sender went on")
-            } catch let error as TransferError {
-                #expect(error.code == .pairingFailed, "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender went on") {
+                    _ = try await Self.send(source)(endpoint, PairingCode.random())
+                })
+            #expect(error.code == .pairingFailed, "\(error)")
             #expect(try await eventually { got.current >= 0 })
             #expect(got.current == 0, "the sender sent nothing after its confirmation: \(got.current) bytes")
         }
@@ -203,11 +212,8 @@ import Testing
     /// the receiver goes on waiting: the right sender then succeeds.
     @Test func strangersAreRefusedAndTheWaitGoesOn() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 20_000)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 20_000)
+            let (listener, code) = try Self.listenOnLoopback()
             async let received = Self.receive(into: destination, on: listener, code: code)
             // A scanner: connects and closes.
             close(try rawConnect(listener.endpoint))
@@ -238,11 +244,8 @@ import Testing
     /// side, so it pairs at once although each silent peer could hold its handshake for 20 s.
     @Test func silentConnectionsDoNotDelayTheRealSender() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 20_000)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 20_000)
+            let (listener, code) = try Self.listenOnLoopback()
             var limits = TransferLimits(idle: .seconds(20))
             limits.handshake = .seconds(20)
             async let received = Self.receive(into: destination, on: listener, code: code, limits: limits)
@@ -261,10 +264,8 @@ import Testing
     /// A receiver of another version is refused by the sender, naming both versions.
     @Test func aReceiverOfAnotherVersionIsRefusedBySender() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 4096)
-            let listening = try rawListen()
-            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let source = try scratch.seededExport(bigBytes: 4096)
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
             let peer = Thread {
                 let fd = accept(listening, nil, nil)
                 _ = receiveExactly(fd, 48)
@@ -274,13 +275,12 @@ import Testing
                 close(listening)
             }
             peer.start()
-            do {
-                _ = try await Self.send(source)(endpoint, PairingCode.random())
-                Issue.record("the sender accepted version 9")
-            } catch let error as TransferError {
-                #expect(error.code == .versionMismatch(local: 2, remote: 9))
-                #expect(error.message.contains("speaks transfer protocol version 9; this sender speaks version 2"), "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender accepted version 9") {
+                    _ = try await Self.send(source)(endpoint, PairingCode.random())
+                })
+            #expect(error.code == .versionMismatch(local: 2, remote: 9))
+            #expect(error.message.contains("speaks transfer protocol version 9; this sender speaks version 2"), "\(error)")
         }
     }
 
@@ -288,11 +288,8 @@ import Testing
     /// once, and the first transfer completes.
     @Test func aSecondSenderDuringATransferIsRefused() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 4 << 20)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 4 << 20)
+            let (listener, code) = try Self.listenOnLoopback()
             let endpoint = listener.endpoint
             async let received = Self.receive(into: destination, on: listener, code: code)
             // The first sender's export waits until the second has tried.
@@ -328,9 +325,7 @@ import Testing
     @Test(arguments: ["flip early", "flip late", "drop", "swap", "drop the end record"])
     func tamperingOnTheWayFailsTheTransferAndLeavesTheContainer(_ attack: String) async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 300_000)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 300_000)
             try write("keep", to: "kept.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
             let tampering: TamperingProxy.Tampering =
@@ -344,30 +339,24 @@ import Testing
             let (received, sent) = try await Self.transfer(into: destination, send: Self.send(source)) { target in
                 try TamperingProxy(to: target, tampering).endpoint
             }
-            do {
-                _ = try received.result.get()
-                Issue.record("\(attack): the receiver imported")
-            } catch let error as TransferError {
-                if attack == "drop the end record" {
-                    // Every record checked out; the stream just ends without its end record.
-                    #expect(error.code == .connectionLost, "\(attack): \(error)")
-                    #expect(error.message.hasPrefix("the sender's stream ended without its end record"), "\(attack): \(error)")
-                } else {
-                    #expect(error.code == .tampered, "\(attack): \(error)")
-                    #expect(error.message.contains("failed authentication"), "\(attack): \(error)")
-                }
+            let error = try #require(
+                #expect(throws: TransferError.self, "\(attack): the receiver imported") {
+                    _ = try received.result.get()
+                })
+            if attack == "drop the end record" {
+                // Every record checked out; the stream just ends without its end record.
+                #expect(error.code == .connectionLost, "\(attack): \(error)")
+                #expect(error.message.hasPrefix("the sender's stream ended without its end record"), "\(attack): \(error)")
+            } else {
+                #expect(error.code == .tampered, "\(attack): \(error)")
+                #expect(error.message.contains("failed authentication"), "\(attack): \(error)")
             }
             if case .failure(let error as TransferError) = sent {
                 #expect(error.code == .remoteFailure || error.code == .connectionLost, "\(attack): \(error)")
             } else {
                 Issue.record("\(attack): the sender reported \(sent)")
             }
-            #expect(try snapshot(destination.containerRootDirectory) == before, "\(attack)")
-            #expect(try stagingFolders(in: destination).isEmpty, "\(attack)")
-            guard case .failure? = importStatus(of: destination) else {
-                Issue.record("\(attack): no failure status")
-                return
-            }
+            try expectLeftAsItWas(destination, before: before, attack)
         }
     }
 
@@ -379,8 +368,7 @@ import Testing
             let source = try scratch.container("export")
             let first = try scratch.container("first")
             try seedTransferContainer(source, bigBytes: 50_000)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (listener, code) = try Self.listenOnLoopback()
             async let received = Self.receive(into: first, on: listener, code: code)
             let recorder = try TamperingProxy(to: listener.endpoint, .none)
             _ = try await Self.send(source)(recorder.endpoint, code)
@@ -415,9 +403,7 @@ import Testing
         var random = SeededGenerator(seed: seed)
         // The whole conversation's length, through a proxy that does not cut.
         let total = try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 1 << 20)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 1 << 20)
             let box = ProxyBox()
             let (received, sent) = try await Self.transfer(into: destination, send: Self.send(source)) { target in
                 try box.make(target, limit: .max)
@@ -432,9 +418,7 @@ import Testing
         let middle = (0..<3).map { _ in Int.random(in: (senderHandshakeBytes + 1)..<(total - 8192), using: &random) }
         for cut in [10, 60, 200] + middle + [-30, -1] {
             try await Scratch.with { scratch in
-                let source = try scratch.container("export")
-                let destination = try scratch.container("import")
-                try seedTransferContainer(source, bigBytes: 1 << 20)
+                let (source, destination) = try scratch.seededExportAndImport(bigBytes: 1 << 20)
                 try write("keep", to: "kept.txt", in: destination.documentsDirectory)
                 let before = try snapshot(destination.containerRootDirectory)
                 let box = ProxyBox()
@@ -460,10 +444,7 @@ import Testing
                         error.message.hasPrefix("the sender's stream ended without its end record after")
                             || error.message.hasPrefix("the sender reset the connection after"), "\(context): \(error)")
                     #expect((error.underlying as? AppMigrationError)?.code == .unreadableArchive, "\(context): \(error)")
-                    guard case .failure? = importStatus(of: destination) else {
-                        Issue.record("no failure status: \(context)")
-                        return
-                    }
+                    expectFailureStatus(in: destination, context)
                 case .failure(let error):
                     Issue.record("\(context): unexpected receiver error \(error)")
                 }
@@ -484,43 +465,35 @@ import Testing
 
     @Test func aFailedImportIsReportedToTheSender() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 4096)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 4096)
             var importer = TreeCopyMigration()
             importer.importFails = true
             let (received, sent) = try await Self.transfer(into: destination, using: importer, send: Self.send(source))
             #expect(throws: TreeCopyMigration.Failure.self) { try received.result.get() }
-            do {
-                _ = try sent.get()
-                Issue.record("the sender succeeded")
-            } catch let error as TransferError {
-                #expect(error.code == .remoteFailure)
-                #expect(error.message.contains("importer failed after moving Documents"), "\(error)")
-            }
+            let error = try #require(
+                #expect(throws: TransferError.self, "the sender succeeded") {
+                    _ = try sent.get()
+                })
+            #expect(error.code == .remoteFailure)
+            #expect(error.message.contains("importer failed after moving Documents"), "\(error)")
         }
     }
 
     /// An archive larger than the receiver accepts is cut off, and nothing is imported.
     @Test func anArchiveOverTheLimitIsRefused() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            let destination = try scratch.container("import")
-            try seedTransferContainer(source, bigBytes: 2 << 20)
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 2 << 20)
             let before = try snapshot(destination.containerRootDirectory)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (listener, code) = try Self.listenOnLoopback()
             var limits = TransferLimits(idle: .seconds(20))
             limits.maxArchiveBytes = 1 << 20
             async let received = Self.receive(into: destination, on: listener, code: code, limits: limits)
             let sent = await capture { try await Self.send(source)(listener.endpoint, code) }
-            do {
-                _ = try await received.result.get()
-                Issue.record("an archive over the limit was imported")
-            } catch let error as TransferError {
-                #expect(error.code == .tooLarge, "\(error)")
-                #expect(error.message.contains("larger than this receiver accepts (1048576 bytes"), "\(error)")
-            }
+            let outcome = await received
+            let error = try #require(
+                #expect(throws: TransferError.self, "an archive over the limit was imported") { _ = try outcome.result.get() })
+            #expect(error.code == .tooLarge, "\(error)")
+            #expect(error.message.contains("larger than this receiver accepts (1048576 bytes"), "\(error)")
             #expect(throws: TransferError.self) { try sent.get() }
             #expect(try snapshot(destination.containerRootDirectory) == before)
         }
@@ -528,11 +501,9 @@ import Testing
 
     @Test func aReceiverThatDisappearsIsALostConnection() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 8 << 20)
+            let source = try scratch.seededExport(bigBytes: 8 << 20)
             let before = try snapshot(source.containerRootDirectory)
-            let listening = try rawListen()
-            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
             let code = PairingCode.random()
             // A receiver that pairs, takes 100 KB and vanishes.
             let peer = Thread {
@@ -543,13 +514,12 @@ import Testing
                 close(listening)
             }
             peer.start()
-            do {
-                _ = try await Self.send(source)(endpoint, code)
-                Issue.record("the sender succeeded")
-            } catch let error as TransferError {
-                #expect(error.code == .connectionLost, "\(error)")
-                #expect(error.message.contains("127.0.0.1:\(endpoint.port)"), "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender succeeded") {
+                    _ = try await Self.send(source)(endpoint, code)
+                })
+            #expect(error.code == .connectionLost, "\(error)")
+            #expect(error.message.contains("127.0.0.1:\(endpoint.port)"), "\(error)")
             #expect(try snapshot(source.containerRootDirectory) == before)
         }
     }
@@ -561,8 +531,7 @@ import Testing
     @Test func aStalledSenderTimesOut() async throws {
         try await Scratch.with { scratch in
             let destination = try scratch.container("import")
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (listener, code) = try Self.listenOnLoopback()
             async let received = Self.receive(
                 into: destination, on: listener, code: code,
                 limits: TransferLimits(idle: .milliseconds(500)))
@@ -571,21 +540,16 @@ import Testing
             let channel = try #require(PairedPeer.actAsSender(fd, code: code))
             _ = sendAll(fd, PairedPeer.record(channel, .data, [0xFD, 0x37, 0x7A, 0x58]))  // an xz header's start, then silence
             let start = ContinuousClock.now
-            do {
-                _ = try await received.result.get()
-                Issue.record("a stalled stream was imported")
-            } catch let error as TransferError {
-                #expect(error.code == .timedOut)
-                #expect(error.message.hasPrefix("the sender was idle for 0.5 s ("), "\(error)")
-                #expect((error.underlying as? AppMigrationError)?.code == .unreadableArchive, "\(error)")
-            }
+            let outcome = await received
+            let error = try #require(
+                #expect(throws: TransferError.self, "a stalled stream was imported") { _ = try outcome.result.get() })
+            #expect(error.code == .timedOut)
+            #expect(error.message.hasPrefix("the sender was idle for 0.5 s ("), "\(error)")
+            #expect((error.underlying as? AppMigrationError)?.code == .unreadableArchive, "\(error)")
             #expect(ContinuousClock.now - start < .seconds(10))
             let status = PairedPeer.readRecord(fd, channel)
             #expect(status?.0 == .statusFailed, "the sender is told of the failure")
-            guard case .failure? = importStatus(of: destination) else {
-                Issue.record("no failure status")
-                return
-            }
+            expectFailureStatus(in: destination)
         }
     }
 
@@ -593,35 +557,25 @@ import Testing
     /// status timeout, saying so, instead of waiting for good.
     @Test(.timeLimit(.minutes(1))) func aReceiverThatNeverAnswersEndsTheSenderAtTheStatusTimeout() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 200_000)
-            let listening = try rawListen()
-            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let source = try scratch.seededExport(bigBytes: 200_000)
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
             let code = PairingCode.random()
             let archived = Box(-1)
             let release = Gate()
-            let peer = Thread {
-                let fd = accept(listening, nil, nil)
-                _ = PairedPeer.actAsReceiver(fd, code: code)
-                archived.current = readToEnd(fd)  // to the sender's half-close
-                release.blockThread()  // and silence
-                close(fd)
-                close(listening)
-            }
-            peer.start()
+            // Reads to the sender's half-close, and then silence.
+            Self.startSilentReceiver(on: listening, code: code, until: release) { archived.current = readToEnd($0) }
             defer { release.open() }
             let start = ContinuousClock.now
-            do {
-                _ = try await quickSystem.send(
-                    TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
-                    to: endpoint, pairingCode: code, statusTimeout: .seconds(2))
-                Issue.record("the sender succeeded without a status")
-            } catch let error as TransferError {
-                #expect(error.code == .timedOut)
-                #expect(
-                    error.message.hasPrefix("no status from the receiver at \(endpoint) within 2 s after the end of the archive"),
-                    "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender succeeded without a status") {
+                    _ = try await quickSystem.send(
+                        TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                        to: endpoint, pairingCode: code, statusTimeout: .seconds(2))
+                })
+            #expect(error.code == .timedOut)
+            #expect(
+                error.message.hasPrefix("no status from the receiver at \(endpoint) within 2 s after the end of the archive"),
+                "\(error)")
             let elapsed = ContinuousClock.now - start
             #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(20), "\(elapsed)")
             #expect(archived.current > 200_000, "the receiver read the whole archive")
@@ -635,29 +589,20 @@ import Testing
             let source = try scratch.container("export")
             // Incompressible, and more than loopback's buffers hold while nobody reads.
             try seedTransferContainer(source, bigBytes: 12 << 20)
-            let listening = try rawListen()
-            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
             let code = PairingCode.random()
             let release = Gate()
-            let peer = Thread {
-                let fd = accept(listening, nil, nil)
-                _ = PairedPeer.actAsReceiver(fd, code: code)
-                release.blockThread()
-                close(fd)
-                close(listening)
-            }
-            peer.start()
+            Self.startSilentReceiver(on: listening, code: code, until: release)
             defer { release.open() }
             let start = ContinuousClock.now
-            do {
-                _ = try await quickSystem.send(
-                    TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
-                    to: endpoint, pairingCode: code, idleTimeout: .seconds(1))
-                Issue.record("the sender succeeded")
-            } catch let error as TransferError {
-                #expect(error.code == .timedOut, "\(error)")
-                #expect(error.message.hasPrefix("the receiver at \(endpoint) was idle for 1 s: it took "), "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender succeeded") {
+                    _ = try await quickSystem.send(
+                        TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                        to: endpoint, pairingCode: code, idleTimeout: .seconds(1))
+                })
+            #expect(error.code == .timedOut, "\(error)")
+            #expect(error.message.hasPrefix("the receiver at \(endpoint) was idle for 1 s: it took "), "\(error)")
             #expect(ContinuousClock.now - start < .seconds(30))
         }
     }
@@ -670,8 +615,7 @@ import Testing
             let destination = try scratch.container("import")
             try write("keep", to: "kept.txt", in: destination.documentsDirectory)
             let before = try snapshot(destination.containerRootDirectory)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let (listener, code) = try Self.listenOnLoopback()
             let start = ContinuousClock.now
             async let received = Self.receive(into: destination, on: listener, code: code, limits: TransferLimits(idle: .seconds(1)))
             let fd = try rawConnect(listener.endpoint)
@@ -683,22 +627,16 @@ import Testing
             defer { trickler.finish() }
             let result = await received
             let elapsed = ContinuousClock.now - start
-            do {
-                _ = try result.result.get()
-                Issue.record("a trickled stream was imported")
-            } catch let error as TransferError {
-                #expect(error.code == .timedOut)
-                #expect(error.message.hasPrefix("the sender was idle for 1 s ("), "\(error)")
-                #expect(error.message.contains(" bytes in 1 s; "), "\(error)")
-            }
+            let error = try #require(
+                #expect(throws: TransferError.self, "a trickled stream was imported") {
+                    _ = try result.result.get()
+                })
+            #expect(error.code == .timedOut)
+            #expect(error.message.hasPrefix("the sender was idle for 1 s ("), "\(error)")
+            #expect(error.message.contains(" bytes in 1 s; "), "\(error)")
             #expect(elapsed >= .seconds(1) && elapsed < .seconds(10), "\(elapsed)")
             #expect(trickler.sent >= 3, "the sender kept sending while it was cut off")
-            #expect(try snapshot(destination.containerRootDirectory) == before)
-            #expect(try stagingFolders(in: destination).isEmpty)
-            guard case .failure? = importStatus(of: destination) else {
-                Issue.record("no failure status")
-                return
-            }
+            try expectLeftAsItWas(destination, before: before)
         }
     }
 
@@ -734,11 +672,9 @@ import Testing
     /// The same on the sender's side: a receiver that answers one byte a second.
     @Test(.timeLimit(.minutes(1))) func aReceiverHelloTrickledByteByByteIsCutOffByTheHandshakeDeadline() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 4096)
-            let listening = try rawListen()
+            let source = try scratch.seededExport(bigBytes: 4096)
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
             defer { close(listening) }
-            let endpoint = TransferEndpoint(host: "127.0.0.1", port: boundPort(listening))
             let trickler = Box<Trickler?>(nil)
             let peer = Thread {
                 let fd = accept(listening, nil, nil)
@@ -752,13 +688,12 @@ import Testing
             var limits = TransferLimits()
             limits.handshake = .seconds(1)
             let start = ContinuousClock.now
-            do {
-                _ = try await Self.send(source, limits: limits)(endpoint, PairingCode.random())
-                Issue.record("the sender went on")
-            } catch let error as TransferError {
-                #expect(error.code == .timedOut)
-                #expect(error.message.hasPrefix("the receiver at \(endpoint) did not complete the handshake within 1 s ("), "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender went on") {
+                    _ = try await Self.send(source, limits: limits)(endpoint, PairingCode.random())
+                })
+            #expect(error.code == .timedOut)
+            #expect(error.message.hasPrefix("the receiver at \(endpoint) did not complete the handshake within 1 s ("), "\(error)")
             let elapsed = ContinuousClock.now - start
             #expect(elapsed >= .seconds(1) && elapsed < .seconds(8), "\(elapsed)")
         }
@@ -812,13 +747,10 @@ import Testing
         let local = try TransferEndpoint(parsing: "localhost:7070").resolve(passive: false)
         #expect(!local.isEmpty)
         let unknown = try TransferEndpoint(parsing: "no-such-host.invalid:7070")
-        do {
-            _ = try unknown.resolve(passive: false)
-            Issue.record("an invalid name resolved")
-        } catch {
-            #expect(error.code == .invalidAddress)
-            #expect(error.message.hasPrefix("cannot resolve 'no-such-host.invalid': "), "\(error)")
-        }
+        let error = try #require(
+            #expect(throws: TransferError.self, "an invalid name resolved") { _ = try unknown.resolve(passive: false) })
+        #expect(error.code == .invalidAddress)
+        #expect(error.message.hasPrefix("cannot resolve 'no-such-host.invalid': "), "\(error)")
     }
 }
 
@@ -832,15 +764,9 @@ extension MigrationSystemTransferTests {
         try await Scratch.with { scratch in
             let outside = try OutsideFolder(in: scratch)
             let outsideBefore = try outside.contents()
-            let source = try scratch.container("export")
-            try write("ordinary\n", to: "ordinary.txt", in: source.documentsDirectory)
-            try write("ordinary\n", to: "ordinary.txt", in: source.applicationSupportDirectory)
-            try link.plant(in: source, to: outside)
-            let destination = try scratch.container("import")
-            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
-            let before = try snapshot(destination.containerRootDirectory)
-            let listener = try TransferListener(Self.loopback)
-            let code = PairingCode.random()
+            let source = try link.plantedSource(in: scratch, to: outside)
+            let (destination, before) = try scratch.importContainerWithKeptFile()
+            let (listener, code) = try Self.listenOnLoopback()
             async let received = capture {
                 try await quickSystem.receive(
                     MergingMigration(), into: destination, on: listener, pairingCode: code,

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AppMigration

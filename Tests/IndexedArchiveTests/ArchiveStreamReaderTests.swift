@@ -43,27 +43,7 @@ import Testing
         _ bytes: [UInt8], to out: String,
         options: ExtractOptions = ExtractOptions()
     ) async throws -> ArchiveStreamReader.Result {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw CocoaError(.fileWriteUnknown) }
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        defer { close(readEnd) }
-        let writer = Thread {
-            var blocked = sigset_t()
-            sigemptyset(&blocked)
-            sigaddset(&blocked, SIGPIPE)
-            pthread_sigmask(SIG_BLOCK, &blocked, nil)
-            bytes.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
-                    if n <= 0 { break }
-                    offset += n
-                }
-            }
-            close(writeEnd)
-        }
-        writer.start()
-        return try await ArchiveStreamReader.extract(from: readEnd, to: out, options: options)
+        try await feed(bytes) { try await ArchiveStreamReader.extract(from: $0, to: out, options: options) }
     }
 
     /// The nanoseconds a stream restores from the index at its end go to the names members were

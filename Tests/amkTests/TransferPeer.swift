@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Synchronization
+import TestSupport
 
 @testable import AppMigration
 
@@ -73,18 +74,6 @@ enum TransferPeer {
             throw CocoaError(.fileReadUnknown)
         }
         return fd
-    }
-
-    /// Sends everything (no SIGPIPE); false if the peer went away.
-    @discardableResult
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var done = 0
-        while done < bytes.count {
-            let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + done, $0.count - done, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return false }
-            done += sent
-        }
-        return true
     }
 
     /// Reads `count` bytes, or fewer if the peer closes or 30 s pass without a byte.
@@ -161,7 +150,7 @@ final class TricklingSender: Sendable {
             for byte in record {
                 var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 if poll(&entry, 1, milliseconds) > 0 { break }  // the receiver answered
-                guard TransferPeer.sendAll(fd, [byte]) else { break }
+                guard sendAll(fd, [byte]) else { break }
                 sentCount.add(1, ordering: .relaxed)
             }
             shutdown(fd, Int32(SHUT_WR))

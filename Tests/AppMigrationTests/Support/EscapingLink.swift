@@ -46,7 +46,27 @@ struct EscapingLink: Sendable, CustomTestStringConvertible {
         try FileManager.default.createSymbolicLink(atPath: url.path(percentEncoded: false), withDestinationPath: linkTarget(to: outside))
     }
 
+    /// An `export` container in `scratch` with an ordinary file in `Documents` and in
+    /// `Application Support`, and this link planted (``plant(in:to:)``).
+    func plantedSource(in scratch: Scratch, to outside: OutsideFolder) throws -> MigrationDataContainer {
+        let source = try scratch.container("export")
+        try write("ordinary\n", to: "ordinary.txt", in: source.documentsDirectory)
+        try write("ordinary\n", to: "ordinary.txt", in: source.applicationSupportDirectory)
+        try plant(in: source, to: outside)
+        return source
+    }
+
     var testDescription: String { "\(member) -> \(target == .absolute ? "/absolute/outside" : "../../../outside")" }
+}
+
+extension Scratch {
+    /// An `import` container holding `Documents/keep.txt`, and a ``snapshot(_:excluding:)`` of it:
+    /// what a refused import must leave as it was.
+    func importContainerWithKeptFile() throws -> (destination: MigrationDataContainer, before: [String: Data]) {
+        let destination = try container("import")
+        try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+        return (destination, try snapshot(destination.containerRootDirectory))
+    }
 }
 
 /// What a refused import must leave: the outside folder as it was, the container as it was with no

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// A peer that trickles: it sends `bytes` one at a time, one every `interval`, on a thread of its
 /// own, like a peer holding a connection open with the least traffic that keeps resetting a

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Synchronization
+import TestSupport
 
 @testable import AppMigration
 

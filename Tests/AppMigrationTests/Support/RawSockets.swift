@@ -41,19 +41,6 @@ func rawConnect(_ endpoint: TransferEndpoint) throws -> Int32 {
     return fd
 }
 
-/// Sends everything (no SIGPIPE); false if the peer went away.
-@discardableResult
-func sendAll(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
-    let bytes = Array(bytes)
-    var done = 0
-    while done < bytes.count {
-        let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + done, $0.count - done, Int32(MSG_NOSIGNAL)) }
-        if sent <= 0 { return false }
-        done += sent
-    }
-    return true
-}
-
 /// Reads exactly `count` bytes (blocking, 10 s receive timeout); fewer if the peer closed.
 func receiveExactly(_ fd: Int32, _ count: Int) -> [UInt8] {
     var timeout = timeval(tv_sec: 10, tv_usec: 0)

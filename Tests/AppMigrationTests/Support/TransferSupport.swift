@@ -82,9 +82,55 @@ func seedTransferContainer(_ container: MigrationDataContainer, bigBytes: Int = 
         withDestinationPath: "a.txt")
 }
 
+extension Scratch {
+    /// The two ends of a migration: an `export` container filled by
+    /// ``seedTransferContainer(_:bigBytes:)`` and an empty `import` container.
+    func seededExportAndImport(bigBytes: Int = 1_500_000) throws -> (source: MigrationDataContainer, destination: MigrationDataContainer) {
+        (try seededExport(bigBytes: bigBytes), try container("import"))
+    }
+
+    /// An `export` container filled by ``seedTransferContainer(_:bigBytes:)``.
+    func seededExport(bigBytes: Int = 1_500_000) throws -> MigrationDataContainer {
+        let source = try container("export")
+        try seedTransferContainer(source, bigBytes: bigBytes)
+        return source
+    }
+}
+
 /// The import status recorded in `container`.
 func importStatus(of container: MigrationDataContainer) -> MigrationStatus? {
     MigrationDataContainer.withCurrent(container) { MigrationStatus.importStatus }
+}
+
+/// Expects the import status recorded in `container` to be a success.
+func expectSuccessStatus(in container: MigrationDataContainer, sourceLocation: SourceLocation = #_sourceLocation) {
+    let status = importStatus(of: container)
+    guard case .success? = status else {
+        Issue.record("no success status: \(String(describing: status))", sourceLocation: sourceLocation)
+        return
+    }
+}
+
+/// Expects a failed import to have left `container` as it was (`before`, a ``snapshot(_:excluding:)``
+/// of its root), with no staging folder, and its failure recorded; `context` says which case.
+func expectLeftAsItWas(
+    _ container: MigrationDataContainer, before: [String: Data], _ context: String? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    #expect(try snapshot(container.containerRootDirectory) == before, "\(context ?? "")", sourceLocation: sourceLocation)
+    #expect(try stagingFolders(in: container).isEmpty, "\(context ?? "")", sourceLocation: sourceLocation)
+    expectFailureStatus(in: container, context, sourceLocation: sourceLocation)
+}
+
+/// Expects the import status recorded in `container` to be a failure; `context` says which case.
+func expectFailureStatus(
+    in container: MigrationDataContainer, _ context: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let status = importStatus(of: container)
+    guard case .failure? = status else {
+        Issue.record("\(context.map { "\($0): " } ?? "")no failure status: \(String(describing: status))", sourceLocation: sourceLocation)
+        return
+    }
 }
 
 /// The staging folders in `container`'s host folder.
