@@ -70,49 +70,31 @@ import Testing
         }
     }
 
-    func archive(in scratch: Scratch) async throws -> URL {
-        let source = try scratch.container("source")
-        try SampleData.seed(source)
-        let archive = scratch.url("a.tar.xz")
-        try await quickSystem.exportResources(
-            of: MyMigration(), from: source,
-            request: MigrationRequest(destinationPlatform: .android), to: archive)
-        return archive
-    }
-
     @Test func anImporterThatComputesWithoutReportingSucceeds() async throws {
         try await Scratch.with { scratch in
-            let archive = try await archive(in: scratch)
+            let archive = try await exportSampleArchive(of: MyMigration(), in: scratch)
             let destination = try scratch.container("destination")
             let start = ContinuousClock.now
             try await Self.system.importResources(from: archive, into: destination, using: ComputingSilentImporter())
             #expect(ContinuousClock.now - start >= Self.work, "it worked past the stall timeout")
             #expect(exists("computed.txt", in: destination.documentsDirectory))
-            let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
-            guard case .success? = status else {
-                Issue.record("expected success, got \(String(describing: status))")
-                return
-            }
+            expectSuccessStatus(in: destination)
         }
     }
 
     @Test func anImporterThatWritesWithoutReportingSucceeds() async throws {
         try await Scratch.with { scratch in
-            let archive = try await archive(in: scratch)
+            let archive = try await exportSampleArchive(of: MyMigration(), in: scratch)
             let destination = try scratch.container("destination")
             try await Self.system.importResources(from: archive, into: destination, using: CopyingSilentImporter())
             #expect(exists("copied.bin", in: destination.documentsDirectory))
-            let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
-            guard case .success? = status else {
-                Issue.record("expected success, got \(String(describing: status))")
-                return
-            }
+            expectSuccessStatus(in: destination)
         }
     }
 
     @Test func anImporterBlockedWithoutProgressIsStoppedAndTheContainerCleared() async throws {
         try await Scratch.with { scratch in
-            let archive = try await archive(in: scratch)
+            let archive = try await exportSampleArchive(of: MyMigration(), in: scratch)
             let destination = try scratch.container("destination")
             try write("before", to: "old.txt", in: destination.documentsDirectory)
             let start = ContinuousClock.now

@@ -12,11 +12,8 @@ import Testing
 /// The answer-time bounds (10 s) are far below the misbehaviours (30 s, or never) and far above
 /// what a machine busy with other suites adds.
 @Suite struct MisbehavingExtensionTests {
-    struct Staller: ResourcesExporting {
+    struct Staller: MisbehavingExporter {
         var reached = Box(false)
-        var resourcesSizeEstimate: Int { 0 }
-        var resourcesVersion: String { "1" }
-        var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             reached.current = true
             // Never appends, and never beats: the watchdog cancels it after the stall timeout.
@@ -92,11 +89,8 @@ import Testing
         }
     }
 
-    struct Swallower: ResourcesExporting {
+    struct Swallower: MisbehavingExporter {
         var reached = Box(false)
-        var resourcesSizeEstimate: Int { 0 }
-        var resourcesVersion: String { "1" }
-        var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             let docs = appContainer.documentsDirectory
             for name in ["profile.json", "user_data.json", "core_data.json", "settings.plist"] {
@@ -126,11 +120,8 @@ import Testing
         }
     }
 
-    struct ReturnsAfterCancellation: ResourcesExporting {
+    struct ReturnsAfterCancellation: MisbehavingExporter {
         var reached = Box(false)
-        var resourcesSizeEstimate: Int { 0 }
-        var resourcesVersion: String { "1" }
-        var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
             reached.current = true
@@ -155,12 +146,9 @@ import Testing
         }
     }
 
-    struct ThreadBlocker: ResourcesExporting {
+    struct ThreadBlocker: MisbehavingExporter {
         var gate = Gate()
         var reached = Box(false)
-        var resourcesSizeEstimate: Int { 0 }
-        var resourcesVersion: String { "1" }
-        var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
             reached.current = true
@@ -214,11 +202,8 @@ import Testing
         }
     }
 
-    struct Escaper: ResourcesExporting {
+    struct Escaper: MisbehavingExporter {
         var target = URL(filePath: "/")
-        var resourcesSizeEstimate: Int { 0 }
-        var resourcesVersion: String { "1" }
-        var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
             try await archiver.appendItem(at: target, pathInArchive: "loot")
@@ -247,11 +232,8 @@ import Testing
         }
     }
 
-    struct FailingExporter: ResourcesExporting {
+    struct FailingExporter: MisbehavingExporter {
         struct Broken: Error, Equatable {}
-        var resourcesSizeEstimate: Int { 0 }
-        var resourcesVersion: String { "1" }
-        var resourcesCompressible: Bool { true }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
             try await archiver.appendItem(at: appContainer.documentsDirectory)
             throw Broken()
@@ -282,12 +264,7 @@ import Testing
 
     @Test func importThatThrowsMidwayClearsTheContainerButNotTheAppGroup() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("source")
-            try SampleData.seed(source)
-            let archive = scratch.url("a.tar.xz")
-            try await quickSystem.exportResources(
-                of: AppDataMigration(), from: source,
-                request: MigrationRequest(destinationPlatform: .android), to: archive)
+            let archive = try await exportSampleArchive(of: AppDataMigration(), in: scratch)
             let destination = try scratch.container("destination")
             try write("existing", to: "old.txt", in: destination.documentsDirectory)
             try write("cache", to: "Caches/c.bin", in: destination.libraryDirectory)
@@ -324,12 +301,7 @@ import Testing
 
     @Test func stallingImporterIsCancelledAndTheFailureRecorded() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("source")
-            try SampleData.seed(source)
-            let archive = scratch.url("a.tar.xz")
-            try await quickSystem.exportResources(
-                of: MyMigration(), from: source,
-                request: MigrationRequest(destinationPlatform: .android), to: archive)
+            let archive = try await exportSampleArchive(of: MyMigration(), in: scratch)
             let destination = try scratch.container("destination")
             let start = ContinuousClock.now
             let error = await #expect(throws: AppMigrationError.self) {
@@ -337,11 +309,17 @@ import Testing
             }
             #expect(error?.code == .stalled)
             #expect(ContinuousClock.now - start < Self.onTime)
-            let status = MigrationDataContainer.withCurrent(destination) { MigrationStatus.importStatus }
-            guard case .failure = status else {
-                Issue.record("expected failure, got \(String(describing: status))")
-                return
-            }
+            expectFailureStatus(in: destination)
         }
     }
+}
+
+/// What every misbehaving exporter here says of itself: nothing to estimate, version 1,
+/// compressible; only its `exportResources` differs.
+protocol MisbehavingExporter: ResourcesExporting {}
+
+extension MisbehavingExporter {
+    var resourcesSizeEstimate: Int { 0 }
+    var resourcesVersion: String { "1" }
+    var resourcesCompressible: Bool { true }
 }

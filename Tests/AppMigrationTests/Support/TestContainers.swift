@@ -165,3 +165,16 @@ enum SampleData {
         try write(settings, to: "settings.json", in: support)
     }
 }
+
+/// Exports `exporter` from a `source` container in `scratch`, seeded with ``SampleData/seed(_:)``,
+/// for an Android destination, to `a.tar.xz` there; returns the archive.
+func exportSampleArchive<Exporter: ResourcesExportingWithOptions>(of exporter: Exporter, in scratch: Scratch) async throws -> URL
+where Exporter.OptionsType == MigrationDefaultSupportedOptions {
+    let source = try scratch.container("source")
+    try SampleData.seed(source)
+    let archive = scratch.url("a.tar.xz")
+    try await quickSystem.exportResources(
+        of: exporter, from: source,
+        request: MigrationRequest(destinationPlatform: .android), to: archive)
+    return archive
+}
