@@ -57,6 +57,17 @@ import Testing
 
 /// Containers are never guessed, and the host clears only a folder it knows (issue #13, item 5).
 @Suite(.serialized) struct ContainerSafetyTests {
+    /// Exports an `export` container in `scratch`, seeded with 1000 bytes of noise, to `a.tar.xz`
+    /// there.
+    static func exportSeededContainer(in scratch: Scratch) async throws -> (source: MigrationDataContainer, archive: URL) {
+        let source = try scratch.container("export")
+        try seedTransferContainer(source, bigBytes: 1000)
+        let archive = scratch.url("a.tar.xz")
+        _ = try await quickSystem.exportResources(
+            of: TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+        return (source, archive)
+    }
+
     /// Without a host's binding and without AMK_CONTAINER_ROOT there is no container: not the
     /// home folder. An import into `current` is refused before anything runs, and so is an export.
     @Test func withoutAConfiguredRootCurrentIsNoContainer() async throws {
@@ -66,19 +77,14 @@ import Testing
         #expect(current.containerRootDirectory != FileManager.default.homeDirectoryForCurrentUser)
         #expect(throws: AppMigrationError.self) { try current.createStandardDirectories() }
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 1000)
-            let archive = scratch.url("a.tar.xz")
-            _ = try await quickSystem.exportResources(
-                of: TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let archive = try await Self.exportSeededContainer(in: scratch).archive
             let importer = TreeCopyMigration()
-            do {
-                try await quickSystem.importResources(from: archive, into: current, using: importer)
-                Issue.record("an import into no container went ahead")
-            } catch let error as AppMigrationError {
-                #expect(error.code == .notAContainer)
-                #expect(error.message.contains("AMK_CONTAINER_ROOT"), "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: AppMigrationError.self, "an import into no container went ahead") {
+                    try await quickSystem.importResources(from: archive, into: current, using: importer)
+                })
+            #expect(error.code == .notAContainer)
+            #expect(error.message.contains("AMK_CONTAINER_ROOT"), "\(error)")
             #expect(!importer.importCalled.value, "the extension never ran")
             await #expect(throws: AppMigrationError.self) {
                 _ = try await quickSystem.exportResources(
@@ -93,11 +99,7 @@ import Testing
     /// when the import would have failed (which clears a container).
     @Test func anUnmarkedFolderWithDataIsRefusedAndLeftAlone() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 1000)
-            let archive = scratch.url("a.tar.xz")
-            _ = try await quickSystem.exportResources(
-                of: TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let archive = try await Self.exportSeededContainer(in: scratch).archive
             let folder = scratch.url("home")
             try FileManager.default.createDirectory(at: folder.appending(path: "projects"), withIntermediateDirectories: true)
             try Data("precious\n".utf8).write(to: folder.appending(path: "projects/thesis.tex"))
@@ -105,13 +107,12 @@ import Testing
             let home = MigrationDataContainer(bundleIdentifier: "com.example.app", containerRootDirectory: folder)
             var importer = TreeCopyMigration()
             importer.importFails = true
-            do {
-                try await quickSystem.importResources(from: archive, into: home, using: importer)
-                Issue.record("an import into an unmarked folder went ahead")
-            } catch let error as AppMigrationError {
-                #expect(error.code == .notAContainer)
-                #expect(error.message.contains("is not marked as a container"), "\(error)")
-            }
+            let error = try #require(
+                await #expect(throws: AppMigrationError.self, "an import into an unmarked folder went ahead") {
+                    try await quickSystem.importResources(from: archive, into: home, using: importer)
+                })
+            #expect(error.code == .notAContainer)
+            #expect(error.message.contains("is not marked as a container"), "\(error)")
             #expect(!importer.importCalled.value)
             #expect(try snapshot(folder, excluding: []) == before, "nothing in the folder changed")
             #expect(!FileManager.default.fileExists(atPath: folder.appending(path: ".amk").path(percentEncoded: false)))
@@ -121,11 +122,7 @@ import Testing
     /// An absent or empty folder is the host's to make: it is created, marked, and imported into.
     @Test func anEmptyFolderBecomesAMarkedContainer() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 1000)
-            let archive = scratch.url("a.tar.xz")
-            _ = try await quickSystem.exportResources(
-                of: TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let (source, archive) = try await Self.exportSeededContainer(in: scratch)
             let fresh = MigrationDataContainer(bundleIdentifier: "com.example.app", containerRootDirectory: scratch.url("fresh"))
             try await quickSystem.importResources(from: archive, into: fresh, using: TreeCopyMigration())
             #expect(FileManager.default.fileExists(atPath: scratch.url("fresh/.amk/container").path(percentEncoded: false)))
