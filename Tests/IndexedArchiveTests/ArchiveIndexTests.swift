@@ -124,6 +124,16 @@ extension EngineSuites {
 
         // MARK: - In an archive
 
+        /// Writes the indexed archive of `tar`, its index changed by `tamper`, to `x.tar.xz` in
+        /// `dir`, and opens it.
+        static func tamperedArchive(
+            _ tar: [UInt8], in dir: TemporaryDirectory, tamper: (inout ArchiveIndex) -> Void
+        ) async throws -> ArchiveReader {
+            let path = dir.path + "/x.tar.xz"
+            try await writeBytes(path, try indexedArchive(tar: tar, tamper: tamper))
+            return try ArchiveReader(path: path)
+        }
+
         @Test func anArchiveWhoseIndexDisagreesWithItsBlocksIsRefused() async throws {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarFile("d/b.txt", "bravo")])
@@ -151,18 +161,12 @@ extension EngineSuites {
         @Test func anIndexThatMisplacesAMemberFailsVerification() async throws {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarFile("d/b.txt", "bravo")])
-            let path = dir.path + "/x.tar.xz"
             // The index points a.txt's content at b.txt's: a random-access read parses the tar
             // header at the indexed offset and finds that its data starts elsewhere; verify
             // compares index and headers too.
-            try await writeBytes(
-                path,
-                try indexedArchive(
-                    tar: tar,
-                    tamper: { index in
-                        index.entries[1].dataOffset = index.entries[2].dataOffset
-                    }))
-            let reader = try ArchiveReader(path: path)
+            let reader = try await Self.tamperedArchive(tar, in: dir) { index in
+                index.entries[1].dataOffset = index.entries[2].dataOffset
+            }
             #expect(reader.mode == .indexed)
             let read = await expectArchiveError("contents of a misplaced member") { try await reader.contents(of: "d/a.txt") }
             #expect(read?.code == .corrupt)
@@ -175,9 +179,7 @@ extension EngineSuites {
         @Test func aWrongChecksumInTheIndexIsCaught() async throws {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarFile("a.txt", "alpha"), tarFile("b.txt", "bravo")])
-            let path = dir.path + "/x.tar.xz"
-            try await writeBytes(path, try indexedArchive(tar: tar, tamper: { $0.entries[1].checksum! ^= 1 }))
-            let reader = try ArchiveReader(path: path)
+            let reader = try await Self.tamperedArchive(tar, in: dir) { $0.entries[1].checksum! ^= 1 }
             #expect(try await reader.contents(of: "a.txt") == Array("alpha".utf8))
             #expect(await expectArchiveError("contents") { try await reader.contents(of: "b.txt") }?.code == .checksumMismatch)
             #expect(await expectArchiveError("verify") { try await reader.verify() }?.code == .checksumMismatch)
@@ -190,18 +192,12 @@ extension EngineSuites {
         @Test func anIndexListingMoreMembersThanTheTarHoldsFailsVerification() async throws {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarFile("a.txt", "alpha")])
-            let path = dir.path + "/x.tar.xz"
-            try await writeBytes(
-                path,
-                try indexedArchive(
-                    tar: tar,
-                    tamper: { index in
-                        // A second entry for the same header blocks, under another name.
-                        var extra = index.entries[0]
-                        extra.path = "ghost.txt"
-                        index.entries.append(extra)
-                    }))
-            let reader = try ArchiveReader(path: path)
+            let reader = try await Self.tamperedArchive(tar, in: dir) { index in
+                // A second entry for the same header blocks, under another name.
+                var extra = index.entries[0]
+                extra.path = "ghost.txt"
+                index.entries.append(extra)
+            }
             #expect(try await reader.entries().count == 2)
             let error = await expectArchiveError("verify") { try await reader.verify() }
             #expect(error?.code == .corrupt)
