@@ -1,9 +1,43 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
     /// Ctrl-C during a pack stops it promptly, exits 1 and leaves nothing behind.
     @Suite @MainActor struct Interrupt {
+        /// Starts `amk _stall` and waits until it says it is stalling (20 s at most), and 300 ms
+        /// more: its signal handlers are installed right after the line is printed.
+        static func startStall() async throws -> ChildProcess {
+            let process = try AMKProcess.start(["_stall", "--seconds", "60"])
+            let started = ContinuousClock.now
+            while process.isRunning && !process.stdoutSoFar().contains("stalling")
+                && ContinuousClock.now - started < .seconds(20)
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            return process
+        }
+
+        /// How long after `sent` (a signal) `process` exited; nil, with an issue recorded, when it
+        /// still ran `limit` after it (it is then killed).
+        static func exitTime(
+            of process: ChildProcess, since sent: ContinuousClock.Instant, within limit: Duration, after signal: String,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws -> Duration? {
+            while process.isRunning && ContinuousClock.now - sent < limit {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let elapsed = ContinuousClock.now - sent
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                try process.waitUntilExit()
+                Issue.record("amk still ran \(limit.components.seconds) s after \(signal)", sourceLocation: sourceLocation)
+                return nil
+            }
+            return elapsed
+        }
+
         @Test(arguments: [SIGINT, SIGTERM])
         func signalCancelsPackCleanly(signal: Int32) async throws {
             let tree = try TestTree()
@@ -21,14 +55,7 @@ extension AMKTests {
             try #require(process.isRunning, "the pack finished before it could be interrupted; the test proves nothing")
             let sent = ContinuousClock.now
             #expect(kill(process.processIdentifier, signal) == 0)
-            while process.isRunning && ContinuousClock.now - sent < .seconds(10) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            let elapsed = ContinuousClock.now - sent
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                try process.waitUntilExit()
-                Issue.record("amk still ran 10 s after the signal")
+            guard let elapsed = try await Self.exitTime(of: process, since: sent, within: .seconds(10), after: "the signal") else {
                 return
             }
             let result = try AMKProcess.collect(process)
@@ -46,26 +73,11 @@ extension AMKTests {
         /// exits without waiting for it.
         @Test(arguments: [SIGINT, SIGTERM])
         func firstSignalEndsWorkThatIgnoresCancellation(signal: Int32) async throws {
-            let process = try AMKProcess.start(["_stall", "--seconds", "60"])
-            let started = ContinuousClock.now
-            while process.isRunning && !process.stdoutSoFar().contains("stalling")
-                && ContinuousClock.now - started < .seconds(20)
-            {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            // The handlers are installed right after the line is printed.
-            try await Task.sleep(for: .milliseconds(300))
+            let process = try await Self.startStall()
             try #require(process.isRunning, "amk _stall did not start")
             let sent = ContinuousClock.now
             #expect(kill(process.processIdentifier, signal) == 0)
-            while process.isRunning && ContinuousClock.now - sent < .seconds(15) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            let elapsed = ContinuousClock.now - sent
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                try process.waitUntilExit()
-                Issue.record("amk still ran 15 s after the signal")
+            guard let elapsed = try await Self.exitTime(of: process, since: sent, within: .seconds(15), after: "the signal") else {
                 return
             }
             let result = try AMKProcess.collect(process)
@@ -79,27 +91,13 @@ extension AMKTests {
 
         /// A second signal does not wait for the grace period.
         @Test func secondSignalExitsAtOnce() async throws {
-            let process = try AMKProcess.start(["_stall", "--seconds", "60"])
-            let started = ContinuousClock.now
-            while process.isRunning && !process.stdoutSoFar().contains("stalling")
-                && ContinuousClock.now - started < .seconds(20)
-            {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            try await Task.sleep(for: .milliseconds(300))
+            let process = try await Self.startStall()
             try #require(process.isRunning, "amk _stall did not start")
             #expect(kill(process.processIdentifier, SIGTERM) == 0)
             try await Task.sleep(for: .milliseconds(300))
             let sent = ContinuousClock.now
             #expect(kill(process.processIdentifier, SIGTERM) == 0)
-            while process.isRunning && ContinuousClock.now - sent < .seconds(15) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            let elapsed = ContinuousClock.now - sent
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                try process.waitUntilExit()
-                Issue.record("amk still ran 15 s after the second signal")
+            guard let elapsed = try await Self.exitTime(of: process, since: sent, within: .seconds(15), after: "the second signal") else {
                 return
             }
             let result = try AMKProcess.collect(process)

@@ -10,6 +10,18 @@ extension AMKTests {
             if: TransferProcess.has("send") && TransferProcess.has("receive"),
             "register SendCommand and ReceiveCommand in AMK.commands"))
     @MainActor struct ReceiveCommand {
+        /// Sends the container `src` in `tree` to a receiver started on `dst` (1 MiB chunks, preset
+        /// 0); returns what each side ended with.
+        static func sendToNewReceiver(in tree: TestTree) throws -> (sent: AMKProcess.Result, received: AMKProcess.Result) {
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
+            let sent = try AMKProcess.run(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
+                    "--chunk-size", "1MiB", "--preset", "0"
+                ])
+            return (sent, try AMKProcess.collect(receiver.process))
+        }
+
         /// The receiver is killed with SIGKILL mid-stream: the sender reports the lost connection,
         /// and the destination keeps nothing; the next import removes the dead receiver's staging.
         @Test func aReceiverKilledMidStreamFailsTheSender() throws {
@@ -64,13 +76,7 @@ extension AMKTests {
             try tree.mkdir("dst/tmp")
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
-            let sent = try AMKProcess.run(
-                [
-                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
-                    "--chunk-size", "1MiB", "--preset", "0"
-                ])
-            let received = try AMKProcess.collect(receiver.process)
+            let (sent, received) = try Self.sendToNewReceiver(in: tree)
             #expect(received.status == 1, "\(received.stdout)\(received.stderr)")
             #expect(received.stderr.contains("'Documents'"), "\(received.stderr)")
             #expect(sent.status == 1, "\(sent.stdout)\(sent.stderr)")
@@ -88,13 +94,7 @@ extension AMKTests {
             let tree = try TestTree()
             try tree.write("src/Library/stash/x.txt", "x\n")
             try tree.symlink("src/Documents", to: "Library/stash")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
-            let sent = try AMKProcess.run(
-                [
-                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
-                    "--chunk-size", "1MiB", "--preset", "0"
-                ])
-            let received = try AMKProcess.collect(receiver.process)
+            let (sent, received) = try Self.sendToNewReceiver(in: tree)
             #expect(received.status == 1, "\(received.stdout)\(received.stderr)")
             #expect(received.stderr.contains("'Documents'"), "\(received.stderr)")
             #expect(sent.status == 1, "\(sent.stderr)")
