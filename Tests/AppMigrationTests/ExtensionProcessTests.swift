@@ -63,7 +63,16 @@ import Testing
         var sinceStuck: Duration
         /// Whether the extension left its stuck mark.
         var marked = false
+        /// How late, at worst, the cooperative pool ran a short sleep's wake-up while the call
+        /// ran (``withPoolLateness(_:)``).
+        var poolLateness: Duration = .zero
         var appError: AppMigrationError? { error as? AppMigrationError }
+        /// The bound, plus the time this process's pool could not run anything: the
+        /// host's answer hops through the cooperative pool, which the suites running beside
+        /// this one share, and on a 2-core machine a full `swift test` held it for up to 0.8 s at a time (and an answer
+        /// came 1.7 s later than alone).
+        var bound: Duration { ExtensionProcessTests.answerBound + poolLateness }
+        var timing: String { "answered \(sinceStuck) after it went wrong, \(elapsed) after the start, pool late by \(poolLateness)" }
 
         init(error: (any Error)?, start: ContinuousClock.Instant, executable: ExtensionExecutable) {
             let answeredAt = Date()
@@ -82,23 +91,55 @@ import Testing
 
     static func export(_ executable: ExtensionExecutable, from container: MigrationDataContainer, to archive: URL) async -> Answer {
         let start = ContinuousClock.now
-        do {
-            try await system.exportResources(
-                of: executable, from: container, request: MigrationRequest(destinationPlatform: .android), to: archive)
-            return Answer(error: nil, start: start, executable: executable)
-        } catch {
-            return Answer(error: error, start: start, executable: executable)
+        var (answer, lateness) = await withPoolLateness {
+            do {
+                try await system.exportResources(
+                    of: executable, from: container, request: MigrationRequest(destinationPlatform: .android), to: archive)
+                return Answer(error: nil, start: start, executable: executable)
+            } catch {
+                return Answer(error: error, start: start, executable: executable)
+            }
         }
+        answer.poolLateness = lateness
+        return answer
     }
 
     static func importArchive(_ archive: URL, into container: MigrationDataContainer, using executable: ExtensionExecutable) async -> Answer
     {
         let start = ContinuousClock.now
-        do {
-            try await system.importResources(from: archive, into: container, using: executable)
-            return Answer(error: nil, start: start, executable: executable)
-        } catch {
-            return Answer(error: error, start: start, executable: executable)
+        var (answer, lateness) = await withPoolLateness {
+            do {
+                try await system.importResources(from: archive, into: container, using: executable)
+                return Answer(error: nil, start: start, executable: executable)
+            } catch {
+                return Answer(error: error, start: start, executable: executable)
+            }
+        }
+        answer.poolLateness = lateness
+        return answer
+    }
+
+    /// Runs `body` beside a probe that sleeps 10 ms at a time on the cooperative pool, and returns
+    /// the probe's worst lateness: how long, at worst, the pool could not run a task that was
+    /// ready. That is the machine's share of a late answer, not the host's: the host's own work
+    /// stays off the pool (the watchdog tests hold it to that while every core compresses).
+    static func withPoolLateness<T: Sendable>(_ body: () async -> T) async -> (T, Duration) {
+        await withTaskGroup(of: Duration.self) { group in
+            group.addTask {
+                var worst: Duration = .zero
+                while true {
+                    let before = ContinuousClock.now
+                    do {
+                        try await Task.sleep(for: .milliseconds(10))
+                    } catch {
+                        return worst  // cancelled: the call has answered
+                    }
+                    worst = max(worst, ContinuousClock.now - before - .milliseconds(10))
+                }
+            }
+            let result = await body()
+            group.cancelAll()
+            return (result, await group.next() ?? .zero)
         }
     }
 
@@ -203,9 +244,7 @@ import Testing
                 // SIGTERM, the ladder's middle step, ends a process that does not ignore it.
                 #expect(error.message.contains("SIGTERM") || error.message.contains("SIGKILL"), "\(error)")
             }
-            #expect(
-                answer.sinceStuck < Self.answerBound, "answered \(answer.sinceStuck) after it went wrong, \(answer.elapsed) after the start"
-            )
+            #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
             #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
         }
     }
@@ -217,9 +256,7 @@ import Testing
             let archive = scratch.url("grandchild.tar.xz")
             let answer = await Self.export(Self.misbehaving("grandchild", after: 1, sentinel: sentinel), from: source, to: archive)
             #expect(answer.appError?.code == .terminated, "\(String(describing: answer.error))")
-            #expect(
-                answer.sinceStuck < Self.answerBound, "answered \(answer.sinceStuck) after it went wrong, \(answer.elapsed) after the start"
-            )
+            #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
             let path = sentinel.path(percentEncoded: false)
             #expect(FileManager.default.fileExists(atPath: path), "the grandchild never ran")
             let atAnswer = try? String(contentsOfFile: path, encoding: .utf8)
@@ -237,9 +274,7 @@ import Testing
                 archive, into: destination, using: Self.misbehaving("grandchild", after: 1, sentinel: sentinel))
             let error = try #require(answer.appError, "\(String(describing: answer.error))")
             #expect(error.code == .terminated, "\(error)")
-            #expect(
-                answer.sinceStuck < Self.answerBound, "answered \(answer.sinceStuck) after it went wrong, \(answer.elapsed) after the start"
-            )
+            #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
             // Cleared: the first document it copied and the grandchild's sentinel are gone, and
             // stay gone.
             #expect(files(under: destination.documentsDirectory).isEmpty)
@@ -259,7 +294,7 @@ import Testing
             let archive = scratch.url("cancellable.tar.xz")
             let answer = await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive)
             #expect(answer.appError?.code == .stalled, "\(String(describing: answer.error))")
-            #expect(answer.sinceStuck < Self.answerBound)
+            #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
         }
     }
 
@@ -295,9 +330,7 @@ import Testing
             #expect(error.code == .extensionProcessFailed, "\(error)")
             #expect(error.extensionName == "amk-test-extension")
             #expect(error.message.contains(named), "\(error)")
-            #expect(
-                answer.sinceStuck < Self.answerBound + .seconds(1),
-                "answered \(answer.sinceStuck) after it went wrong, \(answer.elapsed) after the start")
+            #expect(answer.sinceStuck < answer.bound + .seconds(1), "\(answer.timing)")
             #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
             if behaviour == "orphan" {
                 let atAnswer = try? String(contentsOfFile: sentinel.path(percentEncoded: false), encoding: .utf8)
