@@ -47,6 +47,13 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Where generated corpora are cached.")
     var cacheDir: String = "/tmp"
 
+    @Option(
+        help: """
+            Where the archives are written and extracted (default: $TMPDIR, else /tmp). On tmpfs \
+            (/dev/shm) no disk writeback throttles the extractions.
+            """)
+    var workDir: String?
+
     @Option(help: "The amk CLI for our listing and extraction. Default: the root's .build/release/amk, then PATH.")
     var amk: String?
 
@@ -84,7 +91,10 @@ struct BenchCommand: AsyncParsableCommand {
         let stats = try CorpusStats(root: tree, prefix: name)
         if stats.symlinks > 0 { log("note: \(stats.symlinks) symlinks in the corpus are packed as links") }
 
-        let work = "\(cacheDir)/amk-bench-work-\(getpid())"
+        // Not the corpus cache, which is meant to last: the work is hundreds of MiB written and
+        // removed each round, and on a disk the kernel's writeback of the last round's files
+        // throttled the next extractions to a third of their speed (measured 2026-11-26).
+        let work = "\(workDir ?? Self.temporaryDirectory)/amk-bench-work-\(getpid())"
         defer {
             if keep { log("archives kept in \(work)") } else { try? FileManager.default.removeItem(atPath: work) }
         }
@@ -119,6 +129,13 @@ struct BenchCommand: AsyncParsableCommand {
         if ourPackFailed {
             throw ExitCode(1)
         }
+    }
+
+    /// `$TMPDIR` without its trailing slash, else `/tmp`.
+    static var temporaryDirectory: String {
+        let given = ProcessInfo.processInfo.environment["TMPDIR"] ?? ""
+        let trimmed = given.hasSuffix("/") ? String(given.dropLast()) : given
+        return trimmed.isEmpty ? "/tmp" : trimmed
     }
 
     /// This binary's path, to re-execute it as `_pack`.
