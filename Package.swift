@@ -89,6 +89,11 @@ let package = Package(
         .target(name: "ArchiveTestSupport", dependencies: ["IndexedArchive", "XZ", "Tar", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/ArchiveTestSupport",
                 swiftSettings: strict),
+        // The transfer protocol spoken by hand on blocking sockets, for the peers that pair and
+        // then misbehave in the library's and the CLI's tests.
+        .target(name: "TransferTestSupport", dependencies: ["AppMigration", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+                path: "Tests/TransferTestSupport",
+                swiftSettings: strict),
         .testTarget(name: "XZTests", dependencies: ["XZ", "CLZMA", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "TarTests", dependencies: ["Tar", "TestSupport"], swiftSettings: strict),
         // XZ tells what compresses and checksums the pinned corpora.
@@ -98,7 +103,7 @@ let package = Package(
         // An extension executable that misbehaves on request, for the host's process tests.
         .executableTarget(name: "amk-test-extension", dependencies: ["AppMigration"], path: "Tests/TestExtension",
                           swiftSettings: strict),
-        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "amk-test-extension", "TestSupport", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport",
+        .testTarget(name: "AppMigrationTests", dependencies: ["AppMigration", "amk-test-extension", "TestSupport", "IndexedArchive", "Tar", "XZ", "ArchiveTestSupport", "TransferTestSupport",
                                                          .product(name: "Crypto", package: "swift-crypto"),
                                                          .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Written from Apple's AppMigrationKit reference alone, as for iOS, plus the registration.
@@ -106,7 +111,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "StressTests", dependencies: ["IndexedArchive", "AppMigration", "amk-test-extension", "TestSupport"], swiftSettings: strict),
         // XZ, Tar and IndexedArchive craft the hostile archives the binary is run on.
-        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport", "AppMigration", "TestSupport",
+        .testTarget(name: "amkTests", dependencies: ["amk", "XZ", "Tar", "IndexedArchive", "ArchiveTestSupport", "AppMigration", "TestSupport", "TransferTestSupport",
                                                  .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
     ]
 )

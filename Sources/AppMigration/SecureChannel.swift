@@ -1,4 +1,4 @@
-import Crypto
+package import Crypto
 import Foundation
 import Synchronization
 
@@ -19,13 +19,13 @@ import Synchronization
 ///   fails it too. An end record closes each stream, so a cut is never taken for an end.
 /// A replayed recording of a whole session fails at the confirmation: the receiver's new
 /// ephemeral key gives the session other keys.
-struct SecureChannel: Sendable {
-    enum Role: Sendable {
+package struct SecureChannel: Sendable {
+    package enum Role: Sendable {
         case sender, receiver
     }
 
     /// What a record carries, in its first plaintext byte.
-    enum RecordType: UInt8, Sendable {
+    package enum RecordType: UInt8, Sendable {
         /// Archive bytes.
         case data = 0
         /// The end of the archive: nothing follows in this direction.
@@ -37,7 +37,7 @@ struct SecureChannel: Sendable {
     }
 
     /// The most plaintext one record carries, besides its type byte.
-    static let maxPayload = 64 << 10
+    package static let maxPayload = 64 << 10
     /// The tag ChaCha20-Poly1305 appends.
     static let tagSize = 16
     /// The largest sealed record (type byte, payload, tag) a peer may announce; the length prefix
@@ -46,10 +46,10 @@ struct SecureChannel: Sendable {
     /// Bytes of a confirmation (an HMAC-SHA256).
     static let confirmationSize = 32
 
-    let sealer: RecordSealer
-    let opener: RecordOpener
+    package let sealer: RecordSealer
+    package let opener: RecordOpener
     /// This side's proof that it holds the code.
-    let ownConfirmation: [UInt8]
+    package let ownConfirmation: [UInt8]
     private let peerConfirmationKey: SymmetricKey
     private let transcript: [UInt8]
     private let role: Role
@@ -58,7 +58,7 @@ struct SecureChannel: Sendable {
     ///
     /// `senderHello` and `receiverHello` are the two hellos as sent, public keys included.
     /// - Throws: ``TransferError`` `.notAPeer` if the peer's public key is not a valid X25519 key.
-    init(
+    package init(
         role: Role, privateKey: Curve25519.KeyAgreement.PrivateKey, peerPublicKey: [UInt8], code: PairingCode,
         senderHello: [UInt8], receiverHello: [UInt8]
     ) throws {
@@ -95,7 +95,7 @@ struct SecureChannel: Sendable {
     }
 
     /// Whether `bytes` is the peer's proof that it holds the code (compared in constant time).
-    func isPeerConfirmation(_ bytes: [UInt8]) -> Bool {
+    package func isPeerConfirmation(_ bytes: [UInt8]) -> Bool {
         let label = role == .sender ? "receiver" : "sender"
         return HMAC<SHA256>.isValidAuthenticationCode(
             bytes, authenticating: Array(label.utf8) + transcript,
@@ -112,7 +112,7 @@ struct SecureChannel: Sendable {
 /// A class because the numbering is state that moves from thread to thread (the relay's, then the
 /// task sending the status). Only one of them seals at a time, so the Mutex is never contended:
 /// it is there so that Swift can check that hand-off.
-final class RecordSealer: Sendable {
+package final class RecordSealer: Sendable {
     private let key: SymmetricKey
     private let sequence = Mutex<UInt64>(0)
 
@@ -121,7 +121,7 @@ final class RecordSealer: Sendable {
     }
 
     /// The record on the wire: a u32 LE length, then the sealed type byte and payload with the tag.
-    func seal(_ type: SecureChannel.RecordType, _ payload: UnsafeRawBufferPointer) throws -> [UInt8] {
+    package func seal(_ type: SecureChannel.RecordType, _ payload: UnsafeRawBufferPointer) throws -> [UInt8] {
         precondition(payload.count <= SecureChannel.maxPayload)
         let sealedLength = 1 + payload.count + SecureChannel.tagSize
         let header = TransferFrame.littleEndian(UInt32(sealedLength))
@@ -141,7 +141,7 @@ final class RecordSealer: Sendable {
         return record
     }
 
-    func seal(_ type: SecureChannel.RecordType, _ payload: [UInt8] = []) throws -> [UInt8] {
+    package func seal(_ type: SecureChannel.RecordType, _ payload: [UInt8] = []) throws -> [UInt8] {
         try payload.withUnsafeBytes { try seal(type, $0) }
     }
 }
@@ -150,7 +150,7 @@ final class RecordSealer: Sendable {
 ///
 /// Sendable for the same reason as ``RecordSealer``: one thread at a time opens, under a Mutex
 /// that is never contended.
-final class RecordOpener: Sendable {
+package final class RecordOpener: Sendable {
     private let key: SymmetricKey
     private let sequence = Mutex<UInt64>(0)
 
@@ -162,7 +162,7 @@ final class RecordOpener: Sendable {
     var opened: UInt64 { sequence.withLock { $0 } }
 
     /// The sealed length a record's 4-byte prefix announces, if it is within the limit.
-    static func sealedLength(_ prefix: some Collection<UInt8>) -> Int? {
+    package static func sealedLength(_ prefix: some Collection<UInt8>) -> Int? {
         let bytes = Array(prefix)
         let length = Int(UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24)
         guard length >= 1 + SecureChannel.tagSize, length <= SecureChannel.maxSealedRecord else { return nil }
@@ -172,7 +172,9 @@ final class RecordOpener: Sendable {
     /// Opens the record whose length prefix is `header` and sealed bytes `sealed`.
     /// - Throws: ``TransferError`` `.tampered` naming the record, when the tag does not check out
     ///   (a flipped byte, or a record out of its place) or the type is unknown.
-    func open(header: some Collection<UInt8>, sealed: some Collection<UInt8>) throws(TransferError) -> (SecureChannel.RecordType, [UInt8]) {
+    package func open(header: some Collection<UInt8>, sealed: some Collection<UInt8>) throws(TransferError) -> (
+        SecureChannel.RecordType, [UInt8]
+    ) {
         let bytes = Array(sealed)
         let header = Array(header)
         return try sequence.withLock { (sequence: inout UInt64) throws(TransferError) -> (SecureChannel.RecordType, [UInt8]) in

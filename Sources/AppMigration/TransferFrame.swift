@@ -13,9 +13,9 @@
 /// 64 KiB) with its tag (see ``SecureChannel``). Both sides send their hello's first 16 bytes
 /// before looking at the other's, so a mismatch is reported on both sides with both versions; a
 /// receiver that finds the sender's confirmation wrong closes the connection without its own.
-enum TransferFrame {
+package enum TransferFrame {
     static let magic = Array("AMKXFER1".utf8)
-    static let protocolVersion: UInt32 = 2
+    package static let protocolVersion: UInt32 = 2
     /// The part of a hello every version shares: magic, version and flags.
     static let helloHeaderSize = 16
     /// An X25519 public key.
@@ -23,7 +23,7 @@ enum TransferFrame {
     /// The longest status message a receiver sends.
     static let maxMessageBytes = 16 << 10
 
-    static func hello(publicKey: [UInt8], version: UInt32 = protocolVersion, flags: UInt32 = 0) -> [UInt8] {
+    package static func hello(publicKey: [UInt8], version: UInt32 = protocolVersion, flags: UInt32 = 0) -> [UInt8] {
         magic + littleEndian(version) + littleEndian(flags) + publicKey
     }
 

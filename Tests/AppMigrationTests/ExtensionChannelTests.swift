@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransferTestSupport
 
 @testable import AppMigration
 

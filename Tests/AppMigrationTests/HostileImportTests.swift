@@ -3,6 +3,7 @@ import IndexedArchive
 import Tar
 import TestSupport
 import Testing
+import TransferTestSupport
 
 @testable import AppMigration
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import TransferTestSupport
 
 @testable import AppMigration
 

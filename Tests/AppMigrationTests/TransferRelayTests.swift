@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import TestSupport
 import Testing
+import TransferTestSupport
 
 @testable import AppMigration
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TestSupport
+import TransferTestSupport
 
 /// A peer that trickles: it sends `bytes` one at a time, one every `interval`, on a thread of its
 /// own, like a peer holding a connection open with the least traffic that keeps resetting a

@@ -2,6 +2,7 @@ import AppMigration
 import Foundation
 import Synchronization
 import TestSupport
+import TransferTestSupport
 
 /// A man in the middle on a thread of its own: forwards one connection both ways, and does
 /// `tamper` to the client-to-server stream (the sender's), whose bytes it also records.

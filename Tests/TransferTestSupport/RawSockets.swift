@@ -1,9 +1,8 @@
-import AppMigration
+package import AppMigration
 import Foundation
-import Synchronization
 
 /// A blocking listening socket on 127.0.0.1 with a port the system picks.
-func rawListen() throws -> Int32 {
+package func rawListen() throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -15,7 +14,8 @@ func rawListen() throws -> Int32 {
     return fd
 }
 
-func boundPort(_ fd: Int32) -> UInt16 {
+/// The port a socket was bound to.
+package func boundPort(_ fd: Int32) -> UInt16 {
     var address = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) {
@@ -25,7 +25,7 @@ func boundPort(_ fd: Int32) -> UInt16 {
 }
 
 /// A blocking connected socket.
-func rawConnect(_ endpoint: TransferEndpoint) throws -> Int32 {
+package func rawConnect(_ endpoint: TransferEndpoint) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -41,12 +41,13 @@ func rawConnect(_ endpoint: TransferEndpoint) throws -> Int32 {
     return fd
 }
 
-/// Reads exactly `count` bytes (blocking, 10 s receive timeout); fewer if the peer closed.
-func receiveExactly(_ fd: Int32, _ count: Int) -> [UInt8] {
-    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+/// Reads exactly `count` bytes (blocking); fewer if the peer closed, or if 30 s passed without a
+/// byte (a loaded 2-core machine has kept a peer waiting more than 10 s).
+package func receiveExactly(_ fd: Int32, _ count: Int) -> [UInt8] {
+    var timeout = timeval(tv_sec: 30, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: count)
+    var buffer = [UInt8](repeating: 0, count: max(count, 1))
     while bytes.count < count {
         let got = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, count - bytes.count, 0) }
         if got <= 0 { break }
@@ -56,8 +57,18 @@ func receiveExactly(_ fd: Int32, _ count: Int) -> [UInt8] {
 }
 
 /// A hello as a peer of protocol `version` sends it.
-func helloBytes(version: UInt32) -> [UInt8] {
+package func helloBytes(version: UInt32) -> [UInt8] {
     Array("AMKXFER1".utf8) + [
         UInt8(version & 0xff), UInt8(version >> 8 & 0xff), UInt8(version >> 16 & 0xff), UInt8(version >> 24), 0, 0, 0, 0
     ]
+}
+
+/// Reads until the peer closes its side (or 30 s pass without a byte); how many bytes came.
+package func readToEnd(_ fd: Int32) -> Int {
+    var total = 0
+    while true {
+        let got = receiveExactly(fd, 64 << 10).count
+        if got == 0 { return total }
+        total += got
+    }
 }

@@ -1,21 +1,21 @@
-import Crypto
+package import AppMigration
+package import Crypto
 import Foundation
 import Synchronization
 import TestSupport
 
-@testable import AppMigration
-
 /// The transfer protocol spoken by hand, on blocking sockets, for peers that pair properly and
 /// then misbehave (stall, vanish, never answer), and for the man in the middle.
-enum PairedPeer {
+package enum PairedPeer {
     /// The first 16 bytes of a hello of `version`, followed by a fresh X25519 key.
-    static func hello(version: UInt32 = TransferFrame.protocolVersion) -> (bytes: [UInt8], key: Curve25519.KeyAgreement.PrivateKey) {
+    package static func hello(version: UInt32 = TransferFrame.protocolVersion) -> (bytes: [UInt8], key: Curve25519.KeyAgreement.PrivateKey)
+    {
         let key = Curve25519.KeyAgreement.PrivateKey()
         return (helloBytes(version: version) + Array(key.publicKey.rawRepresentation), key)
     }
 
     /// Pairs as a sender: hellos, then the confirmations. Nil if the receiver refused or failed.
-    static func actAsSender(_ fd: Int32, code: PairingCode) -> SecureChannel? {
+    package static func actAsSender(_ fd: Int32, code: PairingCode) -> SecureChannel? {
         let (ours, key) = hello()
         guard sendAll(fd, ours) else { return nil }
         let theirs = receiveExactly(fd, 48)
@@ -30,7 +30,7 @@ enum PairedPeer {
     }
 
     /// Pairs as a receiver. Nil if the sender's hello or confirmation is wrong.
-    static func actAsReceiver(_ fd: Int32, code: PairingCode) -> SecureChannel? {
+    package static func actAsReceiver(_ fd: Int32, code: PairingCode) -> SecureChannel? {
         let theirs = receiveExactly(fd, 48)
         let (ours, key) = hello()
         guard theirs.count == 48, sendAll(fd, ours),
@@ -44,12 +44,12 @@ enum PairedPeer {
     }
 
     /// One record on the wire.
-    static func record(_ channel: SecureChannel, _ type: SecureChannel.RecordType, _ payload: [UInt8] = []) -> [UInt8] {
+    package static func record(_ channel: SecureChannel, _ type: SecureChannel.RecordType, _ payload: [UInt8] = []) -> [UInt8] {
         try! channel.sealer.seal(type, payload)
     }
 
     /// Reads one record; nil if the connection ends first or it fails authentication.
-    static func readRecord(_ fd: Int32, _ channel: SecureChannel) -> (SecureChannel.RecordType, [UInt8])? {
+    package static func readRecord(_ fd: Int32, _ channel: SecureChannel) -> (SecureChannel.RecordType, [UInt8])? {
         let header = receiveExactly(fd, 4)
         guard header.count == 4, let length = RecordOpener.sealedLength(header) else { return nil }
         let sealed = receiveExactly(fd, length)
@@ -59,4 +59,4 @@ enum PairedPeer {
 }
 
 /// The bytes a sender sends before its first record: the 48-byte hello and the 32-byte confirmation.
-let senderHandshakeBytes = 80
+package let senderHandshakeBytes = 80
