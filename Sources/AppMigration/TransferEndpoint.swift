@@ -98,7 +98,7 @@ public struct TransferEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The port of a bound socket (to learn the one the system chose for port 0).
-    static func boundPort(of fd: Int32) -> UInt16 {
+    package static func boundPort(of fd: Int32) -> UInt16 {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &storage) {

@@ -14,14 +14,9 @@ package func rawListen() throws -> Int32 {
     return fd
 }
 
-/// The port a socket was bound to.
+/// The port a socket was bound to, as the library reads it.
 package func boundPort(_ fd: Int32) -> UInt16 {
-    var address = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return UInt16(bigEndian: address.sin_port)
+    TransferEndpoint.boundPort(of: fd)
 }
 
 /// A blocking connected socket.
