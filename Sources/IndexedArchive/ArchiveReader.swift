@@ -53,9 +53,8 @@ public final class ArchiveReader: Sendable {
     let selection: Set<String>?
     /// Members the rich index lists, whether ``index`` holds them all or a selection.
     let memberCount: Int?
-    /// The limits the reader was opened with, to open the whole index when a selection's is not
-    /// enough.
-    private let limits: (maxIndexBytes: Int?, maxEntries: Int?, maxBufferedBlockSize: Int)
+    /// The limits the reader was opened with.
+    private let limits: Limits
 
     /// Largest rich index block accepted.
     public static let defaultMaxIndexBytes = 1 << 30
@@ -85,13 +84,11 @@ public final class ArchiveReader: Sendable {
         maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
         maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
     ) async throws -> ArchiveReader {
-        let thread = WorkerThreadPool(threads: 1, name: "amk-open")
-        defer { thread.shutdown() }
-        return try await thread.run { _ in
-            try ArchiveReader(
-                path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-                maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
-        }
+        try await opened(
+            path: path,
+            limits: Limits(
+                maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxBufferedBlockSize: maxBufferedBlockSize,
+                maxDecoderMemory: maxDecoderMemory))
     }
 
     /// The members' paths, in archive order: what `amk list` prints. For an archive of ours only
@@ -132,8 +129,10 @@ public final class ArchiveReader: Sendable {
             if let paths = layout.paths { return .paths(paths) }
             return .reader(
                 ArchiveReader(
-                    path: path, file: file, layout: layout, maxBufferedBlockSize: maxBufferedBlockSize,
-                    maxDecoderMemory: maxDecoderMemory))
+                    path: path, file: file, layout: layout,
+                    limits: Limits(
+                        maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxBufferedBlockSize: maxBufferedBlockSize,
+                        maxDecoderMemory: maxDecoderMemory)))
         }
         switch opened {
         case .paths(let paths): return paths
@@ -169,8 +168,10 @@ public final class ArchiveReader: Sendable {
             file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
             maxDecoderMemory: UInt64(clamping: maxDecoderMemory))
         self.init(
-            path: path, file: file, layout: layout, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-            maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
+            path: path, file: file, layout: layout,
+            limits: Limits(
+                maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxBufferedBlockSize: maxBufferedBlockSize,
+                maxDecoderMemory: maxDecoderMemory))
     }
 
     /// Opens `path` to extract `members` (at most ``TarConsumer/fewMembers``; paths as
@@ -189,45 +190,46 @@ public final class ArchiveReader: Sendable {
         maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
         maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
     ) async throws -> ArchiveReader {
-        guard members.count <= TarConsumer.fewMembers else {
-            return try await open(
-                path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxBufferedBlockSize: maxBufferedBlockSize,
-                maxDecoderMemory: maxDecoderMemory)
-        }
-        let thread = WorkerThreadPool(threads: 1, name: "amk-open")
-        defer { thread.shutdown() }
-        return try await thread.run { _ in
-            let file = try ArchiveFile(path: path)
-            let layout = try ArchiveLayout.read(
-                file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-                maxDecoderMemory: UInt64(clamping: maxDecoderMemory), selecting: members)
-            return ArchiveReader(
-                path: path, file: file, layout: layout, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-                maxBufferedBlockSize: maxBufferedBlockSize, maxDecoderMemory: maxDecoderMemory)
-        }
+        let limits = Limits(
+            maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxBufferedBlockSize: maxBufferedBlockSize,
+            maxDecoderMemory: maxDecoderMemory)
+        return try await opened(path: path, limits: limits, selecting: members.count <= TarConsumer.fewMembers ? members : nil)
     }
 
     /// This reader, or for one opened with a selection, a reader of the same descriptor with the
     /// whole index.
     func whole() async throws -> ArchiveReader {
         guard selection != nil else { return self }
+        return try await Self.opened(path: path, file: file, limits: limits)
+    }
+
+    /// What a reader was opened with, to open the whole index when a selection's is not enough.
+    struct Limits: Sendable {
+        var maxIndexBytes: Int?
+        var maxEntries: Int?
+        var maxBufferedBlockSize: Int
+        var maxDecoderMemory: Int
+    }
+
+    /// Reads the end of `file` (opened from `path` when nil) on a thread of our own: reading the
+    /// end of the file and decoding the index (seconds for millions of members) would otherwise
+    /// hold one of the cooperative pool's threads, and with them the tasks that wait for one.
+    private static func opened(
+        path: String, file: ArchiveFile? = nil, limits: Limits, selecting: Set<String>? = nil
+    ) async throws -> ArchiveReader {
         let thread = WorkerThreadPool(threads: 1, name: "amk-open")
         defer { thread.shutdown() }
-        return try await thread.run { [self] _ in
+        return try await thread.run { _ in
+            let file = try file ?? ArchiveFile(path: path)
             let layout = try ArchiveLayout.read(
                 file: file, path: path, maxIndexBytes: limits.maxIndexBytes, maxEntries: limits.maxEntries,
-                maxDecoderMemory: maxDecoderMemory)
-            return ArchiveReader(
-                path: path, file: file, layout: layout, maxIndexBytes: limits.maxIndexBytes, maxEntries: limits.maxEntries,
-                maxBufferedBlockSize: limits.maxBufferedBlockSize, maxDecoderMemory: Int(clamping: maxDecoderMemory))
+                maxDecoderMemory: UInt64(clamping: limits.maxDecoderMemory), selecting: selecting)
+            return ArchiveReader(path: path, file: file, layout: layout, limits: limits)
         }
     }
 
     /// A reader of `file` (named `path`) whose end has been read into `layout`.
-    private init(
-        path: String, file: ArchiveFile, layout: ArchiveLayout, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
-        maxBufferedBlockSize: Int, maxDecoderMemory: Int
-    ) {
+    private init(path: String, file: ArchiveFile, layout: ArchiveLayout, limits: Limits) {
         self.path = path
         self.file = file
         fileIndex = layout.fileIndex
@@ -237,13 +239,13 @@ public final class ArchiveReader: Sendable {
         dataBlockCount = layout.dataBlockCount
         selection = layout.selection
         memberCount = layout.memberCount
-        limits = (maxIndexBytes, maxEntries, maxBufferedBlockSize)
+        self.limits = limits
         mode = layout.index == nil ? .sequential : .indexed
-        self.maxDecoderMemory = UInt64(clamping: maxDecoderMemory)
+        maxDecoderMemory = UInt64(clamping: limits.maxDecoderMemory)
         blocks = layout.fileIndex.map {
             BlockScheduler(
-                file: file, fileIndex: $0, maxBufferedBlockSize: UInt64(clamping: maxBufferedBlockSize),
-                maxDecoderMemory: UInt64(clamping: maxDecoderMemory))
+                file: file, fileIndex: $0, maxBufferedBlockSize: UInt64(clamping: limits.maxBufferedBlockSize),
+                maxDecoderMemory: UInt64(clamping: limits.maxDecoderMemory))
         }
     }
 

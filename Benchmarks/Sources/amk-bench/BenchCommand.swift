@@ -94,7 +94,8 @@ struct BenchCommand: AsyncParsableCommand {
         // Not the corpus cache, which is meant to last: the work is hundreds of MiB written and
         // removed each round, and on a disk the kernel's writeback of the last round's files
         // throttled the next extractions to a third of their speed (measured 2026-11-26).
-        let work = "\(workDir ?? Self.temporaryDirectory)/amk-bench-work-\(getpid())"
+        let work = URL(fileURLWithPath: workDir ?? NSTemporaryDirectory())
+            .appending(path: "amk-bench-work-\(getpid())").path(percentEncoded: false)
         defer {
             if keep { log("archives kept in \(work)") } else { try? FileManager.default.removeItem(atPath: work) }
         }
@@ -129,13 +130,6 @@ struct BenchCommand: AsyncParsableCommand {
         if ourPackFailed {
             throw ExitCode(1)
         }
-    }
-
-    /// `$TMPDIR` without its trailing slash, else `/tmp`.
-    static var temporaryDirectory: String {
-        let given = ProcessInfo.processInfo.environment["TMPDIR"] ?? ""
-        let trimmed = given.hasSuffix("/") ? String(given.dropLast()) : given
-        return trimmed.isEmpty ? "/tmp" : trimmed
     }
 
     /// This binary's path, to re-execute it as `_pack`.
