@@ -11,6 +11,12 @@ import Foundation
 /// `flock` locks belong to an open file description, so a second migration is refused whether it
 /// runs in another process or in this one, and the kernel drops the lock if the process dies: a
 /// crashed migration never leaves the container locked for good.
+///
+/// Because the lock belongs to the description, a process that any thread spawns while the lock is
+/// held shares it until that process execs and `O_CLOEXEC` closes its copy. Closing our descriptor
+/// alone would leave the container locked for that moment, and a migration that follows at once
+/// (an import right after an export, as ``AppMigrationTester`` does) would be refused as if another
+/// were running. The lock is therefore released with `LOCK_UN`, which frees it for every copy.
 enum ContainerLock {
     static func url(for container: MigrationDataContainer) -> URL {
         container.hostDirectory.appending(path: "migration.lock", directoryHint: .notDirectory)
@@ -38,6 +44,8 @@ enum ContainerLock {
                 : "cannot lock: \(String(cString: strerror(errno)))"
             throw AppMigrationError(.migrationInProgress, reason, extensionName: extensionName, path: path)
         }
+        // Runs before the `close` deferred above: see the type's comment.
+        defer { flock(fd, LOCK_UN) }
         return try await body()
     }
 
