@@ -16,17 +16,20 @@ extension ArchiveReader {
             // Without an index the member is found by decoding up to it; its bytes are kept in
             // memory (bounded) because the scan runs on another thread than `output`.
             let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
-            let consumer = TarConsumer(capture: MemberCapture(wanted, limit: maxSequentialBytes))
-            let box = ConsumerBox(consumer)
             let io = WorkerThreadPool(threads: 1, name: "amk-scan")
             defer { io.shutdown() }
-            do {
-                try await SequentialScanner.decode(
-                    file, maxDecoderMemory: maxDecoderMemory, into: box, on: io, until: { $0.capture?.isDone == true })
-            } catch {
-                throw typed(error, box: box)
+            let (file, memory, path) = (self.file, maxDecoderMemory, self.path)
+            let found = try await io.run { flag -> [UInt8]? in
+                var consumer = TarConsumer(capture: MemberCapture(wanted, limit: maxSequentialBytes))
+                do {
+                    try SequentialScanner.decode(
+                        file, maxDecoderMemory: memory, into: &consumer, flag: flag, until: { $0.capture?.isDone == true })
+                } catch {
+                    throw Self.typed(error, path: path, member: consumer.unfinishedMember)
+                }
+                return consumer.capture?.isDone == true ? consumer.capture?.bytes : nil
             }
-            guard let bytes = box.state.withLock({ $0.consumer.capture?.isDone == true ? $0.consumer.capture?.bytes : nil }) else {
+            guard let bytes = found else {
                 throw ArchiveError(.memberNotFound, "no such member", path: path, member: name)
             }
             try bytes.withUnsafeBytes { try output($0) }

@@ -13,9 +13,12 @@ extension ArchiveReader {
     public func verify(onProgress: (@Sendable (UInt64) -> Void)? = nil) async throws -> Int {
         // Every member is held to the index: a reader opened for a selection needs all of it.
         if selection != nil { return try await whole().verify(onProgress: onProgress) }
-        var consumer = TarConsumer(expected: index?.entries)
-        consumer.onProgress = onProgress
-        let members = try await run(consumer).members
+        let expected = index?.entries
+        let members = try await run {
+            var consumer = TarConsumer(expected: expected)
+            consumer.onProgress = onProgress
+            return consumer
+        }.members
         // The index blocks too: opening only decoded the first bytes of the pixz index, and a
         // partly decoded block's check is never verified.
         if index != nil, let blocks, dataBlockCount < blocks.fileIndex.blocks.count {
@@ -73,105 +76,127 @@ extension ArchiveReader {
         }
         // Too much for random access: the whole stream, held to the whole index.
         if selection != nil { return try await whole().extract(to: directory, options: options) }
+        let expected = index?.entries
         let result = try await run(
-            TarConsumer(expected: index?.entries), parallelism: options.parallelism,
-            extractTo: (directory, options))
+            { TarConsumer(expected: expected) }, parallelism: options.parallelism, extractTo: (directory, options))
         return ExtractSummary(
             entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
             seconds: (ContinuousClock.now - start).secondsValue)
     }
 
-    /// Feeds the whole tar stream through `consumer`: blocks decoded in parallel and consumed in
-    /// order (any file whose xz Index lists them), or one sequential decoder (otherwise). Returns the members seen. On failure
-    /// a file being extracted is removed.
+    /// Feeds the whole tar stream through the consumer `make` gives: blocks decoded in parallel and
+    /// consumed in order (any file whose xz Index lists them), or one sequential decoder
+    /// (otherwise). Returns the members seen. On failure a file being extracted is removed.
     ///
     /// With `extractTo`, the consumer's extractor is made on the I/O thread (it creates and opens
     /// the destination).
     private func run(
-        _ consumer: sending TarConsumer, parallelism: Int = PackOptions.activeCores,
+        _ make: @escaping @Sendable () -> TarConsumer, parallelism: Int = PackOptions.activeCores,
         extractTo: (directory: String, options: ExtractOptions)? = nil
     ) async throws -> RunResult {
-        let box = ConsumerBox(consumer)
-        let io = WorkerThreadPool(threads: 1, name: "amk-extract")
-        defer { io.shutdown() }
-        do {
-            if let extractTo {
-                let archiveSize = file.size
-                try await io.run { _ in
-                    try box.state.withLock { state in
-                        let extractor = try Extractor(
-                            destination: extractTo.directory, options: extractTo.options,
-                            archiveSize: archiveSize)
-                        state.consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.members)
-                    }
+        let archiveSize = file.size
+        return try await feedTarStream(
+            making: {
+                var consumer = make()
+                if let extractTo {
+                    let extractor = try Extractor(
+                        destination: extractTo.directory, options: extractTo.options, archiveSize: archiveSize)
+                    consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.members)
                 }
-            }
-            try await feedTarStream(into: box, on: io, parallelism: parallelism, watchdog: extractTo?.options.watchdog)
-            return try await io.run { _ in
-                try box.state.withLock { state in
-                    try state.consumer.finish()
-                    let extractor = state.consumer.extractor
-                    return RunResult(
-                        members: state.consumer.members, extracted: extractor?.entries ?? 0,
-                        bytes: extractor?.bytes ?? 0, warnings: extractor?.warnings ?? [])
-                }
-            }
-        } catch {
-            await io.runRegardless { box.state.withLock { $0.consumer.extractor?.abandonCurrent() } }
-            throw typed(error, box: box)
+                return consumer
+            },
+            parallelism: parallelism, watchdog: extractTo?.options.watchdog, name: "amk-extract"
+        ) { consumer in
+            try consumer.finish()
+            let extractor = consumer.extractor
+            return RunResult(
+                members: consumer.members, extracted: extractor?.entries ?? 0,
+                bytes: extractor?.bytes ?? 0, warnings: extractor?.warnings ?? [])
         }
     }
 
-    /// Feeds the whole tar stream into `box`, each piece on `io`: the data blocks decoded in
-    /// parallel when the xz Index lists them (ours, or another writer's: `xz -T`, pixz; a foreign
-    /// archive's every block is tar stream), one streaming decoder otherwise.
-    private func feedTarStream(into box: ConsumerBox, on io: WorkerThreadPool, parallelism: Int, watchdog: Watchdog?) async throws {
-        guard let blocks, dataBlockCount > 0 else {
-            try await SequentialScanner.decode(file, maxDecoderMemory: maxDecoderMemory, into: box, on: io)
-            return
+    /// Feeds the whole tar stream into the consumer `make` gives, which lives in one job on an I/O
+    /// thread of its own (``ConsumerJob``), and returns what `finish` makes of it: the data blocks
+    /// decoded in parallel when the xz Index lists them (ours, or another writer's: `xz -T`, pixz;
+    /// a foreign archive's every block is tar stream), one streaming decoder otherwise. On failure
+    /// the member being extracted is removed, and the tar parser's errors name it.
+    private func feedTarStream<R: Sendable>(
+        making make: @escaping @Sendable () throws -> TarConsumer, parallelism: Int, watchdog: Watchdog?,
+        name: String, finish: @escaping @Sendable (inout TarConsumer) throws -> R
+    ) async throws -> R {
+        let io = WorkerThreadPool(threads: 1, name: name)
+        defer { io.shutdown() }
+        let path = self.path
+        let abandon: @Sendable (inout TarConsumer, any Error) -> any Error = { consumer, error in
+            consumer.extractor?.abandonCurrent()
+            return Self.typed(error, path: path, member: consumer.unfinishedMember)
         }
-        try await blocks.decode(
-            0...(dataBlockCount - 1), to: index?.tarSize ?? blocks.fileIndex.uncompressedSize, parallelism: parallelism,
-            watchdog: watchdog
-        ) { piece in
-            try await io.run { _ in
+        guard let blocks, dataBlockCount > 0 else {
+            let file = self.file
+            let memory = maxDecoderMemory
+            return try await io.run { flag in
+                var consumer = try make()
+                do {
+                    try SequentialScanner.decode(file, maxDecoderMemory: memory, into: &consumer, flag: flag)
+                    return try finish(&consumer)
+                } catch {
+                    throw abandon(&consumer, error)
+                }
+            }
+        }
+        let range = 0...(dataBlockCount - 1)
+        let tarSize = index?.tarSize ?? blocks.fileIndex.uncompressedSize
+        return try await ConsumerJob.run(
+            on: io, making: make,
+            consume: { consumer, piece in
                 let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
                 defer { if let job { watchdog?.end(job) } }
-                try box.state.withLock { state in try piece.withBytes { try state.consumer.consume($0) } }
+                try piece.withBytes { try consumer.consume($0) }
+                return false
+            },
+            finish: { consumer, _ in try finish(&consumer) }, abandon: abandon
+        ) { handOff in
+            try await blocks.decode(range, to: tarSize, parallelism: parallelism, watchdog: watchdog) { piece in
+                try await handOff.send(piece)
             }
         }
     }
 
     /// The tar parser's errors as the ``ArchiveError`` this reader promises (`.corrupt`, naming the
     /// member the stream stopped in, if any); other errors unchanged.
-    func typed(_ error: any Error, box: ConsumerBox) -> any Error {
+    static func typed(_ error: any Error, path: String, member: String?) -> any Error {
         guard let tar = error as? TarError else { return error }
-        let member = box.state.withLock { $0.consumer.unfinishedMember }
         return ArchiveError.fromTar(tar, path: path, member: member)
     }
 
     // MARK: - Foreign archives
 
-    struct ScanResult {
+    struct ScanResult: Sendable {
         var collected: [ArchiveEntry]?
         var metadata: [String: String]
     }
 
     func scan(collect: Bool, stopAfterFirstMember: Bool = false) async throws -> ScanResult {
-        let box = ConsumerBox(TarConsumer(listing: collect ? MemberListing() : nil))
+        let make: @Sendable () -> TarConsumer = { TarConsumer(listing: collect ? MemberListing() : nil) }
+        guard stopAfterFirstMember else {
+            return try await feedTarStream(
+                making: make, parallelism: PackOptions.activeCores, watchdog: nil, name: "amk-scan"
+            ) { consumer in
+                try consumer.finish()
+                return ScanResult(collected: consumer.collected, metadata: consumer.metadata)
+            }
+        }
         let io = WorkerThreadPool(threads: 1, name: "amk-scan")
         defer { io.shutdown() }
-        do {
-            if stopAfterFirstMember {
-                try await SequentialScanner.decode(file, maxDecoderMemory: maxDecoderMemory, into: box, on: io, until: { $0.members > 0 })
-            } else {
-                try await feedTarStream(into: box, on: io, parallelism: PackOptions.activeCores, watchdog: nil)
-                try await io.run { _ in try box.state.withLock { try $0.consumer.finish() } }
+        let (file, memory, path) = (self.file, maxDecoderMemory, self.path)
+        return try await io.run { flag in
+            var consumer = make()
+            do {
+                try SequentialScanner.decode(file, maxDecoderMemory: memory, into: &consumer, flag: flag, until: { $0.members > 0 })
+            } catch {
+                throw Self.typed(error, path: path, member: consumer.unfinishedMember)
             }
-        } catch {
-            throw typed(error, box: box)
+            return ScanResult(collected: consumer.collected, metadata: consumer.metadata)
         }
-        let (collected, metadata) = box.state.withLock { ($0.consumer.collected, $0.consumer.metadata) }
-        return ScanResult(collected: collected, metadata: metadata)
     }
 }

@@ -29,31 +29,40 @@ public enum ArchiveSalvager {
         } catch {
             indexEntries = nil
         }
-        let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
-        extractor.skipsLinksToMissingTargets = true
-        let consumer = TarConsumer(listing: MemberListing(), extraction: ExtractionSink(extractor, filter: options.members))
-        let box = ConsumerBox(consumer)
         let io = WorkerThreadPool(threads: 1, name: "amk-salvage")
         defer { io.shutdown() }
         // Where each member's headers start, for resuming after a damaged block.
         let memberStarts = indexEntries.map { $0.map(\.headerOffset).sorted() }
         let filter = options.members
-        let walk = try await io.run { flag in
-            try walkBlocks(file: file, box: box, flag: flag, memberStarts: memberStarts, filter: filter)
+        // The consumer, its extractor and the files they write stay in this one job.
+        let (walk, recovered, unfinished) = try await io.run { flag -> (Walk, [String], String?) in
+            let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
+            extractor.skipsLinksToMissingTargets = true
+            var consumer = TarConsumer(listing: MemberListing(), extraction: ExtractionSink(extractor, filter: filter))
+            let walk: Walk
+            do {
+                walk = try walkBlocks(file: file, consumer: &consumer, flag: flag, memberStarts: memberStarts, filter: filter)
+            } catch {
+                consumer.extractor?.abandonCurrent()
+                throw error
+            }
+            let unfinished = consumer.unfinishedMember
+            consumer.extractor?.abandonCurrent()
+            try? consumer.extractor?.finish()
+            let skipped = Set((consumer.extractor?.warnings ?? []).filter { $0.kind == .missingLinkTarget }.map(\.member))
+            // Hard links whose target the damage took were seen but not made.
+            var whole = (consumer.collected ?? []).map(\.path).filter { !skipped.contains($0) }
+            if let unfinished, whole.last == unfinished { whole.removeLast() }
+            // With a selection, only the selected members were written, and only they are reported.
+            let recovered = whole.filter { TarConsumer.selected($0, by: filter) }
+            // The tar headers have whole seconds; the index, when readable, has the nanoseconds.
+            if let indexEntries {
+                let recoveredSet = Set(recovered)
+                consumer.extractor?.restoreTimes(from: indexEntries.filter { recoveredSet.contains($0.path) })
+            }
+            return (walk, recovered, unfinished)
         }
-        let (seen, unfinished, skipped) = box.state.withLock { state -> ([ArchiveEntry], String?, Set<String>) in
-            let unfinished = state.consumer.unfinishedMember
-            state.consumer.extractor?.abandonCurrent()
-            try? state.consumer.extractor?.finish()
-            let skipped = (state.consumer.extractor?.warnings ?? []).filter { $0.kind == .missingLinkTarget }.map(\.member)
-            return (state.consumer.collected ?? [], unfinished, Set(skipped))
-        }
-        // Hard links whose target the damage took were seen but not made.
-        var whole = seen.map(\.path).filter { !skipped.contains($0) }
-        if let unfinished, whole.last == unfinished { whole.removeLast() }
-        // With a selection, only the selected members were written, and only they are reported.
         let selected = { (path: String) in TarConsumer.selected(path, by: options.members) }
-        let recovered = whole.filter(selected)
         let recoveredSet = Set(recovered)
         var lost: [String]
         if let indexEntries {
@@ -64,11 +73,6 @@ public enum ArchiveSalvager {
             lost = []
         }
         if walk.damage == nil { lost = [] }
-        // The tar headers have whole seconds; the index, when readable, has the nanoseconds.
-        if let indexEntries {
-            let times = indexEntries.filter { recoveredSet.contains($0.path) }
-            try await io.run { _ in box.state.withLock { $0.consumer.extractor?.restoreTimes(from: times) } }
-        }
         return SalvageReport(
             recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,
             goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
@@ -87,7 +91,7 @@ public enum ArchiveSalvager {
     /// Block Headers declare.
     static let maxBufferedBlockSize = UInt64(ArchiveReader.defaultMaxBufferedBlockSize)
 
-    /// Walks the blocks and feeds the verified ones to the consumer in `box`.
+    /// Walks the blocks and feeds the verified ones to `consumer`.
     ///
     /// After a damaged block whose header still gives both its sizes, the walk resynchronises on
     /// the next block header (the damaged block's declared end) when the index gave the members'
@@ -96,7 +100,7 @@ public enum ArchiveSalvager {
     /// intact blocks are recovered. Without those offsets there is no safe place to resume and
     /// the walk stops at the damage.
     static func walkBlocks(
-        file: ArchiveFile, box: ConsumerBox, flag: CancellationFlag,
+        file: ArchiveFile, consumer: inout TarConsumer, flag: CancellationFlag,
         memberStarts: [UInt64]? = nil, filter: Set<String>? = nil
     ) throws -> Walk {
         var walk = Walk()
@@ -129,9 +133,7 @@ public enum ArchiveSalvager {
                 start = Int(resume - min(resume, at))
                 resumeAt = nil
             }
-            try box.state.withLock { state in
-                try bytes.withUnsafeBytes { raw in try state.consumer.consume(UnsafeRawBufferPointer(rebasing: raw[start...])) }
-            }
+            try bytes.withUnsafeBytes { raw in try consumer.consume(UnsafeRawBufferPointer(rebasing: raw[start...])) }
         }
         /// The header of the block being walked, while its sizes are known.
         var current: (declared: UInt64, uncompressed: UInt64)?
@@ -238,14 +240,12 @@ public enum ArchiveSalvager {
             walk.damagedBlocks += 1
             tarPosition = end
             resumeAt = next
-            box.state.withLock { state in
-                let extractor = state.consumer.extractor
-                extractor?.dropCurrentMember()
-                var listing = state.consumer.listing
-                // The member the damage cut was begun, not recovered.
-                listing?.dropLast(ifNamed: state.consumer.unfinishedMember)
-                state.consumer = TarConsumer(listing: listing, extraction: extractor.map { ExtractionSink($0, filter: filter) })
-            }
+            let extractor = consumer.extractor
+            extractor?.dropCurrentMember()
+            var listing = consumer.listing
+            // The member the damage cut was begun, not recovered.
+            listing?.dropLast(ifNamed: consumer.unfinishedMember)
+            consumer = TarConsumer(listing: listing, extraction: extractor.map { ExtractionSink($0, filter: filter) })
             return block.declared
         }
     }

@@ -69,77 +69,85 @@ public enum ArchiveStreamReader {
         // destination bounds what a decompression bomb can write.
         var options = options
         if let directory, options.maxBytes == nil { options.maxBytes = freeSpace(at: directory) }
-        let extractor = try directory.map { (directory) throws(ArchiveError) in
-            try Extractor(destination: directory, options: options, archiveSize: 0)
-        }
-        var consumer = TarConsumer(
-            listing: MemberListing(checksums: true), extraction: extractor.map { ExtractionSink($0, filter: options.members) })
-        consumer.onProgress = onProgress
-        consumer.trailing = TrailingBytes(limit: maxIndexBytes ?? trailingAllowance(received: 0))
-        // A hostile header asking for a 1.5 GiB dictionary would cost that much once the output
-        // passes it: the decoder is held to what `xz -9` needs, with room to spare.
+        let chosen = options
         let filter = options.members
-        // The blocks of a multi-block stream (ours, `xz -T`, pixz) decode on every active core,
-        // within the same memory limit taken together.
-        let box = ConsumerBox(
-            consumer,
-            decoder: StreamDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory), threads: options.parallelism))
+        // The pipe is read on one thread while the other decodes, checks and writes.
         let io = WorkerThreadPool(threads: 2, name: "amk-stream")
         defer { io.shutdown() }
-        do {
+        // Up to 4 MiB read ahead: a pipe's writer goes on while a slow member is written.
+        return try await ConsumerJob.run(
+            on: io, capacity: 4,
+            making: {
+                var extraction: ExtractionSink?
+                if let directory {
+                    let extractor = try Extractor(destination: directory, options: chosen, archiveSize: 0)
+                    extraction = ExtractionSink(extractor, filter: filter)
+                }
+                var consumer = TarConsumer(listing: MemberListing(checksums: true), extraction: extraction)
+                consumer.onProgress = onProgress
+                consumer.trailing = TrailingBytes(limit: maxIndexBytes ?? trailingAllowance(received: 0))
+                // A hostile header asking for a 1.5 GiB dictionary would cost that much once the
+                // output passes it: the decoder is held to what `xz -9` needs, with room to spare.
+                // The blocks of a multi-block stream (ours, `xz -T`, pixz) decode on every active
+                // core, within the same memory limit taken together.
+                let decoder = StreamDecoder(
+                    memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory), threads: chosen.parallelism)
+                return Decoding(consumer: consumer, decoder: decoder)
+            },
+            consume: { (state: inout Decoding, piece: [UInt8]) in
+                if maxIndexBytes == nil {
+                    state.consumer.trailing?.limit = trailingAllowance(received: state.decoder.totalIn + UInt64(piece.count))
+                }
+                try feed(piece, into: &state)
+                return false
+            },
+            finish: { state, _ in
+                do {
+                    try state.decoder.finish { try state.consumer.consume($0) }
+                } catch let error as XZError {
+                    throw ArchiveError(
+                        .corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
+                }
+                try state.consumer.finish()
+                let index = try verifiedIndex(state.consumer, archiveSize: state.decoder.totalIn)
+                // The tar headers have whole seconds; the index that followed them has the rest.
+                if let index, let extractor = state.consumer.extractor {
+                    extractor.restoreTimes(from: index.entries.filter { TarConsumer.selected($0.path, by: filter) })
+                }
+                return Result(
+                    entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
+                    metadata: state.consumer.metadata, indexVerified: index != nil,
+                    seconds: (ContinuousClock.now - start).secondsValue,
+                    extracted: state.consumer.extractor?.entries ?? 0,
+                    warnings: state.consumer.extractor?.warnings ?? [])
+            },
+            abandon: { state, error in
+                state.consumer.extractor?.abandonCurrent()
+                guard let tar = error as? TarError else { return error }
+                return ArchiveError.fromTar(tar, path: nil, member: state.consumer.unfinishedMember)
+            }
+        ) { handOff in
             while true {
                 // A read on a pipe or socket can block for good: it shares nothing, so it may be
                 // abandoned when the caller is cancelled.
                 let piece = try await io.run(abandonOnCancel: true) { _ in try readSome(fd, max: 1 << 20) }
                 if piece.isEmpty { break }
-                try await io.run { _ in
-                    try box.state.withLock { state in
-                        if maxIndexBytes == nil {
-                            state.consumer.trailing?.limit = trailingAllowance(received: state.decoder!.totalIn + UInt64(piece.count))
-                        }
-                        try feed(piece, into: &state)
-                    }
-                }
+                try await handOff.send(piece)
             }
-            return try await io.run { _ in
-                try box.state.withLock { state in
-                    do {
-                        try state.decoder!.finish { try state.consumer.consume($0) }
-                    } catch let error as XZError {
-                        throw ArchiveError(
-                            .corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
-                    }
-                    try state.consumer.finish()
-                    let index = try verifiedIndex(state.consumer, archiveSize: state.decoder!.totalIn)
-                    let verified = index != nil
-                    // The tar headers have whole seconds; the index that followed them has the rest.
-                    if let index, let extractor = state.consumer.extractor {
-                        extractor.restoreTimes(from: index.entries.filter { TarConsumer.selected($0.path, by: filter) })
-                    }
-                    return Result(
-                        entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
-                        metadata: state.consumer.metadata, indexVerified: verified,
-                        seconds: (ContinuousClock.now - start).secondsValue,
-                        extracted: state.consumer.extractor?.entries ?? 0,
-                        warnings: state.consumer.extractor?.warnings ?? [])
-                }
-            }
-        } catch let error as TarError {
-            let member = box.state.withLock { state in
-                state.consumer.extractor?.abandonCurrent()
-                return state.consumer.unfinishedMember
-            }
-            throw ArchiveError.fromTar(error, path: nil, member: member)
-        } catch {
-            box.state.withLock { $0.consumer.extractor?.abandonCurrent() }
-            throw error
         }
     }
 
-    private static func feed(_ piece: [UInt8], into state: inout ConsumerBox.State) throws {
+    /// A streamed reading's state, kept by its job (``ConsumerJob``): the tar consumer and the
+    /// decoder in front of it.
+    struct Decoding {
+        var consumer: TarConsumer
+        let decoder: StreamDecoder
+    }
+
+    private static func feed(_ piece: [UInt8], into state: inout Decoding) throws {
         do {
             try piece.withUnsafeBytes { raw in
-                try state.decoder!.feed(raw) { try state.consumer.consume($0) }
+                try state.decoder.feed(raw) { try state.consumer.consume($0) }
             }
         } catch let error as XZError {
             throw ArchiveError(

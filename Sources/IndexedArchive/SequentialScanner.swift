@@ -6,44 +6,36 @@ import XZ
 /// ahead, and for the short reads that stop early (the metadata in the first pax header, a member
 /// near the start of a foreign archive).
 enum SequentialScanner {
-    /// Reads `file` from the start through one streaming decoder into `box`, each piece on `io`,
-    /// until the end or until `until` says the consumer has what it wanted.
+    /// Reads `file` from the start through one streaming decoder into `consumer`, a piece at a
+    /// time, until the end or until `until` says the consumer has what it wanted. It reads and
+    /// writes files: call it inside a job on a thread of our own (the consumer stays on it), which
+    /// `flag` stops between pieces.
     static func decode(
-        _ file: ArchiveFile, maxDecoderMemory: UInt64, into box: ConsumerBox, on io: WorkerThreadPool,
-        until: (@Sendable (TarConsumer) -> Bool)? = nil
-    ) async throws {
-        box.state.withLock { $0.decoder = StreamDecoder(memoryLimit: maxDecoderMemory) }
+        _ file: ArchiveFile, maxDecoderMemory: UInt64, into consumer: inout TarConsumer, flag: CancellationFlag,
+        until: ((TarConsumer) -> Bool)? = nil
+    ) throws {
+        let decoder = StreamDecoder(memoryLimit: maxDecoderMemory)
         var offset: UInt64 = 0
         let piece = 1 << 20
         while offset < file.size {
-            try Task.checkCancellation()
-            let at = offset
-            let stop = try await io.run { _ -> Bool in
-                let bytes = try file.readAvailable(at: at, count: piece)
-                return try box.state.withLock { state -> Bool in
-                    do {
-                        try bytes.withUnsafeBytes { raw in
-                            try state.decoder!.feed(raw) { out in try state.consumer.consume(out) }
-                        }
-                    } catch let error as XZError {
-                        throw ArchiveError(
-                            error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
-                            path: file.path, offset: error.offset ?? at, underlying: error)
-                    }
-                    return until?(state.consumer) ?? false
+            if flag.isCancelled { throw CancellationError() }
+            let bytes = try file.readAvailable(at: offset, count: piece)
+            do {
+                try bytes.withUnsafeBytes { raw in
+                    try decoder.feed(raw) { out in try consumer.consume(out) }
                 }
+            } catch let error as XZError {
+                throw ArchiveError(
+                    error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
+                    path: file.path, offset: error.offset ?? offset, underlying: error)
             }
-            if stop { return }
+            if until?(consumer) == true { return }
             offset += UInt64(piece)
         }
-        try await io.run { _ in
-            try box.state.withLock { state in
-                do {
-                    try state.decoder!.finish { out in try state.consumer.consume(out) }
-                } catch let error as XZError {
-                    throw ArchiveError(.corrupt, error.message, path: file.path, offset: error.offset ?? file.size, underlying: error)
-                }
-            }
+        do {
+            try decoder.finish { out in try consumer.consume(out) }
+        } catch let error as XZError {
+            throw ArchiveError(.corrupt, error.message, path: file.path, offset: error.offset ?? file.size, underlying: error)
         }
     }
 }

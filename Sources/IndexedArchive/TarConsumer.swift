@@ -1,4 +1,3 @@
-import Synchronization
 import Tar
 import XZ
 
@@ -6,8 +5,8 @@ import XZ
 /// metadata, and hands each member to the parts a reading has set (TarSinks.swift): checking against
 /// the index, listing, extraction, capturing one member, keeping what follows the end marker.
 ///
-/// One job at a time feeds it from a thread of our own, under a Mutex that makes the hand-off
-/// between jobs safe.
+/// It lives in one job on a thread of our own for the whole reading (``ConsumerJob``), which makes,
+/// feeds and finishes it: no lock, and the files it writes are written from that thread alone.
 struct TarConsumer {
     var parser = TarParser()
     /// Each member held to the rich index, when the archive has one.
@@ -164,24 +163,4 @@ struct TarConsumer {
 
     /// The member the stream stopped inside, if any.
     var unfinishedMember: String? { current?.header.path }
-}
-
-/// A `TarConsumer` (and, for sequential reads, the decoder in front of it) shared by the jobs that
-/// feed it one after another.
-///
-/// One reading owns it and never feeds it from two jobs at once, but those jobs run on the I/O
-/// pool's threads (the consumer writes files) while the reading's task looks at it between them:
-/// the state moves between threads, and the Mutex is what lets Swift check that hand-off. It is
-/// never contended, so each 1 MiB piece pays one uncontended lock, nothing measurable.
-final class ConsumerBox: Sendable {
-    struct State {
-        var consumer: TarConsumer
-        var decoder: StreamDecoder?
-    }
-
-    let state: Mutex<State>
-
-    init(_ consumer: sending TarConsumer, decoder: sending StreamDecoder? = nil) {
-        state = Mutex(State(consumer: consumer, decoder: decoder))
-    }
 }

@@ -1,0 +1,70 @@
+/// A reading's state (its ``TarConsumer``, and for a stream the decoder in front of it) kept in one
+/// job on a thread of our own for the whole reading, and fed there by a task through a
+/// ``HandOff``.
+///
+/// The state is made, fed, finished or abandoned by that job alone, so it needs no lock and never
+/// crosses a thread: what the reading learns comes back as the job's Sendable result, or its error.
+/// A failure on either side ends the other: the sender's failure stops the job (which abandons the
+/// member it was writing), and the job's failure makes the next send throw, so that neither waits
+/// for a partner that has gone.
+enum ConsumerJob {
+    /// Runs `make`, then `consume` for each piece `produce` sends, then `finish`, in one job on
+    /// `io`; `abandon` receives the state and the error when anything fails, and returns the
+    /// error to throw. The sender's own error wins over the job's unless it only says that the job
+    /// stopped first (then the job's result or error is the answer: a job may stop early on
+    /// purpose, by returning from `consume` with `true`).
+    ///
+    /// Memory: besides the piece being consumed, at most `capacity` pieces wait, and one more with
+    /// a sender held for room. The default of one keeps the consumer busy (the next piece is there
+    /// when it is done with one) without letting the producer run far ahead.
+    static func run<State, Piece: Sendable, R: Sendable>(
+        on io: WorkerThreadPool, capacity: Int = 1,
+        making make: @escaping @Sendable () throws -> State,
+        consume: @escaping @Sendable (inout State, Piece) throws -> Bool,
+        finish: @escaping @Sendable (inout State, _ stoppedEarly: Bool) throws -> R,
+        abandon: @escaping @Sendable (inout State, any Error) -> any Error,
+        produce: (HandOff<Piece>) async throws -> Void
+    ) async throws -> R {
+        let handOff = HandOff<Piece>(capacity: capacity)
+        async let outcome = io.run { flag in
+            var state: State
+            do {
+                state = try make()
+            } catch {
+                handOff.close()
+                throw error
+            }
+            do {
+                var stopped = false
+                while let piece = try handOff.receive() {
+                    if flag.isCancelled { throw CancellationError() }
+                    if try consume(&state, piece) {
+                        stopped = true
+                        break
+                    }
+                }
+                handOff.close()
+                return try finish(&state, stopped)
+            } catch {
+                handOff.close()
+                throw abandon(&state, error)
+            }
+        }
+        var produced: Result<Void, any Error> = .success(())
+        do {
+            try await produce(handOff)
+            handOff.finish()
+        } catch {
+            produced = .failure(error)
+            handOff.fail()
+        }
+        let result: Result<R, any Error>
+        do {
+            result = .success(try await outcome)
+        } catch {
+            result = .failure(error)
+        }
+        if case .failure(let error) = produced, !(error is HandOff<Piece>.ReceiverGone) { throw error }
+        return try result.get()
+    }
+}

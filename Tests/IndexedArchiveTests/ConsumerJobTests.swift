@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import IndexedArchive
+
+/// A reading's state kept in one job, fed through a hand-off, and the way each side's failure ends
+/// the other.
+@Suite struct ConsumerJobTests {
+    struct Failure: Error, Equatable { var name: String }
+
+    /// The job's state: what it consumed, and on which thread.
+    struct Tally {
+        var pieces: [Int] = []
+        var threads: Set<String> = []
+    }
+
+    /// What `abandon` saw: the pieces consumed and the error that ended the job.
+    final class Abandoned: Sendable {
+        let seen = Mutex<(pieces: [Int], error: String)?>(nil)
+    }
+
+    static func thread() -> String {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+
+    static func run(
+        pieces: Int, capacity: Int = 2, makeFails: Bool = false, stopAt: Int? = nil, failAt: Int? = nil,
+        producerFailsAfter: Int? = nil, abandoned: Abandoned = Abandoned()
+    ) async throws -> (pieces: [Int], stoppedEarly: Bool, threads: Set<String>) {
+        let pool = WorkerThreadPool(threads: 1, name: "test-consumer")
+        defer { pool.shutdown() }
+        return try await ConsumerJob.run(
+            on: pool, capacity: capacity,
+            making: { () throws -> Tally in
+                if makeFails { throw Failure(name: "make") }
+                return Tally()
+            },
+            consume: { (tally: inout Tally, piece: Int) in
+                if piece == failAt { throw Failure(name: "consume") }
+                tally.pieces.append(piece)
+                tally.threads.insert(Self.thread())
+                return piece == stopAt
+            },
+            finish: { tally, stopped in (tally.pieces, stopped, tally.threads) },
+            abandon: { tally, error in
+                abandoned.seen.withLock { $0 = (tally.pieces, String(describing: type(of: error))) }
+                return error
+            }
+        ) { handOff in
+            for piece in 0..<pieces {
+                if piece == producerFailsAfter { throw Failure(name: "producer") }
+                try await handOff.send(piece)
+            }
+        }
+    }
+
+    @Test func everyPieceIsConsumedInOrderOnTheJobsOneThread() async throws {
+        let result = try await Self.run(pieces: 500)
+        #expect(result.pieces == Array(0..<500))
+        #expect(!result.stoppedEarly)
+        #expect(result.threads == ["test-consumer-0"], "the state never leaves its thread")
+    }
+
+    @Test func aJobThatStopsEarlyIsAnAnswerNotAnError() async throws {
+        let result = try await Self.run(pieces: 1000, capacity: 1, stopAt: 3)
+        #expect(result.pieces == [0, 1, 2, 3])
+        #expect(result.stoppedEarly, "the producer's sends fail once the job has what it wanted")
+    }
+
+    @Test func theJobsErrorIsThrownAndTheProducerStops() async throws {
+        let abandoned = Abandoned()
+        let error = await #expect(throws: Failure.self) {
+            try await Self.run(pieces: 100_000, capacity: 1, failAt: 5, abandoned: abandoned)
+        }
+        #expect(error == Failure(name: "consume"), "not the producer's ReceiverGone")
+        let seen = try #require(abandoned.seen.withLock { $0 })
+        #expect(seen.pieces == [0, 1, 2, 3, 4], "abandoned with what it had consumed")
+        #expect(seen.error == "Failure")
+    }
+
+    @Test func theProducersErrorIsThrownAndTheJobAbandons() async throws {
+        let abandoned = Abandoned()
+        let error = await #expect(throws: Failure.self) {
+            try await Self.run(pieces: 100, producerFailsAfter: 10, abandoned: abandoned)
+        }
+        #expect(error == Failure(name: "producer"))
+        let seen = try #require(abandoned.seen.withLock { $0 }, "the job must learn that no more pieces come")
+        #expect(seen.error == "SenderFailed")
+        #expect(seen.pieces.count <= 10)
+    }
+
+    @Test func aStateThatCannotBeMadeFailsTheRunWithoutWaitingForTheProducer() async throws {
+        let abandoned = Abandoned()
+        let error = await #expect(throws: Failure.self) {
+            try await Self.run(pieces: 100_000, capacity: 1, makeFails: true, abandoned: abandoned)
+        }
+        #expect(error == Failure(name: "make"))
+        #expect(abandoned.seen.withLock { $0 } == nil, "there was no state to abandon")
+    }
+
+    @Test func cancellingTheReadingEndsBothSides() async throws {
+        let abandoned = Abandoned()
+        let pool = WorkerThreadPool(threads: 1, name: "test-consumer")
+        defer { pool.shutdown() }
+        let started = Atomic<Bool>(false)
+        let reading = Task {
+            try await ConsumerJob.run(
+                on: pool, capacity: 1,
+                making: { [Int]() },
+                consume: { (seen: inout [Int], piece: Int) in
+                    seen.append(piece)
+                    started.store(true, ordering: .sequentiallyConsistent)
+                    return false
+                },
+                finish: { seen, _ in seen.count },
+                abandon: { seen, error in
+                    abandoned.seen.withLock { $0 = (seen, String(describing: type(of: error))) }
+                    return error
+                }
+            ) { handOff in
+                var piece = 0
+                while true {  // Sends for ever: only the cancellation ends it.
+                    try await handOff.send(piece)
+                    piece += 1
+                }
+            }
+        }
+        while !started.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(1)) }
+        reading.cancel()
+        await #expect(throws: CancellationError.self) { try await reading.value }
+        #expect(abandoned.seen.withLock { $0 } != nil, "the job abandoned its state")
+    }
+}
