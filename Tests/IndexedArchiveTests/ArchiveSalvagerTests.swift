@@ -67,6 +67,34 @@ extension EngineSuites {
                 "salvaged intact archive")
         }
 
+        /// A salvage cancelled while it writes a member removes that member's temporary file:
+        /// nothing half-written is left, as for an extraction.
+        @Test func aCancelledSalvageLeavesNoHalfWrittenMember() async throws {
+            let dir = try TemporaryDirectory()
+            let source = dir.path + "/big"
+            try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+            // 768 MiB of zeros, sparse: quick to pack and small to store, but long enough to
+            // write out that the cancellation lands inside the member.
+            let fd = open(source + "/zeros.bin", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(fd >= 0)
+            try #require(ftruncate(fd, 768 << 20) == 0)
+            close(fd)
+            let archive = dir.path + "/Z.tar.xz"
+            _ = try await ArchivePacker.pack(
+                [PackSource(path: source, archivePath: "big")], to: .file(archive), options: testOptions(chunk: 8 << 20))
+            let out = dir.path + "/out"
+            let salvage = Task { try await ArchiveSalvager.salvage(path: archive, to: out) }
+            let written = { (try? FileManager.default.contentsOfDirectory(atPath: out + "/big")) ?? [] }
+            let start = ContinuousClock.now
+            while written().isEmpty && ContinuousClock.now - start < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try #require(!written().isEmpty, "the member's file was never begun")
+            salvage.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await salvage.value }
+            #expect(written().isEmpty, "left behind: \(written())")
+        }
+
         /// `tar -cJf` writes one block whose header carries no sizes: salvage decodes it forward
         /// until it ends, and an intact one is whole, with no damage reported.
         @Test(.enabled(if: toolExists("xz") && toolExists("tar")))
