@@ -74,9 +74,10 @@ public enum ArchiveStreamReader {
         // The pipe is read on one thread while the other decodes, checks and writes.
         let io = WorkerThreadPool(threads: 2, name: "amk-stream")
         defer { io.shutdown() }
-        // Up to 4 MiB read ahead: a pipe's writer goes on while a slow member is written.
+        // The next 1 MiB is read while one is decoded and written (the reads used to wait for
+        // each piece's writing), and no more: a slow pipe is not buffered without end.
         return try await ConsumerJob.run(
-            on: io, capacity: 4,
+            on: io, capacity: 2,
             making: {
                 var extraction: ExtractionSink?
                 if let directory {

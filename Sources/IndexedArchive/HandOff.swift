@@ -6,9 +6,10 @@ import Synchronization
 /// A reading's ``TarConsumer`` lives on one I/O thread, inside one job, for the whole reading: the
 /// parser, the extractor and the files it writes are touched by that thread alone. The task that
 /// decodes (or reads a pipe) sends it the pieces through this hand-off: the sender suspends
-/// without holding a thread when `capacity` pieces wait, and the receiving thread parks on a
-/// semaphore when none does. Only the hand-off's own bookkeeping (``HandOffState``) is shared, in
-/// a Mutex.
+/// without holding a thread when `capacity` pieces are waiting or being consumed (with no
+/// capacity, until the receiver is done with its piece), and the receiving thread parks on a
+/// semaphore when none waits. Only the hand-off's own bookkeeping (``HandOffState``) is shared,
+/// in a Mutex.
 ///
 /// Each side ends it once: the sender with ``finish()`` or ``fail()``, the receiver with
 /// ``close()``, so that neither waits for a partner that has gone.
@@ -30,7 +31,8 @@ final class HandOff<Element: Sendable>: Sendable {
         state = Mutex(State(capacity: capacity))
     }
 
-    /// Queues `piece`, waiting for room when `capacity` pieces wait. Throws ``ReceiverGone`` when
+    /// Queues `piece`, waiting for room when `capacity` pieces are waiting or being consumed (with
+    /// no capacity, until the receiver is done with it). Throws ``ReceiverGone`` when
     /// the receiver has stopped, `CancellationError` when the task is cancelled.
     func send(_ piece: Element) async throws {
         try await withTaskCancellationHandler {
@@ -39,8 +41,8 @@ final class HandOff<Element: Sendable>: Sendable {
                 case .queued(let wake):
                     wake?.signal()
                     continuation.resume()
-                case .suspended:
-                    break
+                case .suspended(let wake):
+                    wake?.signal()
                 case .closed:
                     continuation.resume(throwing: ReceiverGone())
                 case .cancelled:
@@ -57,9 +59,10 @@ final class HandOff<Element: Sendable>: Sendable {
     /// ``SenderFailed`` when the sender failed.
     func receive() throws -> Element? {
         while true {
-            switch state.withLock({ $0.receive(parking: wakeUp) }) {
-            case .piece(let piece, let sender):
-                sender?.resume()
+            let (next, sender) = state.withLock { $0.receive(parking: wakeUp) }
+            sender?.resume()
+            switch next {
+            case .piece(let piece):
                 return piece
             case .park:
                 wakeUp.wait()

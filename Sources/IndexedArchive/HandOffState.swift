@@ -21,8 +21,10 @@ struct HandOffState<Element, Sender, Waker> {
     enum Send {
         /// The piece is queued; wake the parked receiver, if given.
         case queued(wake: Waker?)
-        /// No room: the sender is held, with its piece, until the receiver makes room.
-        case suspended
+        /// No room: the sender is held, with its piece, until there is room for it (or, with no
+        /// capacity, until the receiver is done with it). Wake the parked receiver, if given: it
+        /// takes a held piece when nothing else waits.
+        case suspended(wake: Waker?)
         /// The receiver is gone: the piece is dropped and the send fails.
         case closed
         /// The sender was cancelled: the piece is dropped and the send fails.
@@ -31,62 +33,84 @@ struct HandOffState<Element, Sender, Waker> {
 
     /// What a receive gives.
     enum Receive {
-        /// The oldest piece; resume the sender, whose piece took the room this one left, if given.
-        case piece(Element, resume: Sender?)
+        /// The oldest piece.
+        case piece(Element)
         /// Nothing yet: the receiver's waker is parked; wait for it, then ask again.
         case park
         /// The sender finished and every piece has been taken.
         case end
-        /// The sender failed: stop.
+        /// The sender failed, or the receiver closed: stop.
         case failed
     }
 
-    /// Pieces that may wait before a sender is held.
+    /// Pieces that may be waiting or in the receiver's hands before a sender is held. Zero makes
+    /// each send a rendezvous: it returns once the receiver is done with the piece, so that the
+    /// sender is never ahead of the receiver (as if it had done the receiver's work itself).
     let capacity: Int
     private var pieces: [Element] = []
+    /// Whether the receiver holds a piece it took: asking for the next one says it is done.
+    private var receiving = false
     private var held: (piece: Element, sender: Sender)?
+    /// With no capacity: the sender whose piece the receiver holds, resumed when it is done.
+    private var awaitingDone: Sender?
     private var parked: Waker?
     private var senderCancelled = false
     private(set) var ending: Ending?
 
     init(capacity: Int) {
-        precondition(capacity > 0, "a hand-off needs room for one piece")
+        precondition(capacity >= 0, "a hand-off's capacity cannot be negative")
         self.capacity = capacity
     }
 
     /// Pieces queued and not yet taken (a held sender's piece not counted).
     var queued: Int { pieces.count }
 
-    /// Whether a sender is held for room.
-    var isHoldingSender: Bool { held != nil }
+    /// Whether a sender is held: for room, or for the receiver to be done with its piece.
+    var isHoldingSender: Bool { held != nil || awaitingDone != nil }
 
     /// The sender offers `piece`, to be resumed through `sender` if it must wait.
     mutating func send(_ piece: Element, sender: Sender) -> Send {
         if let ending { return ending == .closed ? .closed : .cancelled }
         if senderCancelled { return .cancelled }
-        precondition(held == nil, "one sender at a time")
-        guard pieces.count < capacity else {
+        precondition(held == nil && awaitingDone == nil, "one sender at a time")
+        defer { parked = nil }
+        guard pieces.count + (receiving ? 1 : 0) < capacity else {
             held = (piece, sender)
-            return .suspended
+            return .suspended(wake: parked)
         }
         pieces.append(piece)
-        defer { parked = nil }
         return .queued(wake: parked)
     }
 
-    /// The receiver, whose waker is `waker`, asks for the next piece.
-    mutating func receive(parking waker: Waker) -> Receive {
-        if ending == .failed || ending == .closed { return .failed }
-        guard !pieces.isEmpty else {
-            if ending == .finished { return .end }
-            parked = waker
-            return .park
+    /// The receiver, whose waker is `waker`, is done with the piece it took, if any, and asks for
+    /// the next one; `resume` is a sender to resume now, if any. A held sender's piece goes straight
+    /// to the receiver when nothing else waits: the receiver need not wait for the sender to run
+    /// again.
+    mutating func receive(parking waker: Waker) -> (next: Receive, resume: Sender?) {
+        receiving = false
+        let done = awaitingDone
+        awaitingDone = nil
+        if ending == .failed || ending == .closed { return (.failed, done) }
+        if !pieces.isEmpty {
+            let piece = pieces.removeFirst()
+            receiving = true
+            guard let (waiting, sender) = held, pieces.count + 1 < capacity else { return (.piece(piece), done) }
+            held = nil
+            pieces.append(waiting)
+            return (.piece(piece), sender)
         }
-        let piece = pieces.removeFirst()
-        guard let (waiting, sender) = held else { return .piece(piece, resume: nil) }
-        held = nil
-        pieces.append(waiting)
-        return .piece(piece, resume: sender)
+        if let (piece, sender) = held {
+            held = nil
+            receiving = true
+            guard capacity > 0 else {
+                awaitingDone = sender
+                return (.piece(piece), done)
+            }
+            return (.piece(piece), sender)
+        }
+        if ending == .finished { return (.end, done) }
+        parked = waker
+        return (.park, done)
     }
 
     /// The sender has nothing more to send; returns the parked receiver's waker, to wake.
@@ -110,15 +134,22 @@ struct HandOffState<Element, Sender, Waker> {
     mutating func close() -> Sender? {
         if ending == nil || ending == .finished { ending = .closed }
         pieces.removeAll()
-        defer { held = nil }
-        return held?.sender
+        receiving = false
+        defer {
+            held = nil
+            awaitingDone = nil
+        }
+        return held?.sender ?? awaitingDone
     }
 
     /// The sending task was cancelled: returns a held sender, to resume with `CancellationError`;
     /// a send that comes later fails at once.
     mutating func cancelSender() -> Sender? {
         senderCancelled = true
-        defer { held = nil }
-        return held?.sender
+        defer {
+            held = nil
+            awaitingDone = nil
+        }
+        return held?.sender ?? awaitingDone
     }
 }

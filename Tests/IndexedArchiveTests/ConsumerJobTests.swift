@@ -62,6 +62,34 @@ import Testing
         #expect(result.threads == ["test-consumer-0"], "the state never leaves its thread")
     }
 
+    /// The default: each send returns once the job is done with its piece, so the producer
+    /// holds nothing more than when each piece was a job of its own.
+    @Test func byDefaultTheProducerIsNeverAheadOfTheJob() async throws {
+        let pool = WorkerThreadPool(threads: 1, name: "test-consumer")
+        defer { pool.shutdown() }
+        let consumed = Atomic<Int>(0)
+        let ahead = Atomic<Int>(0)
+        let count = try await ConsumerJob.run(
+            on: pool,
+            making: { 0 },
+            consume: { (count: inout Int, _: Int) in
+                usleep(200)  // A slow consumer, such as one writing files.
+                count += 1
+                consumed.store(count, ordering: .sequentiallyConsistent)
+                return false
+            },
+            finish: { count, _ in count },
+            abandon: { _, error in error }
+        ) { handOff in
+            for piece in 0..<200 {
+                try await handOff.send(piece)
+                if consumed.load(ordering: .sequentiallyConsistent) != piece + 1 { ahead.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(count == 200)
+        #expect(ahead.load(ordering: .relaxed) == 0, "a send returned before its piece was consumed")
+    }
+
     @Test func aJobThatStopsEarlyIsAnAnswerNotAnError() async throws {
         let result = try await Self.run(pieces: 1000, capacity: 1, stopAt: 3)
         #expect(result.pieces == [0, 1, 2, 3])

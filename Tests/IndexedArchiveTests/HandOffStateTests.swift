@@ -12,24 +12,31 @@ extension EngineSuites {
             return .none
         }
 
-        static func piece(_ receive: State.Receive) -> (Int, String?)? {
-            if case .piece(let piece, let sender) = receive { return (piece, sender) }
+        typealias Received = (next: State.Receive, resume: String?)
+
+        static func piece(_ received: Received) -> (Int, String?)? {
+            if case .piece(let piece) = received.next { return (piece, received.resume) }
             return nil
         }
 
-        static func isPark(_ receive: State.Receive) -> Bool {
-            if case .park = receive { return true }
+        static func isPark(_ received: Received) -> Bool {
+            if case .park = received.next { return true }
             return false
         }
 
-        static func isEnd(_ receive: State.Receive) -> Bool {
-            if case .end = receive { return true }
+        static func isEnd(_ received: Received) -> Bool {
+            if case .end = received.next { return true }
             return false
         }
 
-        static func isFailed(_ receive: State.Receive) -> Bool {
-            if case .failed = receive { return true }
+        static func isFailed(_ received: Received) -> Bool {
+            if case .failed = received.next { return true }
             return false
+        }
+
+        static func suspended(_ send: State.Send) -> String?? {
+            if case .suspended(let wake) = send { return .some(wake) }
+            return .none
         }
 
         @Test func piecesComeInOrderAndAnEmptyHandOffParksTheReceiver() throws {
@@ -45,23 +52,71 @@ extension EngineSuites {
             #expect(try #require(Self.piece(state.receive(parking: "R"))).0 == 3)
         }
 
-        @Test func aFullHandOffHoldsTheSenderWithItsPieceUntilOneIsTaken() throws {
-            var state = State(capacity: 1)
-            #expect(Self.queued(state.send(1, sender: "S")) != nil)
-            guard case .suspended = state.send(2, sender: "S") else {
-                Issue.record("a full hand-off must hold the sender")
-                return
-            }
+        @Test func aFullHandOffHoldsTheSenderWithItsPieceUntilThereIsRoom() throws {
+            var state = State(capacity: 2)
+            _ = state.send(1, sender: "S")
+            _ = state.send(2, sender: "S")
+            #expect(Self.suspended(state.send(3, sender: "S")) == .some(nil), "a full hand-off holds the sender")
             #expect(state.isHoldingSender)
-            #expect(state.queued == 1, "the held piece waits with its sender")
+            #expect(state.queued == 2, "the held piece waits with its sender")
             let first = try #require(Self.piece(state.receive(parking: "R")))
             #expect(first.0 == 1)
-            #expect(first.1 == "S", "its piece took the room: the sender goes on")
-            #expect(!state.isHoldingSender)
-            #expect(state.queued == 1)
+            #expect(first.1 == nil, "piece 1 in the receiver's hands and piece 2 waiting: still no room")
             let second = try #require(Self.piece(state.receive(parking: "R")))
             #expect(second.0 == 2)
-            #expect(second.1 == nil)
+            #expect(second.1 == "S", "done with piece 1: piece 3 takes its room and the sender goes on")
+            #expect(!state.isHoldingSender)
+            #expect(state.queued == 1)
+            #expect(try #require(Self.piece(state.receive(parking: "R"))).0 == 3)
+        }
+
+        @Test func thePieceInTheReceiversHandsCountsAgainstTheCapacity() throws {
+            var state = State(capacity: 1)
+            #expect(Self.queued(state.send(1, sender: "S")) == .some(nil))
+            #expect(try #require(Self.piece(state.receive(parking: "R"))).0 == 1)
+            #expect(Self.suspended(state.send(2, sender: "S")) == .some(nil), "one piece being consumed fills a capacity of one")
+            // Asking again says the receiver is done with piece 1: the held piece comes straight
+            // to it, and its sender goes on.
+            let second = try #require(Self.piece(state.receive(parking: "R")))
+            #expect(second.0 == 2)
+            #expect(second.1 == "S")
+            #expect(state.queued == 0)
+            #expect(Self.isPark(state.receive(parking: "R")))
+            #expect(Self.queued(state.send(3, sender: "S")) == .some("R"), "a parked receiver holds nothing: room again")
+        }
+
+        @Test func withNoCapacityASendReturnsOnceTheReceiverIsDoneWithItsPiece() throws {
+            var state = State(capacity: 0)
+            #expect(Self.isPark(state.receive(parking: "R")))
+            #expect(Self.suspended(state.send(1, sender: "S")) == .some("R"), "the parked receiver is woken to take it")
+            let first = try #require(Self.piece(state.receive(parking: "R")))
+            #expect(first.0 == 1)
+            #expect(first.1 == nil, "taken, not yet done: the sender still waits")
+            #expect(state.isHoldingSender)
+            let next = state.receive(parking: "R")
+            #expect(next.resume == "S", "done with piece 1: the sender goes on")
+            #expect(Self.isPark(next))
+            #expect(!state.isHoldingSender)
+            #expect(Self.suspended(state.send(2, sender: "S")) == .some("R"))
+            #expect(try #require(Self.piece(state.receive(parking: "R"))).0 == 2)
+            #expect(state.finish() == nil)
+            let end = state.receive(parking: "R")
+            #expect(end.resume == "S", "the last piece's sender is resumed along with the end")
+            #expect(Self.isEnd(end))
+        }
+
+        @Test func withNoCapacityTheReceiverStoppingReleasesTheSenderItWasWorkingFor() throws {
+            var state = State(capacity: 0)
+            _ = state.send(1, sender: "S")
+            #expect(try #require(Self.piece(state.receive(parking: "R"))).0 == 1)
+            #expect(state.close() == "S")
+            #expect(!state.isHoldingSender)
+
+            var cancelled = State(capacity: 0)
+            _ = cancelled.send(1, sender: "S")
+            _ = cancelled.receive(parking: "R")
+            #expect(cancelled.cancelSender() == "S", "a cancelled sender does not wait for the receiver")
+            #expect(cancelled.receive(parking: "R").resume == nil, "and is resumed only once")
         }
 
         @Test func afterFinishTheReceiverTakesWhatIsLeftThenSeesTheEnd() throws {
