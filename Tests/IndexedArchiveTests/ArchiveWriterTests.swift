@@ -6,18 +6,9 @@ import Testing
 /// The writer through the packer: pipes, atomic files, races for one destination.
 extension EngineSuites {
     @Suite struct ArchiveWriterTests {
-        /// A pipe whose ends a child process does not inherit (only its stdin, dup'ed, survives), so
-        /// that closing our write end is the end of the input.
-        static func pipeClosedOnExec() throws -> [Int32] {
-            var fds: [Int32] = [0, 0]
-            guard pipe(&fds) == 0 else { throw CocoaError(.fileWriteUnknown) }
-            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            return fds
-        }
-
         @Test func anArchiveWrittenToAPipeIsComplete() async throws {
             let packed = try await PackedTree.make()
-            let fds = try Self.pipeClosedOnExec()
+            let fds = try pipeClosedOnExec()
             let readEnd = fds[0]
             let writeEnd = fds[1]
             // Drain the pipe on a thread of its own, as a socket peer would. (Not in a task: a
@@ -55,27 +46,18 @@ extension EngineSuites {
         @Test(.enabled(if: toolExists("xz")))
         func xzTestsAnArchiveAsItIsPiped() async throws {
             let packed = try await PackedTree.make()
-            let fds = try Self.pipeClosedOnExec()
-            // Not ChildProcess, whose standard input is a file written before the child starts:
-            // xz must read the archive through the pipe while the packer writes it.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["xz", "-t", "-"]
-            process.standardInput = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
+            let fds = try pipeClosedOnExec()
+            // xz reads the archive through the pipe while the packer writes it.
+            let xz = try ChildProcess.start("xz", ["-t", "-"], stdinDescriptor: fds[0])
+            close(fds[0])
             do {
                 defer { close(fds[1]) }
                 try await ArchivePacker.pack(
                     [PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(fds[1]),
                     options: testOptions())
             }
-            let status: Int32 = try await offPool {
-                process.waitUntilExit()
-                return process.terminationStatus
-            }
-            #expect(status == 0, "\(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+            let result = try await xz.wait()
+            #expect(result.status == 0, "\(result.stderr)")
         }
 
         @Test func racingPacksToOneDestinationLeaveOneCompleteArchive() async throws {

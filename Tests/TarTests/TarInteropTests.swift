@@ -408,23 +408,11 @@ struct BigStream {
     @Test(.enabled(if: ChildProcess.lookUp("tar") != nil, "GNU tar is not installed"))
     func gnuTarListsMemberAbove8GiBFromAPipe() throws {
         let stream = try BigStream()
-        let scratch = try TemporaryDirectory(prefix: "tar-big")
-        _ = FileManager.default.createFile(atPath: scratch.path("out"), contents: nil)
-        _ = FileManager.default.createFile(atPath: scratch.path("err"), contents: nil)
-
         // If tar dies early, writes must fail with EPIPE instead of killing the test process.
         signal(SIGPIPE, SIG_IGN)
-        // Not ChildProcess: its standard input is a file written before the child starts, and
-        // these 8 GiB must stream through a pipe as they are generated, never touching the disk.
+        // These 8 GiB stream through a pipe as they are generated, never touching the disk.
         let input = Pipe()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(ChildProcess.lookUp("tar")))
-        process.arguments = ["-tvf", "-"]
-        process.environment = ProcessInfo.processInfo.environment.merging(ChildProcess.defaultEnvironment) { _, override in override }
-        process.standardInput = input
-        process.standardOutput = try FileHandle(forWritingTo: scratch.url("out"))
-        process.standardError = try FileHandle(forWritingTo: scratch.url("err"))
-        try process.run()
+        let tar = try ChildProcess.start("tar", ["-tvf", "-"], stdinDescriptor: input.fileHandleForReading.fileDescriptor)
         try? input.fileHandleForReading.close()
 
         let fd = input.fileHandleForWriting.fileDescriptor
@@ -442,12 +430,12 @@ struct BigStream {
             }
         }
         try input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        let result = try tar.waitUntilExit()
 
-        let stdout = String(decoding: try Data(contentsOf: scratch.url("out")), as: UTF8.self)
-        let stderr = String(decoding: try Data(contentsOf: scratch.url("err")), as: UTF8.self)
+        let stdout = result.stdoutString
+        let stderr = result.stderr
         #expect(!writeFailed)
-        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(result.status == 0, "\(stderr)")
         #expect(stderr.isEmpty, "\(stderr)")
         let lines = stdout.split(separator: "\n")
         #expect(lines.count == 2, "\(stdout)")

@@ -95,6 +95,29 @@ package final class ChildProcess: Sendable {
         _ executable: String, _ arguments: [String] = [], stdin: [UInt8]? = nil, in directory: URL? = nil,
         environment: [String: String] = defaultEnvironment
     ) throws -> ChildProcess {
+        try launch(executable, arguments, input: stdin.map { .bytes($0) } ?? .none, in: directory, environment: environment)
+    }
+
+    /// Starts `executable` reading its standard input from `stdinDescriptor`, which the caller
+    /// keeps and closes: a pipe's read end, for bytes that must stream to the child as they are
+    /// made (gigabytes that never touch the disk, an archive as it is packed). Close the write end
+    /// when done, or the child never sees the end of its input.
+    package static func start(
+        _ executable: String, _ arguments: [String] = [], stdinDescriptor: Int32, in directory: URL? = nil,
+        environment: [String: String] = defaultEnvironment
+    ) throws -> ChildProcess {
+        try launch(executable, arguments, input: .descriptor(stdinDescriptor), in: directory, environment: environment)
+    }
+
+    private enum Input {
+        case none
+        case bytes([UInt8])
+        case descriptor(Int32)
+    }
+
+    private static func launch(
+        _ executable: String, _ arguments: [String], input: Input, in directory: URL?, environment: [String: String]
+    ) throws -> ChildProcess {
         let variables = ProcessInfo.processInfo.environment.merging(environment) { _, override in override }
         guard let path = lookUp(executable, searchPath: variables["PATH"]) else { throw ToolMissing(name: executable) }
         let files = try TemporaryDirectory(prefix: "amk-child")
@@ -116,7 +139,11 @@ package final class ChildProcess: Sendable {
             handles.append(handle)
             return handle
         }
-        process.standardInput = try stdin.map { try file("stdin", contents: $0, forWriting: false) } ?? FileHandle.nullDevice
+        switch input {
+        case .none: process.standardInput = FileHandle.nullDevice
+        case .bytes(let bytes): process.standardInput = try file("stdin", contents: bytes, forWriting: false)
+        case .descriptor(let fd): process.standardInput = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
+        }
         process.standardOutput = try file("stdout", contents: nil, forWriting: true)
         process.standardError = try file("stderr", contents: nil, forWriting: true)
 

@@ -1,11 +1,19 @@
 import Foundation
 
+/// A pipe, `[read end, write end]`, whose ends are closed on exec: a process that another test
+/// spawns meanwhile must not keep an end open (a reader would then never see the end of file).
+package func pipeClosedOnExec() throws -> [Int32] {
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    return fds
+}
+
 /// Writes `bytes` into a pipe from a thread of its own and closes it, while `body` reads the
 /// other end.
 @discardableResult
 package func feed<T: Sendable>(_ bytes: [UInt8], _ body: (Int32) async throws -> T) async throws -> T {
-    var ends: [Int32] = [0, 0]
-    guard pipe(&ends) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    let ends = try pipeClosedOnExec()
     let (readEnd, writeEnd) = (ends[0], ends[1])
     defer { close(readEnd) }
     let writer = Thread {

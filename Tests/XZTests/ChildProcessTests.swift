@@ -97,6 +97,22 @@ import Testing
         #expect(overridden.stdoutString == "C|yes|\(path)")
     }
 
+    @Test func standardInputCanStreamFromADescriptorWrittenAfterTheStart() async throws {
+        let fds = try pipeClosedOnExec()
+        let child = try ChildProcess.start("cat", stdinDescriptor: fds[0])
+        close(fds[0])
+        // Written only now that the child runs: a file written before the start could not do it.
+        for line in ["one\n", "two\n"] {
+            #expect(line.utf8.withContiguousStorageIfAvailable { write(fds[1], $0.baseAddress!, $0.count) } == line.utf8.count)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(child.isRunning, "cat waits for the end of its input")
+        close(fds[1])
+        let result = try await child.wait()
+        #expect(result.status == 0)
+        #expect(result.stdoutString == "one\ntwo\n")
+    }
+
     @Test func aStartedProcessCanBeSignalledAndAwaited() async throws {
         let child = try ChildProcess.start("sh", ["-c", "echo ready; exec sleep 30"])
         let start = ContinuousClock.now
