@@ -32,8 +32,8 @@ final class HandOff<Element: Sendable>: Sendable {
     }
 
     /// Queues `piece`, waiting for room when `capacity` pieces are waiting or being consumed (with
-    /// no capacity, until the receiver is done with it). Throws ``ReceiverGone`` when
-    /// the receiver has stopped, `CancellationError` when the task is cancelled.
+    /// no capacity, until the receiver is done with it). Throws ``ReceiverGone`` when the receiver
+    /// has stopped, `CancellationError` when the task is cancelled.
     func send(_ piece: Element) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
