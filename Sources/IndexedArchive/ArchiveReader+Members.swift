@@ -16,18 +16,11 @@ extension ArchiveReader {
             // Without an index the member is found by decoding up to it; its bytes are kept in
             // memory (bounded) because the scan runs on another thread than `output`.
             let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
-            let io = WorkerThreadPool(threads: 1, name: "amk-scan")
-            defer { io.shutdown() }
-            let (file, memory, path) = (self.file, maxDecoderMemory, self.path)
-            let found = try await io.run { flag -> [UInt8]? in
-                var consumer = TarConsumer(capture: MemberCapture(wanted, limit: maxSequentialBytes))
-                do {
-                    try SequentialScanner.decode(
-                        file, maxDecoderMemory: memory, into: &consumer, flag: flag, until: { $0.capture?.isDone == true })
-                } catch {
-                    throw Self.typed(error, path: path, member: consumer.unfinishedMember)
-                }
-                return consumer.capture?.isDone == true ? consumer.capture?.bytes : nil
+            let found = try await scanSequentially(
+                name: "amk-scan", making: { TarConsumer(capture: MemberCapture(wanted, limit: maxSequentialBytes)) },
+                until: { $0.capture?.isDone == true }
+            ) { consumer in
+                consumer.capture?.isDone == true ? consumer.capture?.bytes : nil
             }
             guard let bytes = found else {
                 throw ArchiveError(.memberNotFound, "no such member", path: path, member: name)

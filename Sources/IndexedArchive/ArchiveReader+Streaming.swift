@@ -124,26 +124,12 @@ extension ArchiveReader {
         making make: @escaping @Sendable () throws -> TarConsumer, parallelism: Int, watchdog: Watchdog?,
         name: String, finish: @escaping @Sendable (inout TarConsumer) throws -> R
     ) async throws -> R {
+        guard let blocks, dataBlockCount > 0 else {
+            return try await scanSequentially(name: name, making: make, finish: finish)
+        }
         let io = WorkerThreadPool(threads: 1, name: name)
         defer { io.shutdown() }
         let path = self.path
-        let abandon: @Sendable (inout TarConsumer, any Error) -> any Error = { consumer, error in
-            consumer.extractor?.abandonCurrent()
-            return Self.typed(error, path: path, member: consumer.unfinishedMember)
-        }
-        guard let blocks, dataBlockCount > 0 else {
-            let file = self.file
-            let memory = maxDecoderMemory
-            return try await io.run { flag in
-                var consumer = try make()
-                do {
-                    try SequentialScanner.decode(file, maxDecoderMemory: memory, into: &consumer, flag: flag)
-                    return try finish(&consumer)
-                } catch {
-                    throw abandon(&consumer, error)
-                }
-            }
-        }
         let range = 0...(dataBlockCount - 1)
         let tarSize = index?.tarSize ?? blocks.fileIndex.uncompressedSize
         return try await ConsumerJob.run(
@@ -152,9 +138,8 @@ extension ArchiveReader {
                 let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
                 defer { if let job { watchdog?.end(job) } }
                 try piece.withBytes { try consumer.consume($0) }
-                return false
             },
-            finish: { consumer, _ in try finish(&consumer) }, abandon: abandon
+            finish: finish, abandon: { consumer, error in Self.abandoned(&consumer, error, path: path) }
         ) { handOff in
             try await blocks.decode(range, to: tarSize, parallelism: parallelism, watchdog: watchdog) { piece in
                 try await handOff.send(piece)
@@ -162,11 +147,35 @@ extension ArchiveReader {
         }
     }
 
-    /// The tar parser's errors as the ``ArchiveError`` this reader promises (`.corrupt`, naming the
+    /// Reads the archive from its start through one streaming decoder (``SequentialScanner``) into
+    /// the consumer `make` gives, in one job on a thread of its own, until the end or until `until`
+    /// says the consumer has what it wanted, and returns what `finish` makes of it. On failure the
+    /// member being extracted is removed, and the tar parser's errors name it.
+    func scanSequentially<R: Sendable>(
+        name: String, making make: @escaping @Sendable () throws -> TarConsumer,
+        until: (@Sendable (TarConsumer) -> Bool)? = nil, finish: @escaping @Sendable (inout TarConsumer) throws -> R
+    ) async throws -> R {
+        let io = WorkerThreadPool(threads: 1, name: name)
+        defer { io.shutdown() }
+        let (file, memory, path) = (self.file, maxDecoderMemory, self.path)
+        return try await io.run { flag in
+            var consumer = try make()
+            do {
+                try SequentialScanner.decode(file, maxDecoderMemory: memory, into: &consumer, flag: flag, until: until)
+                return try finish(&consumer)
+            } catch {
+                throw Self.abandoned(&consumer, error, path: path)
+            }
+        }
+    }
+
+    /// What a reading that failed throws, after removing the member `consumer` was extracting:
+    /// the tar parser's errors as the ``ArchiveError`` this reader promises (`.corrupt`, naming the
     /// member the stream stopped in, if any); other errors unchanged.
-    static func typed(_ error: any Error, path: String, member: String?) -> any Error {
+    static func abandoned(_ consumer: inout TarConsumer, _ error: any Error, path: String?) -> any Error {
+        consumer.extractor?.abandonCurrent()
         guard let tar = error as? TarError else { return error }
-        return ArchiveError.fromTar(tar, path: path, member: member)
+        return ArchiveError.fromTar(tar, path: path, member: consumer.unfinishedMember)
     }
 
     // MARK: - Foreign archives
@@ -186,17 +195,8 @@ extension ArchiveReader {
                 return ScanResult(collected: consumer.collected, metadata: consumer.metadata)
             }
         }
-        let io = WorkerThreadPool(threads: 1, name: "amk-scan")
-        defer { io.shutdown() }
-        let (file, memory, path) = (self.file, maxDecoderMemory, self.path)
-        return try await io.run { flag in
-            var consumer = make()
-            do {
-                try SequentialScanner.decode(file, maxDecoderMemory: memory, into: &consumer, flag: flag, until: { $0.members > 0 })
-            } catch {
-                throw Self.typed(error, path: path, member: consumer.unfinishedMember)
-            }
-            return ScanResult(collected: consumer.collected, metadata: consumer.metadata)
+        return try await scanSequentially(name: "amk-scan", making: make, until: { $0.members > 0 }) { consumer in
+            ScanResult(collected: consumer.collected, metadata: consumer.metadata)
         }
     }
 }

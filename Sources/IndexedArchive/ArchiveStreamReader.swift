@@ -100,9 +100,8 @@ public enum ArchiveStreamReader {
                     state.consumer.trailing?.limit = trailingAllowance(received: state.decoder.totalIn + UInt64(piece.count))
                 }
                 try feed(piece, into: &state)
-                return false
             },
-            finish: { state, _ in
+            finish: { state in
                 do {
                     try state.decoder.finish { try state.consumer.consume($0) }
                 } catch let error as XZError {
@@ -122,11 +121,7 @@ public enum ArchiveStreamReader {
                     extracted: state.consumer.extractor?.entries ?? 0,
                     warnings: state.consumer.extractor?.warnings ?? [])
             },
-            abandon: { state, error in
-                state.consumer.extractor?.abandonCurrent()
-                guard let tar = error as? TarError else { return error }
-                return ArchiveError.fromTar(tar, path: nil, member: state.consumer.unfinishedMember)
-            }
+            abandon: { state, error in ArchiveReader.abandoned(&state.consumer, error, path: nil) }
         ) { handOff in
             while true {
                 // A read on a pipe or socket can block for good: it shares nothing, so it may be

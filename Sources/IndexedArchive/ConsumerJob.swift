@@ -11,8 +11,7 @@ enum ConsumerJob {
     /// Runs `make`, then `consume` for each piece `produce` sends, then `finish`, in one job on
     /// `io`; `abandon` receives the state and the error when anything fails, and returns the
     /// error to throw. The sender's own error wins over the job's unless it only says that the job
-    /// stopped first (then the job's result or error is the answer: a job may stop early on
-    /// purpose, by returning from `consume` with `true`).
+    /// stopped first (then the job's error is the answer).
     ///
     /// Memory: at most `capacity` pieces are waiting or being consumed, and one more is held with
     /// its sender until there is room. With the default, no capacity, each send returns once the
@@ -22,8 +21,8 @@ enum ConsumerJob {
     static func run<State, Piece: Sendable, R: Sendable>(
         on io: WorkerThreadPool, capacity: Int = 0,
         making make: @escaping @Sendable () throws -> State,
-        consume: @escaping @Sendable (inout State, Piece) throws -> Bool,
-        finish: @escaping @Sendable (inout State, _ stoppedEarly: Bool) throws -> R,
+        consume: @escaping @Sendable (inout State, Piece) throws -> Void,
+        finish: @escaping @Sendable (inout State) throws -> R,
         abandon: @escaping @Sendable (inout State, any Error) -> any Error,
         produce: (HandOff<Piece>) async throws -> Void
     ) async throws -> R {
@@ -37,16 +36,11 @@ enum ConsumerJob {
                 throw error
             }
             do {
-                var stopped = false
                 while let piece = try handOff.receive() {
                     if flag.isCancelled { throw CancellationError() }
-                    if try consume(&state, piece) {
-                        stopped = true
-                        break
-                    }
+                    try consume(&state, piece)
                 }
-                handOff.close()
-                return try finish(&state, stopped)
+                return try finish(&state)
             } catch {
                 handOff.close()
                 throw abandon(&state, error)

@@ -25,9 +25,9 @@ import Testing
     }
 
     static func run(
-        pieces: Int, capacity: Int = 2, makeFails: Bool = false, stopAt: Int? = nil, failAt: Int? = nil,
+        pieces: Int, capacity: Int = 2, makeFails: Bool = false, failAt: Int? = nil,
         producerFailsAfter: Int? = nil, abandoned: Abandoned = Abandoned()
-    ) async throws -> (pieces: [Int], stoppedEarly: Bool, threads: Set<String>) {
+    ) async throws -> (pieces: [Int], threads: Set<String>) {
         let pool = WorkerThreadPool(threads: 1, name: "test-consumer")
         defer { pool.shutdown() }
         return try await ConsumerJob.run(
@@ -40,9 +40,8 @@ import Testing
                 if piece == failAt { throw Failure(name: "consume") }
                 tally.pieces.append(piece)
                 tally.threads.insert(Self.thread())
-                return piece == stopAt
             },
-            finish: { tally, stopped in (tally.pieces, stopped, tally.threads) },
+            finish: { tally in (tally.pieces, tally.threads) },
             abandon: { tally, error in
                 abandoned.seen.withLock { $0 = (tally.pieces, String(describing: type(of: error))) }
                 return error
@@ -58,7 +57,6 @@ import Testing
     @Test func everyPieceIsConsumedInOrderOnTheJobsOneThread() async throws {
         let result = try await Self.run(pieces: 500)
         #expect(result.pieces == Array(0..<500))
-        #expect(!result.stoppedEarly)
         #expect(result.threads == ["test-consumer-0"], "the state never leaves its thread")
     }
 
@@ -76,9 +74,8 @@ import Testing
                 usleep(200)  // A slow consumer, such as one writing files.
                 count += 1
                 consumed.store(count, ordering: .sequentiallyConsistent)
-                return false
             },
-            finish: { count, _ in count },
+            finish: { count in count },
             abandon: { _, error in error }
         ) { handOff in
             for piece in 0..<200 {
@@ -88,12 +85,6 @@ import Testing
         }
         #expect(count == 200)
         #expect(ahead.load(ordering: .relaxed) == 0, "a send returned before its piece was consumed")
-    }
-
-    @Test func aJobThatStopsEarlyIsAnAnswerNotAnError() async throws {
-        let result = try await Self.run(pieces: 1000, capacity: 1, stopAt: 3)
-        #expect(result.pieces == [0, 1, 2, 3])
-        #expect(result.stoppedEarly, "the producer's sends fail once the job has what it wanted")
     }
 
     @Test func theJobsErrorIsThrownAndTheProducerStops() async throws {
@@ -139,9 +130,8 @@ import Testing
                 consume: { (seen: inout [Int], piece: Int) in
                     seen.append(piece)
                     started.store(true, ordering: .sequentiallyConsistent)
-                    return false
                 },
-                finish: { seen, _ in seen.count },
+                finish: { seen in seen.count },
                 abandon: { seen, error in
                     abandoned.seen.withLock { $0 = (seen, String(describing: type(of: error))) }
                     return error
