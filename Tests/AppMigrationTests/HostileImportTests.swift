@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import Synchronization
 import Tar
 import TestSupport
 import Testing
@@ -95,13 +96,21 @@ import TransferTestSupport
                 case .receive:
                     let listener = try TransferListener(Self.loopback)
                     let code = PairingCode.random()
+                    let refusals = Mutex<[TransferError]>([])
                     async let received = capture {
                         try await quickSystem.receive(
                             MergingMigration(), into: destination, on: listener, pairingCode: code,
-                            acceptTimeout: .seconds(30), idleTimeout: .seconds(30))
+                            acceptTimeout: .seconds(30), idleTimeout: .seconds(30),
+                            onRefused: { refusal in refusals.withLock { $0.append(refusal) } })
                     }
-                    try await RawSender.send(bytes, to: listener.endpoint, code: code)
-                    _ = try await received.get()
+                    let sent = await capture { try await RawSender.send(bytes, to: listener.endpoint, code: code) }
+                    let receiving = await received
+                    if case .failure(let error) = sent {
+                        // Only the receiver can say why it would not pair.
+                        let refused = refusals.withLock { $0 }
+                        Issue.record("the hand-written sender failed: \(error); the receiver: \(receiving), after refusing \(refused)")
+                    }
+                    _ = try receiving.get()
                 }
             }
             guard case .failure(let error) = outcome else {
@@ -136,7 +145,9 @@ enum RawSender {
         try await Task.detachedOffPool {
             let fd = try rawConnect(endpoint)
             defer { close(fd) }
-            guard let channel = PairedPeer.actAsSender(fd, code: code) else { throw CocoaError(.fileWriteUnknown) }
+            guard let channel = PairedPeer.actAsSender(fd, code: code) else {
+                throw TransferError(.pairingFailed, "the receiver at \(endpoint) did not complete the pairing")
+            }
             var offset = 0
             while offset < archive.count {
                 let piece = Array(archive[offset..<min(archive.count, offset + SecureChannel.maxPayload)])
