@@ -142,7 +142,7 @@ enum RawSender {
     /// Connects to `endpoint`, pairs with `code`, sends `archive` in records and the end record,
     /// and reads the receiver's status.
     static func send(_ archive: [UInt8], to endpoint: TransferEndpoint, code: PairingCode) async throws {
-        try await Task.detachedOffPool {
+        try await offPool {
             let fd = try rawConnect(endpoint)
             defer { close(fd) }
             guard let channel = PairedPeer.actAsSender(fd, code: code) else {
@@ -157,15 +157,6 @@ enum RawSender {
             guard sendAll(fd, PairedPeer.record(channel, .end)) else { return }
             shutdown(fd, Int32(SHUT_WR))
             _ = PairedPeer.readRecord(fd, channel)
-        }
-    }
-}
-
-extension Task where Success == Void, Failure == any Error {
-    /// Runs blocking socket calls on a thread of their own, not on the cooperative pool.
-    static func detachedOffPool(_ body: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 }

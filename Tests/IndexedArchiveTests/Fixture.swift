@@ -34,16 +34,6 @@ func createFile(_ full: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
     chmod(full, mode_t(mode))
 }
 
-/// Runs blocking work (file I/O, generating data) on a thread of its own. Tests run in parallel
-/// on Swift's cooperative pool, which has one thread per core (two here): holding one of them in
-/// a blocking call for long would stall every other test, the watchdog's among them.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.start()
-    }
-}
-
 /// Deterministic bytes: text-like when `text`, else noise that does not compress.
 func sampleBytes(count: Int, seed: UInt64, text: Bool) -> [UInt8] {
     var generator = SeededGenerator(seed: seed &+ 0x9E37_79B9_7F4A_7C15)
