@@ -216,18 +216,23 @@ import TransferTestSupport
             let (source, destination) = try scratch.seededExportAndImport(bigBytes: 20_000)
             let (listener, code) = try Self.listenOnLoopback()
             async let received = Self.receive(into: destination, on: listener, code: code)
-            // A scanner: connects and closes.
-            close(try rawConnect(listener.endpoint))
-            // An HTTP client.
-            let http = try rawConnect(listener.endpoint)
-            _ = sendAll(http, Array("GET / HTTP/1.1\r\n\r\n".utf8))
-            _ = readToEnd(http)
-            close(http)
-            // A sender of another version is told the receiver's.
-            let other = try rawConnect(listener.endpoint)
-            _ = sendAll(other, PairedPeer.hello(version: 3).bytes)
-            let answer = receiveExactly(other, 16)
-            close(other)
+            // The strangers wait for the receiver's answers off the pool, which the receiver
+            // needs to answer.
+            let endpoint = listener.endpoint
+            let answer = try await offPool {
+                // A scanner: connects and closes.
+                close(try rawConnect(endpoint))
+                // An HTTP client.
+                let http = try rawConnect(endpoint)
+                _ = sendAll(http, Array("GET / HTTP/1.1\r\n\r\n".utf8))
+                _ = readToEnd(http)
+                close(http)
+                // A sender of another version is told the receiver's.
+                let other = try rawConnect(endpoint)
+                _ = sendAll(other, PairedPeer.hello(version: 3).bytes)
+                defer { close(other) }
+                return receiveExactly(other, 16)
+            }
             #expect(TransferFrame.version(inHello: answer) == TransferFrame.protocolVersion)
             let sent = await capture { try await Self.send(source)(listener.endpoint, code) }
             let outcome = await received
@@ -385,7 +390,7 @@ import TransferTestSupport
             async let replayed = Self.receive(into: second, on: listener2, code: code, limits: limits)
             let replayer = try TamperingProxy(to: listener2.endpoint, .replay(session))
             let client = try rawConnect(replayer.endpoint)
-            _ = readToEnd(client)
+            _ = try await offPool { readToEnd(client) }
             close(client)
             let outcome = await replayed
             #expect(throws: TransferError.self) { try outcome.result.get() }
@@ -538,7 +543,7 @@ import TransferTestSupport
                 limits: TransferLimits(idle: .milliseconds(500)))
             let fd = try rawConnect(listener.endpoint)
             defer { close(fd) }
-            let channel = try #require(PairedPeer.actAsSender(fd, code: code))
+            let channel = try #require(try await offPool { PairedPeer.actAsSender(fd, code: code) })
             _ = sendAll(fd, PairedPeer.record(channel, .data, [0xFD, 0x37, 0x7A, 0x58]))  // an xz header's start, then silence
             let start = ContinuousClock.now
             let outcome = await received
@@ -621,7 +626,7 @@ import TransferTestSupport
             async let received = Self.receive(into: destination, on: listener, code: code, limits: TransferLimits(idle: .seconds(1)))
             let fd = try rawConnect(listener.endpoint)
             defer { close(fd) }
-            let channel = try #require(PairedPeer.actAsSender(fd, code: code))
+            let channel = try #require(try await offPool { PairedPeer.actAsSender(fd, code: code) })
             let trickler = Trickler(
                 fd, bytes: PairedPeer.record(channel, .data, [UInt8](repeating: 1, count: 100)),
                 every: .milliseconds(200))
