@@ -35,7 +35,7 @@ public enum ArchiveSalvager {
         let memberStarts = indexEntries.map { $0.map(\.headerOffset).sorted() }
         let filter = options.members
         // The consumer, its extractor and the files they write stay in this one job.
-        let (walk, recovered, unfinished) = try await io.run { flag -> (Walk, [String], String?) in
+        let (walk, recovered, recoveredSet, unfinished) = try await io.run { flag -> (Walk, [String], Set<String>, String?) in
             let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
             extractor.skipsLinksToMissingTargets = true
             var consumer = TarConsumer(listing: MemberListing(), extraction: ExtractionSink(extractor, filter: filter))
@@ -55,15 +55,14 @@ public enum ArchiveSalvager {
             if let unfinished, whole.last == unfinished { whole.removeLast() }
             // With a selection, only the selected members were written, and only they are reported.
             let recovered = whole.filter { TarConsumer.selected($0, by: filter) }
+            let recoveredSet = Set(recovered)
             // The tar headers have whole seconds; the index, when readable, has the nanoseconds.
             if let indexEntries {
-                let recoveredSet = Set(recovered)
                 consumer.extractor?.restoreTimes(from: indexEntries.filter { recoveredSet.contains($0.path) })
             }
-            return (walk, recovered, unfinished)
+            return (walk, recovered, recoveredSet, unfinished)
         }
-        let selected = { (path: String) in TarConsumer.selected(path, by: options.members) }
-        let recoveredSet = Set(recovered)
+        let selected = { (path: String) in TarConsumer.selected(path, by: filter) }
         var lost: [String]
         if let indexEntries {
             lost = indexEntries.map(\.path).filter { selected($0) && !recoveredSet.contains($0) }

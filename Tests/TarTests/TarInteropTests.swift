@@ -411,11 +411,11 @@ struct BigStream {
         // If tar dies early, writes must fail with EPIPE instead of killing the test process.
         signal(SIGPIPE, SIG_IGN)
         // These 8 GiB stream through a pipe as they are generated, never touching the disk.
-        let input = Pipe()
-        let tar = try ChildProcess.start("tar", ["-tvf", "-"], stdinDescriptor: input.fileHandleForReading.fileDescriptor)
-        try? input.fileHandleForReading.close()
+        let ends = try pipeClosedOnExec()
+        let tar = try ChildProcess.start("tar", ["-tvf", "-"], stdinDescriptor: ends[0])
+        close(ends[0])
 
-        let fd = input.fileHandleForWriting.fileDescriptor
+        let fd = ends[1]
         var writeFailed = false
         stream.forEachChunk { chunk in
             var done = 0
@@ -429,7 +429,7 @@ struct BigStream {
                 }
             }
         }
-        try input.fileHandleForWriting.close()
+        close(fd)
         let result = try tar.waitUntilExit()
 
         let stdout = result.stdoutString
