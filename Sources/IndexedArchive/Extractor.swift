@@ -220,7 +220,15 @@ final class Extractor {
                 }
             }
         case .hardLink:
-            let targetParts = try components(of: header.linkTarget ?? "")
+            let targetParts: [String]
+            do {
+                targetParts = try components(of: header.linkTarget ?? "")
+            } catch {
+                // The member at fault is the link: naming its target as the member would send
+                // whoever reads the message looking for a member that is not in the archive.
+                throw ArchiveError(
+                    error.code, "hard link target '\(header.linkTarget ?? "")': \(error.message)", member: header.path)
+            }
             if skipsLinksToMissingTargets && !targetExists(targetParts) {
                 entries -= 1
                 record(
