@@ -14,6 +14,11 @@ public struct ExtractOptions: Sendable {
     public var restorePermissions: Bool = true
     /// Restore owners and groups (only possible as root).
     public var restoreOwnership: Bool = false
+    /// When restoring ownership, give a member the local ids of the user and group it names
+    /// (the tar header's `uname`/`gname`), and use its numeric ids only for a name this system
+    /// does not know, as GNU tar and bsdtar do: a `postgres` user is rarely the same number on
+    /// two machines. `false` uses the numeric ids alone (`tar --numeric-owner`).
+    public var mapsOwnersByName: Bool = true
     /// Refuse archives with more members than this.
     public var maxEntries: Int = 10_000_000
     /// Refuse members nested deeper than this many folders (as an unsafe path). Each folder of the current path

@@ -215,9 +215,8 @@ final class Extractor {
             var times = Self.times(header)
             _ = RawName.withCString(name) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
             if options.restoreOwnership && isRoot {
-                _ = RawName.withCString(name) {
-                    fchownat(parent, $0, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid), AT_SYMLINK_NOFOLLOW)
-                }
+                let (uid, gid) = owner(of: header)
+                _ = RawName.withCString(name) { fchownat(parent, $0, uid, gid, AT_SYMLINK_NOFOLLOW) }
             }
         case .hardLink:
             let targetParts: [String]
@@ -337,7 +336,8 @@ final class Extractor {
         let header = file.header
         let ownership = options.restoreOwnership && isRoot
         if ownership {
-            _ = fchown(file.fd, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid))
+            let (uid, gid) = owner(of: header)
+            _ = fchown(file.fd, uid, gid)
         }
         // chmod after chown: chown clears set-id bits.
         var mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
@@ -363,6 +363,20 @@ final class Extractor {
         }
         current = nil
         SystemCall.close(file.fd)
+    }
+
+    /// The owner and group to give a member when ownership is restored: the local ids of the
+    /// names it carries (``ExtractOptions/mapsOwnersByName``), else its numeric ids. An id that
+    /// does not fit the system's type is left as it is (-1 to `fchown`) rather than cut down to
+    /// another, possibly root's: `uid=4294967296` must not become 0.
+    func owner(of header: TarHeader) -> (uid_t, gid_t) {
+        var uid = uid_t(exactly: header.uid) ?? uid_t.max
+        var gid = gid_t(exactly: header.gid) ?? gid_t.max
+        if options.mapsOwnersByName {
+            if let name = header.userName, let local = OwnerNames.uid(named: name) { uid = local }
+            if let name = header.groupName, let local = OwnerNames.gid(named: name) { gid = local }
+        }
+        return (uid, gid)
     }
 
     /// The member being written, if the stream stopped inside it.
@@ -406,7 +420,8 @@ final class Extractor {
             guard fd >= 0 else { continue }
             defer { SystemCall.close(fd) }
             if options.restoreOwnership && isRoot {
-                _ = fchown(fd, uid_t(truncatingIfNeeded: header.uid), gid_t(truncatingIfNeeded: header.gid))
+                let (uid, gid) = owner(of: header)
+                _ = fchown(fd, uid, gid)
             }
             restoreExtendedAttributes(header, fd: fd)
             let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022

@@ -1,4 +1,5 @@
 import Synchronization
+import Tar
 
 #if canImport(Glibc)
     import Glibc
@@ -34,6 +35,51 @@ enum OwnerNames {
         let name = lookUpGroup(gid)
         groups.withLock { $0[gid] = .some(name) }
         return name
+    }
+
+    private static let userIDs = Mutex<[String: uid_t?]>([:])
+    private static let groupIDs = Mutex<[String: gid_t?]>([:])
+
+    /// The local id of the user named `name`, if this system knows one; looked up once.
+    static func uid(named name: String) -> uid_t? {
+        if let known = userIDs.withLock({ $0[name] }) { return known }
+        let id = lookUpUserID(name)
+        userIDs.withLock { $0[name] = .some(id) }
+        return id
+    }
+
+    /// The local id of the group named `name`, if this system knows one; looked up once.
+    static func gid(named name: String) -> gid_t? {
+        if let known = groupIDs.withLock({ $0[name] }) { return known }
+        let id = lookUpGroupID(name)
+        groupIDs.withLock { $0[name] = .some(id) }
+        return id
+    }
+
+    /// A name from an archive as the C library should see it: its own bytes (``RawName``), and
+    /// none at all if it holds a NUL, which would make the lookup find a shorter name.
+    private static func cName(_ name: String) -> [CChar]? {
+        let bytes = RawName.encode(name)
+        guard !bytes.isEmpty, !bytes.contains(0) else { return nil }
+        return bytes.map { CChar(bitPattern: $0) } + [0]
+    }
+
+    private static func lookUpUserID(_ name: String) -> uid_t? {
+        guard let cName = cName(name) else { return nil }
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwnam_r(cName, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.pw_uid
+    }
+
+    private static func lookUpGroupID(_ name: String) -> gid_t? {
+        guard let cName = cName(name) else { return nil }
+        var entry = GroupEntry()
+        var result: UnsafeMutablePointer<GroupEntry>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getgrnam_r(cName, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return entry.gr_gid
     }
 
     private static func lookUpUser(_ uid: UInt64) -> String? {

@@ -57,6 +57,8 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Restore extended attributes stored in the archive (SCHILY.xattr.*), where the file system allows; a refusal is a warning.")
     var xattrs = false
 
+    @OptionGroup var ownership: OwnershipOptions
+
     @Flag(
         name: [.short, .long],
         help: "List each member as it is written, and log the engine's diagnostics (swift-log, debug level) on standard error.")
@@ -95,6 +97,7 @@ struct ExtractCommand: AsyncParsableCommand {
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
         options.restoreExtendedAttributes = xattrs
+        ownership.apply(to: &options)
         options.logger = Diagnostics.logger("amk.extract", verbose: verbose)
         if verbose {
             options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: STDOUT_FILENO) }

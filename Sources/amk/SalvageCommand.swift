@@ -39,6 +39,8 @@ struct SalvageCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as a JSON object (see README, \"JSON output\").")
     var json = false
 
+    @OptionGroup var ownership: OwnershipOptions
+
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
@@ -48,6 +50,7 @@ struct SalvageCommand: AsyncParsableCommand {
         // What a damaged archive holds is unknown before it is read: bytes and rate, no total.
         let bar = progress ?? StandardError.isTerminal ? ProgressBar(label: "salvaging", total: 0) : nil
         var options = ExtractOptions()
+        ownership.apply(to: &options)
         if let bar { options.onProgress = { bar.update(completed: $0) } }
         let report = try await SignalCancellation.run { [options] in
             defer { bar?.finish() }

@@ -269,6 +269,56 @@ extension EngineSuites {
             #expect(shallow?.message.contains("21 levels deep") == true, "\(String(describing: shallow))")
         }
 
+        /// Members owned by `nobody`/`nogroup` under foreign numbers, by names this system does not
+        /// know, and by an id too large for `uid_t`, each of every kind: a file, a folder, a link.
+        static func ownedTree() throws -> [UInt8] {
+            func owned(_ member: (TarHeader, [UInt8]), uid: UInt64, gid: UInt64, user: String?, group: String?) -> (TarHeader, [UInt8]) {
+                var member = member
+                member.0.uid = uid
+                member.0.gid = gid
+                member.0.userName = user
+                member.0.groupName = group
+                return member
+            }
+            return try tarStream([
+                owned(tarDirectory("named"), uid: 4242, gid: 4343, user: "nobody", group: "nogroup"),
+                owned(tarFile("named/file", "n"), uid: 4242, gid: 4343, user: "nobody", group: "nogroup"),
+                owned(tarSymlink("named/link", to: "file"), uid: 4242, gid: 4343, user: "nobody", group: "nogroup"),
+                owned(tarFile("unknown", "u"), uid: 4242, gid: 4343, user: "no-such-user-amk", group: "no-such-group-amk"),
+                owned(tarFile("huge", "h"), uid: (1 << 32) + 7, gid: (1 << 32) + 9, user: nil, group: nil)
+            ])
+        }
+
+        static func owner(_ path: String) -> (uid_t, gid_t) {
+            var info = stat()
+            lstat(path, &info)
+            return (info.st_uid, info.st_gid)
+        }
+
+        @Test(.enabled(if: runningAsRoot && getpwnam("nobody") != nil && getgrnam("nogroup") != nil), arguments: ReadMode.allCases)
+        func ownersAreMatchedByNameThenByNumber(_ readMode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let reader = try await hostileArchive(try Self.ownedTree(), mode: readMode, at: dir.path + "/o.tar.xz")
+            var options = ExtractOptions()
+            options.restoreOwnership = true
+            let out = dir.path + "/out"
+            try await reader.extract(to: out, options: options)
+            let nobody = (getpwnam("nobody")!.pointee.pw_uid, getgrnam("nogroup")!.pointee.gr_gid)
+            for path in ["named", "named/file", "named/link"] {
+                #expect(Self.owner(out + "/" + path) == nobody, "\(path): the names, not 4242/4343")
+            }
+            #expect(Self.owner(out + "/unknown") == (4242, 4343), "names this system lacks: the numbers")
+            // Cut to 32 bits these would be 7 and 9; left alone, they stay the extracting user's.
+            #expect(Self.owner(out + "/huge") == (getuid(), getgid()))
+
+            options.mapsOwnersByName = false
+            let numeric = dir.path + "/numeric"
+            try await reader.extract(to: numeric, options: options)
+            for path in ["named", "named/file", "named/link", "unknown"] {
+                #expect(Self.owner(numeric + "/" + path) == (4242, 4343), "\(path) with numeric owners")
+            }
+        }
+
         @Test(arguments: ReadMode.allCases)
         func setIDBitsAreDroppedWhenOwnershipIsNotRestored(_ readMode: ReadMode) async throws {
             let dir = try TemporaryDirectory()
