@@ -60,11 +60,11 @@ enum ExtendedAttributes {
     }
 
     private static func listNames(_ path: String, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int) -> Int {
-        RawName.withCString(path) { amk_llistxattr($0, buffer, size) }
+        SystemCall.reaching(path) { amk_llistxattr($0, buffer, size) }
     }
 
     private static func getValue(_ path: String, _ name: String, _ buffer: UnsafeMutableRawPointer?, _ size: Int) -> Int {
-        RawName.withCString(path) { path in RawName.withCString(name) { amk_lgetxattr(path, $0, buffer, size) } }
+        SystemCall.reaching(path) { path in RawName.withCString(name) { amk_lgetxattr(path, $0, buffer, size) } }
     }
 
     private static func setValue(_ fd: Int32, _ name: String, _ value: UnsafeRawPointer?, _ size: Int) -> Int32 {

@@ -1,3 +1,4 @@
+import CPlatform
 import Tar
 
 #if canImport(Glibc)
@@ -23,7 +24,7 @@ enum SystemCall {
     }
 
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(ArchiveError) -> Int32 {
-        let fd = RawName.withCString(path) { path in retrying { Platform.open(path, flags | O_CLOEXEC, mode) } }
+        let fd = reaching(path) { path in retrying { Platform.open(path, flags | O_CLOEXEC, mode) } }
         guard fd >= 0 else { throw error("open", path: path) }
         return fd
     }
@@ -80,7 +81,7 @@ enum SystemCall {
 
     static func lstat(_ path: String) throws(ArchiveError) -> stat {
         var info = stat()
-        guard RawName.withCString(path, { Platform.lstat($0, &info) }) == 0 else { throw error("stat", path: path) }
+        guard reaching(path, { Platform.lstat($0, &info) }) == 0 else { throw error("stat", path: path) }
         return info
     }
 
@@ -89,13 +90,71 @@ enum SystemCall {
         while true {
             var buffer = [UInt8](repeating: 0, count: size)
             let n = buffer.withUnsafeMutableBufferPointer { buffer in
-                RawName.withCString(path) { Platform.readlink($0, buffer.baseAddress!, size) }
+                reaching(path) { Platform.readlink($0, buffer.baseAddress!, size) }
             }
             if n < 0 { throw error("readlink", path: path) }
             if n < size { return Array(buffer[..<n]) }
             size *= 4
             if size > 1 << 20 { throw ArchiveError(.io(errno: ENAMETOOLONG), "symlink target too long", path: path) }
         }
+    }
+
+    /// Calls `body` with a name the kernel resolves to `path`, even when `path` is longer than
+    /// `PATH_MAX`, and returns what it returns; -1 with `errno` set when the folder holding `path`
+    /// cannot be reached.
+    ///
+    /// A tree may be deeper than any path the kernel accepts (GNU tar and bsdtar pack one: they
+    /// walk it by descriptors). The packer names files by path, so a path that long is reached
+    /// here instead: its folder is opened in pieces below `PATH_MAX` (each `openat` resolving
+    /// links as the kernel would have), and `body` gets `/proc/self/fd/N/name`. Shorter paths,
+    /// nearly all of them, go to `body` as they are, with no extra call.
+    static func reaching<T: BinaryInteger>(_ path: String, _ body: (UnsafePointer<CChar>) -> T) -> T {
+        #if os(Linux)
+            let limit = Int(PATH_MAX)
+            let bytes = RawName.encode(path)
+            guard bytes.count >= limit else { return RawName.withCString(path, body) }
+            let slashByte = UInt8(ascii: "/")
+            guard let slash = bytes.lastIndex(of: slashByte), slash > 0, bytes.count - slash - 1 < limit else {
+                errno = ENAMETOOLONG
+                return -1
+            }
+            var folder = -1 as Int32
+            func closeFolder() {
+                let saved = errno
+                if folder >= 0 { close(folder) }
+                errno = saved
+            }
+            var rest = bytes[..<slash]
+            while !rest.isEmpty {
+                var end = rest.endIndex
+                if rest.count >= limit {
+                    // The longest run of whole components the kernel takes in one call.
+                    guard let cut = rest[..<(rest.startIndex + limit - 1)].lastIndex(of: slashByte), cut > rest.startIndex
+                    else {
+                        closeFolder()
+                        errno = ENAMETOOLONG
+                        return -1
+                    }
+                    end = cut
+                }
+                let opened = (Array(rest[..<end]) + [0]).withUnsafeBufferPointer { piece in
+                    piece.withMemoryRebound(to: CChar.self) { piece in
+                        retrying {
+                            Platform.openat(folder >= 0 ? folder : AT_FDCWD, piece.baseAddress!, amk_o_path() | O_DIRECTORY | O_CLOEXEC)
+                        }
+                    }
+                }
+                closeFolder()
+                guard opened >= 0 else { return -1 }
+                folder = opened
+                rest = rest[end...].drop { $0 == slashByte }
+            }
+            defer { closeFolder() }
+            let short = Array("/proc/self/fd/\(folder)/".utf8) + bytes[(slash + 1)...] + [0]
+            return short.withUnsafeBufferPointer { short in short.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) } }
+        #else
+            return RawName.withCString(path, body)
+        #endif
     }
 
     static func fsync(_ fd: Int32, path: String?) throws(ArchiveError) {

@@ -116,6 +116,34 @@ extension EngineSuites {
             await #expect(throws: ArchiveError.self) { try await reader.contents(of: "src/missing") }
         }
 
+        /// GNU tar and bsdtar pack a tree whose paths pass `PATH_MAX`; so must we, and read it back.
+        @Test func aTreeDeeperThanPathMaxPacksAndExtractsWhole() async throws {
+            let dir = try TemporaryDirectory()
+            let root = dir.path + "/src"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            let bottom = try makeTreeDeeperThanPathMax(under: root)
+            let archive = dir.path + "/deep.tar.xz"
+            let summary = try await ArchivePacker.pack(
+                [PackSource(path: root, archivePath: "src")], to: .file(archive), options: Self.options())
+            #expect(summary.warnings.isEmpty, "\(summary.warnings)")
+            let reader = try ArchiveReader(path: archive)
+            let relative = "src" + bottom.dropFirst(root.count)
+            let entries = try await reader.entries()
+            #expect(entries.count == 1 + 25 + 3)
+            #expect(try await reader.contents(of: relative + "/deep.txt") == Array("deep".utf8))
+            let link = try #require(entries.first { $0.name == relative + "/link" })
+            #expect(link.kind == .symbolicLink && link.linkTarget == "deep.txt")
+            let file = try #require(entries.first { $0.name == relative + "/deep.txt" })
+            #expect(file.mode & 0o777 == 0o640)
+
+            let out = dir.path + "/out"
+            try await reader.extract(to: out)
+            let extracted = out + "/" + relative
+            #expect(try SystemCall.readlink(extracted + "/link") == Array("deep.txt".utf8))
+            #expect(try SystemCall.lstat(extracted + "/deep.txt").st_size == 4)
+            #expect(try SystemCall.lstat(extracted + "/sub").st_mode & 0o7777 == 0o700)
+        }
+
         // MARK: - Sources and archive paths
 
         @Test func severalRootsGoUnderTheirChosenArchivePaths() async throws {

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
+#include <fcntl.h>
 #if defined(__linux__)
 #include <malloc.h>
 #endif
@@ -15,6 +16,19 @@ static inline int amk_set_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
 #else
     (void)bytes;
+    return 0;
+#endif
+}
+
+/// Linux's O_PATH: a descriptor that only names a folder, for `openat` to go on from, and that a
+/// folder one may search but not read still gives. Swift's Glibc module hides it (glibc defines
+/// it for _GNU_SOURCE only); 0 where there is none.
+static inline int amk_o_path(void) {
+#if defined(O_PATH)
+    return O_PATH;
+#elif defined(__O_PATH)
+    return __O_PATH;
+#else
     return 0;
 #endif
 }
