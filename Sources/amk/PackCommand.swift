@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IndexedArchive
+import Tar
 
 /// `amk pack DIR... -o A.tar.xz`: packs directories into one indexed, pixz-compatible archive.
 ///
@@ -27,7 +28,7 @@ struct PackCommand: AsyncParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "Directories (or files) to pack; each is stored under its last path component.",
+            "Directories (or files) to pack; each is stored under its last path component (for . or .., the name of the folder it is).",
             valueName: "dir"),
         completion: .directory)
     var directories: [String]
@@ -148,7 +149,11 @@ struct PackCommand: AsyncParsableCommand {
         // any work rather than fail halfway through.
         var seen: [String: String] = [:]
         for directory in directories {
-            let name = PackSource(path: directory).archivePath
+            let name = Self.source(directory).archivePath
+            if name == "." {
+                throw ValidationError(
+                    "'\(TerminalSafe.name(directory))' is the root folder, which has no name to store it under; pack the folders in it.")
+            }
             if let earlier = seen[name] {
                 throw ValidationError(
                     "'\(TerminalSafe.name(earlier))' and '\(TerminalSafe.name(directory))' "
@@ -158,8 +163,22 @@ struct PackCommand: AsyncParsableCommand {
         }
     }
 
+    /// What `directory` is stored as: under its last component, as given; a `.` or `..` (`amk pack
+    /// .` in the folder to pack) names no folder, so the folder it resolves to lends its name.
+    /// `/` has none and is left for the engine to refuse.
+    static func source(_ directory: String) -> PackSource {
+        let source = PackSource(path: directory)
+        guard source.archivePath == "." || source.archivePath == "..", directory.contains(where: { $0 != "/" }) else {
+            return source
+        }
+        guard let resolved = RawName.withCString(directory, { realpath($0, nil) }) else { return source }
+        defer { free(resolved) }
+        let bytes = UnsafeBufferPointer(start: resolved, count: strlen(resolved)).map { UInt8(bitPattern: $0) }
+        return PackSource(path: directory, archivePath: PackSource(path: RawName.decode(bytes)).archivePath)
+    }
+
     func run() async throws {
-        let sources = directories.map { PackSource(path: $0) }
+        let sources = directories.map(Self.source)
         var options = packOptions()
         options.exclusion = PackExclusion(patterns: try exclusionPatterns(), oneFileSystem: oneFileSystem)
         options.storeExtendedAttributes = xattrs

@@ -33,6 +33,26 @@ extension AMKTests {
             return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         }
 
+        /// `amk pack .` (and `..`) store the folder they are under its own name; `/` has none.
+        @Test func dotAndDotDotArePackedUnderTheFoldersName() throws {
+            let dot = try AMKProcess.run(["pack", ".", "-o", "../dot.tar.xz", "-q"], in: tree.url("d/sub"))
+            #expect(dot.status == 0, "\(dot.stderr)")
+            #expect(try listed("d/dot.tar.xz") == ["sub/", "sub/b.txt", "sub/c.o"])
+            let up = try AMKProcess.run(["pack", "..", "-o", "../../up.tar.xz", "-q", "--exclude", "*.tar.xz"], in: tree.url("d/sub"))
+            #expect(up.status == 0, "\(up.stderr)")
+            #expect(try listed("up.tar.xz").isSuperset(of: ["d/", "d/a.txt", "d/sub/", "d/sub/b.txt", "d/.git/HEAD"]))
+            #expect(try listed("up.tar.xz").allSatisfy { $0.hasPrefix("d/") })
+            // Through a link, the folder's own name, not the link's.
+            #expect(symlink("d/sub", tree.path("alias")) == 0)
+            let linked = try AMKProcess.run(["pack", "alias/.", "-o", "linked.tar.xz", "-q"], in: tree.root)
+            #expect(linked.status == 0, "\(linked.stderr)")
+            #expect(try listed("linked.tar.xz") == ["sub/", "sub/b.txt", "sub/c.o"])
+            let root = try amk("pack", "/", "-o", "root.tar.xz")
+            #expect(root.status != 0)
+            #expect(root.stderr.contains("'/' is the root folder, which has no name"), "\(root.stderr)")
+            #expect(!tree.exists("root.tar.xz"))
+        }
+
         /// -v turns the libraries' swift-log diagnostics on, on standard error; without it they
         /// stay silent.
         @Test func verboseLogsTheEnginesDiagnosticsOnStandardError() throws {
