@@ -44,6 +44,8 @@ public final class StreamDecoder {
     /// Where the current stream starts in the input, and its first bytes (up to the magic's length).
     private var streamStart: UInt64 = 0
     private var streamHead: [UInt8] = []
+    /// The input does not start like xz; the error waits for enough of it to say what it is.
+    private var notXZPending = false
 
     /// Creates a decoder limited to `memoryLimit` bytes of liblzma memory.
     ///
@@ -93,6 +95,7 @@ public final class StreamDecoder {
     public func finish(output: (UnsafeRawBufferPointer) throws -> Void) throws {
         try start()
         do {
+            if notXZPending { throw notXZ() }
             if state == .inStream {
                 stream.setInput(UnsafeRawBufferPointer(start: nil, count: 0))
                 guard try run(LZMA_FINISH, output: output) else {
@@ -121,8 +124,18 @@ public final class StreamDecoder {
                 guard padding % 4 == 0 else { throw paddingError() }
                 try beginStream()
             }
-            if streamHead.count < Self.headerMagic.count {
-                streamHead += rest.prefix(Self.headerMagic.count - streamHead.count)
+            // The first stream's head is kept long enough to say what a file that is not xz is
+            // (a tar's magic is 257 bytes in): once its first bytes rule xz out, the rest of that
+            // head is gathered, however small the pieces it comes in, before the error is thrown.
+            let first = streamsEnded == 0 && streamStart == 0
+            let keep = first ? ForeignFormat.headSize : Self.headerMagic.count
+            if streamHead.count < keep {
+                streamHead += rest.prefix(keep - streamHead.count)
+            }
+            if first && !Self.headerMagic.starts(with: streamHead.prefix(Self.headerMagic.count)) {
+                if streamHead.count >= keep { throw notXZ() }
+                notXZPending = true
+                return
             }
             stream.setInput(rest)
             let ended = try run(LZMA_RUN, output: output)
@@ -177,6 +190,10 @@ public final class StreamDecoder {
         state = .betweenStreams
     }
 
+    private func notXZ() -> XZError {
+        XZError(code: .format, message: ForeignFormat.notXZMessage(streamHead), offset: streamStart)
+    }
+
     private func paddingError() -> XZError {
         XZError(code: .data, message: "stream padding is not a multiple of four bytes", offset: totalIn)
     }
@@ -208,16 +225,15 @@ public final class StreamDecoder {
     private func error(for ret: lzma_ret) -> XZError {
         // The input ended before a whole stream header, or the header is not one: either way,
         // if its first bytes are not the magic, no stream starts there.
-        let notAStream = ret == LZMA_FORMAT_ERROR || (ret == LZMA_BUF_ERROR && !Self.headerMagic.starts(with: streamHead))
+        let notAStream =
+            ret == LZMA_FORMAT_ERROR || (ret == LZMA_BUF_ERROR && !Self.headerMagic.starts(with: streamHead.prefix(Self.headerMagic.count)))
         if notAStream && streamsEnded > 0 {
             return XZError(
                 code: .format, message: "data after the end of the xz stream is neither padding nor another stream",
                 offset: streamStart)
         }
         if notAStream {
-            return XZError(
-                code: .format, message: "not an xz file (no stream header magic where a stream should start)",
-                offset: streamStart)
+            return notXZ()
         }
         switch ret {
         case LZMA_DATA_ERROR:

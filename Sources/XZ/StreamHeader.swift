@@ -32,7 +32,10 @@ public enum StreamHeader {
         case LZMA_OK:
             break
         case LZMA_FORMAT_ERROR:
-            throw XZError(code: .format, message: "not an xz stream: stream header magic bytes are wrong", offset: fileOffset)
+            let message =
+                fileOffset == 0
+                ? ForeignFormat.notXZMessage(bytes) : "not an xz stream: stream header magic bytes are wrong"
+            throw XZError(code: .format, message: message, offset: fileOffset)
         case LZMA_DATA_ERROR:
             throw XZError(code: .data, message: "stream header CRC32 mismatch", offset: fileOffset)
         case LZMA_OPTIONS_ERROR:

@@ -49,7 +49,11 @@ public struct XZFileIndex: Sendable {
         }
         let head = try reader.bytes(at: 0, count: Int(min(fileSize, UInt64(StreamHeader.magic.count))), what: "file start")
         guard head == Array(StreamHeader.magic.prefix(head.count)) else {
-            throw XZError(code: .format, message: "not an xz file: the magic bytes FD 37 7A 58 5A 00 are missing", offset: 0)
+            let start = try reader.bytes(at: 0, count: Int(min(fileSize, UInt64(ForeignFormat.headSize))), what: "file start")
+            let message =
+                ForeignFormat.describe(start) == nil
+                ? "not an xz file: the magic bytes FD 37 7A 58 5A 00 are missing" : ForeignFormat.notXZMessage(start)
+            throw XZError(code: .format, message: message, offset: 0)
         }
         guard fileSize >= minimumStreamSize else {
             throw XZError(code: .truncated, message: "file of \(fileSize) bytes is too short to hold an xz stream", offset: fileSize)

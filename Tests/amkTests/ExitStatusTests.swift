@@ -37,6 +37,23 @@ extension AMKTests {
             #expect(!tree.exists("out.tar.xz"))
         }
 
+        /// A `.tar.gz` (or a plain tar) handed to amk is named for what it is, from a file and from a pipe.
+        @Test(arguments: [("gzip", "gzip-compressed data"), ("cat", "an uncompressed tar archive")])
+        func anArchiveThatIsNotXZIsNamed(_ compressor: String, _ name: String) throws {
+            let made = try ShellPipeline.run("tar -cf - src | \(compressor) > a.tar.other", in: tree.root)
+            try #require(made.status == 0, "\(made.stderr)")
+            for arguments in [["list", "a.tar.other"], ["extract", "a.tar.other", "-C", "x"], ["info", "a.tar.other"]] {
+                let result = try AMKProcess.run(arguments, in: tree.root)
+                #expect(result.status == 1, "\(arguments)")
+                #expect(result.stderr.contains("this looks like \(name)"), "\(arguments): \(result.stderr)")
+                #expect(result.stderr.contains("amk reads xz-compressed tar archives (.tar.xz)"), "\(arguments): \(result.stderr)")
+            }
+            let piped = try ShellPipeline.run("cat a.tar.other | \"$AMK\" extract - -C y", in: tree.root)
+            #expect(piped.status == 1)
+            #expect(piped.stderr.contains("this looks like \(name)"), "\(piped.stderr)")
+            #expect(!tree.exists("x") && !tree.exists("y"), "no destination is left behind")
+        }
+
         @Test func presetMessageSaysWhatIsWrong() throws {
             let result = try AMKProcess.run(
                 ["pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--preset", "12"])
