@@ -88,9 +88,8 @@ public final class TransferListener: Sendable {
         guard let connection else {
             throw TransferError(.timedOut, "no sender connected to \(endpoint) within \(TransferSocket.seconds(timeout ?? .zero))")
         }
-        // Close-on-exec (accept4 is not visible to Swift), and blocking, as documented; the
-        // transfer itself only reads and writes it after a poll, or with MSG_DONTWAIT.
-        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+        // Close-on-exec already (Platform.accept sets it atomically), and blocking, as documented;
+        // the transfer itself only reads and writes it after a poll, or with MSG_DONTWAIT.
         _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) & ~O_NONBLOCK)
         return connection
     }

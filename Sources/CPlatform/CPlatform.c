@@ -10,8 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+int amk_accept_cloexec(int fd) {
+#if defined(__linux__)
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+#else
+    // No accept4: the window between the two calls stays, as it does for every program there.
+    int connection = accept(fd, NULL, NULL);
+    if (connection >= 0) fcntl(connection, F_SETFD, FD_CLOEXEC);
+    return connection;
+#endif
+}
 
 int amk_spawn_extension(const char *path, char *const argv[], char *const envp[], const char *cwd,
                         int channel, int output, pid_t *pid) {

@@ -1,3 +1,4 @@
+package import CPlatform
 package import Tar
 
 #if canImport(Glibc)
@@ -127,12 +128,9 @@ package enum Platform {
         #endif
     }
 
+    /// Accepts a connection, close-on-exec from the start (``amk_accept_cloexec``).
     package static func accept(_ fd: Int32) -> Int32 {
-        #if canImport(Glibc)
-            Glibc.accept(fd, nil, nil)
-        #else
-            Darwin.accept(fd, nil, nil)
-        #endif
+        amk_accept_cloexec(fd)
     }
 
     package static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, _ flags: Int32) -> Int {
