@@ -111,6 +111,9 @@ enum SystemCall {
     static func reaching<T: BinaryInteger>(_ path: String, _ body: (UnsafePointer<CChar>) -> T) -> T {
         #if os(Linux)
             let limit = Int(PATH_MAX)
+            // An escaped byte (RawName) is one byte on disk but four in `utf8`: a path whose
+            // `utf8` fits, nearly every one, fits as bytes too, and is not encoded here.
+            guard path.utf8.count >= limit else { return RawName.withCString(path, body) }
             let bytes = RawName.encode(path)
             guard bytes.count >= limit else { return RawName.withCString(path, body) }
             let slashByte = UInt8(ascii: "/")
