@@ -9,8 +9,8 @@ struct OwnershipOptions: ParsableArguments {
     @Flag(
         inversion: .prefixedNo,
         help: ArgumentHelp(
-            "Give members the owner and group the archive names (default: on when run as root, as tar does; only root can).",
-            discussion: "Set-user-ID and set-group-ID bits are kept only with this."))
+            "Give members the owner and group the archive names, as tar does (default: on when run as root; only root can). Set-user-ID and set-group-ID bits are kept only with it."
+        ))
     var sameOwner: Bool?
 
     @Flag(help: "With --same-owner, use the archive's numeric user and group ids, not its names.")
