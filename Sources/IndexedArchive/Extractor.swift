@@ -254,7 +254,19 @@ final class Extractor {
             record(
                 ExtractWarning(
                     member: header.path, kind: .unsupportedType,
-                    message: "skipped, \(header.kind) members are not extracted"))
+                    message: "skipped: \(Self.kindName(header.kind)) are not extracted"))
+        }
+    }
+
+    /// What a warning calls members of a kind the extractor does not create, in words.
+    static func kindName(_ kind: TarEntryKind) -> String {
+        switch kind {
+        case .characterDevice: "character devices"
+        case .blockDevice: "block devices"
+        case .fifo: "FIFOs"
+        case .other(let byte):
+            "members of tar type '\(byte >= 0x21 && byte < 0x7f ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16))'"
+        default: "\(kind) members"
         }
     }
 

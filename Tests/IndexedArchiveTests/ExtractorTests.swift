@@ -228,6 +228,14 @@ extension EngineSuites {
             #expect(summary.warnings.count == 2)
             #expect(summary.warnings.map(\.member).sorted() == ["fifo", "null"])
             #expect(summary.warnings.allSatisfy { $0.kind == .unsupportedType })
+            // Said in words, not the enum's case names.
+            #expect(
+                summary.warnings.map(\.message).sorted() == [
+                    "skipped: FIFOs are not extracted", "skipped: character devices are not extracted"
+                ])
+            #expect(Extractor.kindName(.blockDevice) == "block devices")
+            #expect(Extractor.kindName(.other(UInt8(ascii: "V"))) == "members of tar type 'V'")
+            #expect(Extractor.kindName(.other(0x01)) == "members of tar type '\\x1'")
         }
 
         // MARK: - Depth, set-id bits, failures, the destination
