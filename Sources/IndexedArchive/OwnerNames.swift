@@ -22,38 +22,29 @@ import Tar
 enum OwnerNames {
     private static let users = Mutex<[UInt64: String?]>([:])
     private static let groups = Mutex<[UInt64: String?]>([:])
-
-    static func user(_ uid: UInt64) -> String? {
-        if let known = users.withLock({ $0[uid] }) { return known }
-        let name = lookUpUser(uid)
-        users.withLock { $0[uid] = .some(name) }
-        return name
-    }
-
-    static func group(_ gid: UInt64) -> String? {
-        if let known = groups.withLock({ $0[gid] }) { return known }
-        let name = lookUpGroup(gid)
-        groups.withLock { $0[gid] = .some(name) }
-        return name
-    }
-
     private static let userIDs = Mutex<[String: uid_t?]>([:])
     private static let groupIDs = Mutex<[String: gid_t?]>([:])
 
+    static func user(_ uid: UInt64) -> String? { cached(uid, in: users, lookUp: lookUpUser) }
+
+    static func group(_ gid: UInt64) -> String? { cached(gid, in: groups, lookUp: lookUpGroup) }
+
     /// The local id of the user named `name`, if this system knows one; looked up once.
-    static func uid(named name: String) -> uid_t? {
-        if let known = userIDs.withLock({ $0[name] }) { return known }
-        let id = lookUpUserID(name)
-        userIDs.withLock { $0[name] = .some(id) }
-        return id
-    }
+    static func uid(named name: String) -> uid_t? { cached(name, in: userIDs, lookUp: lookUpUserID) }
 
     /// The local id of the group named `name`, if this system knows one; looked up once.
-    static func gid(named name: String) -> gid_t? {
-        if let known = groupIDs.withLock({ $0[name] }) { return known }
-        let id = lookUpGroupID(name)
-        groupIDs.withLock { $0[name] = .some(id) }
-        return id
+    static func gid(named name: String) -> gid_t? { cached(name, in: groupIDs, lookUp: lookUpGroupID) }
+
+    /// `lookUp(key)`, asked once per process; a miss (nil) is remembered too. Two threads may both
+    /// look up a key not yet in `table`: they find the same answer, and the lock is never held
+    /// across a lookup, which may wait for a directory service.
+    private static func cached<Key: Hashable & Sendable, Value: Sendable>(
+        _ key: Key, in table: borrowing Mutex<[Key: Value?]>, lookUp: (Key) -> Value?
+    ) -> Value? {
+        if let known = table.withLock({ $0[key] }) { return known }
+        let value = lookUp(key)
+        table.withLock { $0[key] = Optional.some(value) }
+        return value
     }
 
     /// A name from an archive as the C library should see it: its own bytes (``RawName``), and
