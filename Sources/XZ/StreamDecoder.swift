@@ -41,7 +41,8 @@ public final class StreamDecoder {
     private var outputBefore: UInt64 = 0
     /// Zero bytes since the last stream ended.
     private var padding: UInt64 = 0
-    /// Where the current stream starts in the input, and its first bytes (up to the magic's length).
+    /// Where the current stream starts in the input, and its first bytes (up to the magic's length;
+    /// for the first stream, up to ``ForeignFormat/headSize``, to name a file that is not xz).
     private var streamStart: UInt64 = 0
     private var streamHead: [UInt8] = []
     /// The input does not start like xz; the error waits for enough of it to say what it is.

@@ -47,9 +47,10 @@ public struct XZFileIndex: Sendable {
         guard fileSize > 0 else {
             throw XZError(code: .format, message: "empty file is not an xz file", offset: 0)
         }
-        let head = try reader.bytes(at: 0, count: Int(min(fileSize, UInt64(StreamHeader.magic.count))), what: "file start")
+        // Enough of the start to say what a file that is not xz is.
+        let start = try reader.bytes(at: 0, count: Int(min(fileSize, UInt64(ForeignFormat.headSize))), what: "file start")
+        let head = Array(start.prefix(StreamHeader.magic.count))
         guard head == Array(StreamHeader.magic.prefix(head.count)) else {
-            let start = try reader.bytes(at: 0, count: Int(min(fileSize, UInt64(ForeignFormat.headSize))), what: "file start")
             let message =
                 ForeignFormat.describe(start) == nil
                 ? "not an xz file: the magic bytes FD 37 7A 58 5A 00 are missing" : ForeignFormat.notXZMessage(start)

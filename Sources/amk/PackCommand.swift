@@ -165,7 +165,7 @@ struct PackCommand: AsyncParsableCommand {
 
     /// What `directory` is stored as: under its last component, as given; a `.` or `..` (`amk pack
     /// .` in the folder to pack) names no folder, so the folder it resolves to lends its name.
-    /// `/` has none and is left for the engine to refuse.
+    /// `/` has none: it stays `.`, which `validate()` refuses.
     static func source(_ directory: String) -> PackSource {
         let source = PackSource(path: directory)
         guard source.archivePath == "." || source.archivePath == "..", directory.contains(where: { $0 != "/" }) else {

@@ -473,3 +473,29 @@ func expectArchiveError<T>(
     }
     return nil
 }
+
+/// A tree deeper than `PATH_MAX`, made with descriptors (no path to it fits in one call): `levels`
+/// folders of 200 `d`s under `root`, with `deep.txt` ("deep"), `link` (to `deep.txt`) and
+/// `sub/` at the bottom. Returns the path of the bottom folder.
+func makeTreeDeeperThanPathMax(under root: String, levels: Int = 25) throws -> String {
+    let name = String(repeating: "d", count: 200)
+    var folder = open(root, O_RDONLY | O_DIRECTORY)
+    guard folder >= 0 else { throw CocoaError(.fileNoSuchFile) }
+    defer { close(folder) }
+    var path = root
+    for _ in 0..<levels {
+        guard mkdirat(folder, name, 0o755) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        let next = openat(folder, name, O_RDONLY | O_DIRECTORY)
+        guard next >= 0 else { throw CocoaError(.fileNoSuchFile) }
+        close(folder)
+        folder = next
+        path += "/" + name
+    }
+    let file = openat(folder, "deep.txt", O_WRONLY | O_CREAT | O_EXCL, 0o640)
+    guard file >= 0 else { throw CocoaError(.fileWriteUnknown) }
+    defer { close(file) }
+    guard write(file, "deep", 4) == 4, symlinkat("deep.txt", folder, "link") == 0, mkdirat(folder, "sub", 0o700) == 0 else {
+        throw CocoaError(.fileWriteUnknown)
+    }
+    return path
+}

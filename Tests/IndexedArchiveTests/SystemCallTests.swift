@@ -4,32 +4,6 @@ import Testing
 
 @testable import IndexedArchive
 
-/// A tree deeper than `PATH_MAX`, made with descriptors (no path to it fits in one call): `levels`
-/// folders of 200 `d`s under `root`, with `deep.txt` ("deep"), `link` (to `deep.txt`) and
-/// `sub/` at the bottom. Returns the path of the bottom folder.
-func makeTreeDeeperThanPathMax(under root: String, levels: Int = 25) throws -> String {
-    let name = String(repeating: "d", count: 200)
-    var folder = open(root, O_RDONLY | O_DIRECTORY)
-    guard folder >= 0 else { throw CocoaError(.fileNoSuchFile) }
-    var path = root
-    for _ in 0..<levels {
-        guard mkdirat(folder, name, 0o755) == 0 else { throw CocoaError(.fileWriteUnknown) }
-        let next = openat(folder, name, O_RDONLY | O_DIRECTORY)
-        close(folder)
-        guard next >= 0 else { throw CocoaError(.fileNoSuchFile) }
-        folder = next
-        path += "/" + name
-    }
-    defer { close(folder) }
-    let file = openat(folder, "deep.txt", O_WRONLY | O_CREAT | O_EXCL, 0o640)
-    guard file >= 0, write(file, "deep", 4) == 4 else { throw CocoaError(.fileWriteUnknown) }
-    close(file)
-    guard symlinkat("deep.txt", folder, "link") == 0, mkdirat(folder, "sub", 0o700) == 0 else {
-        throw CocoaError(.fileWriteUnknown)
-    }
-    return path
-}
-
 extension EngineSuites {
     /// `SystemCall.reaching`: a path longer than `PATH_MAX` still names its file.
     @Suite struct SystemCallTests {

@@ -59,17 +59,17 @@ static inline int amk_fsetxattr(int fd, const char *name, const void *value, siz
 #endif
 }
 
+/// Accepts a connection on `fd` with close-on-exec set atomically (`accept4` on Linux, which
+/// Swift's Glibc module hides), so that a process another thread spawns at that moment cannot
+/// inherit the connection and hold it open after we close it. Returns the socket, or -1 and errno.
+int amk_accept_cloexec(int fd);
+
 /// Starts an extension process: `path` with `argv` and `envp`, in a new process group of its own
 /// (its pid is the group's id), with every signal at its default disposition and none blocked,
 /// `cwd` as working directory, /dev/null as standard input, `output` as standard output and
 /// error, `channel` as descriptor 3, and no other descriptor. Returns 0 and the pid in `pid`, or
 /// an errno value. Written in C because posix_spawn's GNU extensions (closefrom, chdir) are not
 /// imported into Swift.
-/// Accepts a connection on `fd` with close-on-exec set atomically (`accept4` on Linux, which
-/// Swift's Glibc module hides), so that a process another thread spawns at that moment cannot
-/// inherit the connection and hold it open after we close it. Returns the socket, or -1 and errno.
-int amk_accept_cloexec(int fd);
-
 int amk_spawn_extension(const char *path, char *const argv[], char *const envp[], const char *cwd,
                         int channel, int output, pid_t *pid);
 
