@@ -381,6 +381,59 @@ extension EngineSuites {
             }
         }
 
+        /// A member cut short by the end of a damaged archive was begun under its own name when
+        /// nothing was there: the failure removes it rather than leave its first bytes standing as
+        /// the file. A file that was there keeps its content (the new one went to a temporary name).
+        @Test(.enabled(if: toolExists("xz")), arguments: [false, true])
+        func aMemberCutShortLeavesNoPartialFile(_ existed: Bool) async throws {
+            let dir = try TemporaryDirectory()
+            var state: UInt64 = 0x2545_F491_4F6C_DD1D
+            var text = ""
+            for _ in 0..<120_000 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                text += String(state >> 40, radix: 16)
+            }
+            let xz = try await xzTool(try tarStream([tarFile("first.txt", "whole"), tarFile("big.txt", text)]))
+            try await writeBytes(dir.path + "/cut.tar.xz", xz.prefix(xz.count * 3 / 5))
+            if existed { try dir.file("out/big.txt", "old content") }
+            let reader = try ArchiveReader(path: dir.path + "/cut.tar.xz")
+            await expectArchiveError("truncated archive") { try await reader.extract(to: dir.path + "/out") }
+            #expect(listing(dir.path + "/out") == (existed ? ["big.txt", "first.txt"] : ["first.txt"]))
+            #expect(try await readBytes(dir.path + "/out/first.txt") == Array("whole".utf8))
+            if existed {
+                #expect(try await readBytes(dir.path + "/out/big.txt") == Array("old content".utf8))
+            }
+        }
+
+        /// An extraction cancelled while it writes a file that it began under the file's own name
+        /// removes it: nothing half-written is left.
+        @Test func aCancelledExtractionLeavesNoHalfWrittenFile() async throws {
+            let dir = try TemporaryDirectory()
+            let source = dir.path + "/big"
+            try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+            // 768 MiB of zeros, sparse: quick to pack and small to store, but long enough to
+            // write out that the cancellation lands inside the member.
+            let fd = open(source + "/zeros.bin", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(fd >= 0)
+            try #require(ftruncate(fd, 768 << 20) == 0)
+            close(fd)
+            let archive = dir.path + "/Z.tar.xz"
+            _ = try await ArchivePacker.pack(
+                [PackSource(path: source, archivePath: "big")], to: .file(archive), options: testOptions(chunk: 8 << 20))
+            let out = dir.path + "/out"
+            let reader = try ArchiveReader(path: archive)
+            let extraction = Task { try await reader.extract(to: out) }
+            let written = { (try? FileManager.default.contentsOfDirectory(atPath: out + "/big")) ?? [] }
+            let start = ContinuousClock.now
+            while written().isEmpty && ContinuousClock.now - start < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try #require(written() == ["zeros.bin"], "the file was not begun under its own name: \(written())")
+            extraction.cancel()
+            await #expect(throws: CancellationError.self) { _ = try await extraction.value }
+            #expect(written().isEmpty, "left behind: \(written())")
+        }
+
         @Test func missingParentsOfTheDestinationAreCreated() async throws {
             let dir = try TemporaryDirectory()
             let reader = try await hostileArchive(try tarStream([tarFile("a.txt", "a")]), mode: .indexed, at: dir.path + "/a.tar.xz")
