@@ -1,9 +1,33 @@
 import Foundation
-import IndexedArchive
 import TestSupport
 import Testing
 
+@testable import IndexedArchive
+
 @Suite struct ArchiveStreamReaderTests {
+    /// A read of the pipe gives the bytes waiting in it, no more (its buffer is not zeroed
+    /// first, so nothing but what `read` wrote may show), then nothing at its end; a failed read
+    /// names the descriptor and its errno.
+    @Test func aReadGivesWhatThePipeHoldsAndNoMore() throws {
+        var fds: [Int32] = [0, 0]
+        try #require(pipe(&fds) == 0)
+        defer { close(fds[0]) }
+        let sent: [UInt8] = [1, 2, 3, 0, 255]
+        #expect(write(fds[1], sent, sent.count) == sent.count)
+        #expect(try ArchiveStreamReader.readSome(fds[0], max: 1 << 20) == sent)
+        #expect(write(fds[1], [42], 1) == 1)
+        close(fds[1])
+        #expect(try ArchiveStreamReader.readSome(fds[0], max: 1 << 20) == [42])
+        #expect(try ArchiveStreamReader.readSome(fds[0], max: 1 << 20).isEmpty)
+        do {
+            _ = try ArchiveStreamReader.readSome(-1, max: 16)
+            Issue.record("a read of descriptor -1 did not fail")
+        } catch let error as ArchiveError {
+            #expect(error.code == .io(errno: EBADF))
+            #expect(error.path == "file descriptor -1")
+        }
+    }
+
     /// Packs `root` into one end of a pipe while the stream reader extracts from the other.
     @Test func packThroughAPipeArrivesIdentical() async throws {
         let dir = try TemporaryDirectory()
