@@ -1,3 +1,5 @@
+import IndexedArchive
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -182,9 +184,8 @@ enum UnfollowingRemoval {
                 }
                 return names
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                Array(raw.bindMemory(to: CChar.self).prefix { $0 != 0 })
-            }
+            // In place, up to its NUL: copying `d_name` whole reads past a short record.
+            let name = Array(Platform.name(of: entry).map { CChar(bitPattern: $0) })
             if name == [46] || name == [46, 46] { continue }
             names.append(name + [0])
         }

@@ -14,6 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+const char *amk_dirent_name(const struct dirent *entry) {
+    return entry->d_name;
+}
+
 int amk_accept_cloexec(int fd) {
 #if defined(__linux__)
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC);

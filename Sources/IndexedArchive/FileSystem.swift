@@ -69,12 +69,9 @@ package struct FileSystem: Sendable {
             }
             // Names keep their bytes, UTF-8 or not (RawName), so the file is found again and
             // archived under the name it has.
-            let name: String? = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let bytes = raw.prefix { $0 != 0 }
-                if bytes.elementsEqual(".".utf8) || bytes.elementsEqual("..".utf8) { return nil }
-                return RawName.decode(bytes)
-            }
-            guard let name else { continue }
+            let bytes = Platform.name(of: entry)
+            if bytes.elementsEqual(".".utf8) || bytes.elementsEqual("..".utf8) { continue }
+            let name = RawName.decode(bytes)
             names.append(name)
         }
         names.sort { RawName.encode($0).lexicographicallyPrecedes(RawName.encode($1)) }

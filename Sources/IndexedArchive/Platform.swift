@@ -112,6 +112,14 @@ package enum Platform {
         #endif
     }
 
+    /// The name of an entry `readdir` returned, read in place up to its NUL (never by copying
+    /// `d_name` whole, which reads past a short record: ``amk_dirent_name``). Valid until the
+    /// next `readdir` on its stream.
+    package static func name(of entry: UnsafeMutablePointer<dirent>) -> UnsafeRawBufferPointer {
+        let name = amk_dirent_name(entry)!
+        return UnsafeRawBufferPointer(start: name, count: strlen(name))
+    }
+
     package static func readdir(_ directory: OpaquePointer) -> UnsafeMutablePointer<dirent>? {
         #if canImport(Glibc)
             Glibc.readdir(directory)

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include <sys/xattr.h>
 #include <fcntl.h>
+#include <dirent.h>
 #if defined(__linux__)
 #include <malloc.h>
 #endif
@@ -58,6 +59,13 @@ static inline int amk_fsetxattr(int fd, const char *name, const void *value, siz
     return fsetxattr(fd, name, value, size, 0);
 #endif
 }
+
+/// The name of a directory entry that `readdir` returned, where it lies in readdir's buffer.
+/// Swift reads `d_name` as a 256-byte tuple, copying all of it: a record is only as long as its
+/// name, so for the last entries of the buffer that copy runs past its end, which crashed `amk
+/// pack` in a directory of 1,000 files (the buffer in a thread's malloc arena, with nothing
+/// mapped after it). Read the name here, up to its NUL, instead.
+const char *amk_dirent_name(const struct dirent *entry);
 
 /// Accepts a connection on `fd` with close-on-exec set atomically (`accept4` on Linux, which
 /// Swift's Glibc module hides), so that a process another thread spawns at that moment cannot
