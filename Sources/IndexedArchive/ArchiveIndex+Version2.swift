@@ -175,19 +175,24 @@ extension ArchiveIndex {
         return ArchiveIndex(entries: entries, tarSize: tarSize, chunkSize: header.chunkSize, metadata: metadata)
     }
 
-    /// The payload in version 2's layout.
-    func encodedVersion2() -> [UInt8] {
-        var names: [UInt8] = []
-        var places: [UInt8] = []
-        var attributes: [UInt8] = []
-        var checksums: [UInt8] = []
-        names.reserveCapacity(entries.count * 16)
-        places.reserveCapacity(entries.count * 8)
-        attributes.reserveCapacity(entries.count * 12)
-        var previousPath: [UInt8] = []
-        var previousHeader: UInt64 = 0
-        var previousSeconds: Int64 = 0
-        for entry in entries {
+    /// Version 2's member sections, built one member at a time in tar order.
+    ///
+    /// Each member is coded against the one before it (front-coded names, offset and time
+    /// differences), so the sections can grow as members are packed: a pack keeps these bytes,
+    /// about 40 a member, rather than every member's ``ArchiveEntry`` (about 200 bytes with its
+    /// path) until the stream ends.
+    struct MemberSections: Sendable {
+        private(set) var count = 0
+        private(set) var names: [UInt8] = []
+        private(set) var places: [UInt8] = []
+        private(set) var attributes: [UInt8] = []
+        private(set) var checksums: [UInt8] = []
+        private var previousPath: [UInt8] = []
+        private var previousHeader: UInt64 = 0
+        private var previousSeconds: Int64 = 0
+
+        mutating func append(_ entry: ArchiveEntry) {
+            count += 1
             let path = Array(entry.path.utf8)
             let shared = zip(previousPath, path).prefix { $0 == $1 }.count
             names.appendVarint(UInt64(shared))
@@ -202,7 +207,7 @@ extension ArchiveIndex {
             places.appendVarint(entry.dataOffset &- entry.headerOffset &- 512)
             places.appendVarint(entry.size)
             previousHeader = entry.headerOffset
-            attributes.appendVarint(Self.zigzag(entry.mtime.seconds &- previousSeconds))
+            attributes.appendVarint(ArchiveIndex.zigzag(entry.mtime.seconds &- previousSeconds))
             previousSeconds = entry.mtime.seconds
             attributes.appendVarint(UInt64(entry.mtime.nanoseconds))
             attributes.appendVarint(UInt64(entry.mode))
@@ -213,26 +218,41 @@ extension ArchiveIndex {
             attributes.append(contentsOf: link)
             if entry.kind == .regular { checksums.appendLE(entry.checksum ?? 0) }
         }
-        let meta = encodedMetadata()
+    }
+
+    /// The payload in version 2's layout.
+    func encodedVersion2() -> [UInt8] {
+        var sections = MemberSections()
+        for entry in entries { sections.append(entry) }
+        return Self.encodedVersion2(sections, tarSize: tarSize, chunkSize: chunkSize, metadata: metadata)
+    }
+
+    /// The payload in version 2's layout for members already coded into `sections`.
+    static func encodedVersion2(
+        _ sections: MemberSections, tarSize: UInt64, chunkSize: UInt64, metadata: [String: String]
+    ) -> [UInt8] {
+        let meta = encodedMetadata(metadata)
         var out = [UInt8](repeating: 0, count: Self.headerSize)
         out.replaceSubrange(0..<8, with: Self.magic)
         out.storeLE(UInt16(2), at: 8)
         out.storeLE(Self.minorVersion, at: 10)
         out.storeLE(UInt32(Self.headerSize), at: 12)
-        out.storeLE(UInt64(entries.count), at: 16)
+        out.storeLE(UInt64(sections.count), at: 16)
         out.storeLE(tarSize, at: 24)
         out.storeLE(chunkSize, at: 32)
-        out.storeLE(UInt64(names.count), at: 40)
-        out.storeLE(UInt64(places.count), at: 48)
-        out.storeLE(UInt64(attributes.count), at: 56)
-        out.storeLE(UInt64(checksums.count), at: 64)
+        out.storeLE(UInt64(sections.names.count), at: 40)
+        out.storeLE(UInt64(sections.places.count), at: 48)
+        out.storeLE(UInt64(sections.attributes.count), at: 56)
+        out.storeLE(UInt64(sections.checksums.count), at: 64)
         out.storeLE(UInt64(meta.count), at: 72)
         out[80] = Self.checksumCRC64
-        out.reserveCapacity(out.count + names.count + places.count + attributes.count + checksums.count + meta.count)
-        out += names
-        out += places
-        out += attributes
-        out += checksums
+        out.reserveCapacity(
+            out.count + sections.names.count + sections.places.count + sections.attributes.count + sections.checksums.count
+                + meta.count)
+        out += sections.names
+        out += sections.places
+        out += sections.attributes
+        out += sections.checksums
         out += meta
         return out
     }

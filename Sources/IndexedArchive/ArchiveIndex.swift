@@ -272,7 +272,9 @@ public struct ArchiveIndex: Sendable {
     }
 
     /// The metadata pairs, sorted by key, as both versions store them.
-    func encodedMetadata() -> [UInt8] {
+    func encodedMetadata() -> [UInt8] { Self.encodedMetadata(metadata) }
+
+    static func encodedMetadata(_ metadata: [String: String]) -> [UInt8] {
         var meta: [UInt8] = []
         for key in metadata.keys.sorted() {
             let k = Array(key.utf8)

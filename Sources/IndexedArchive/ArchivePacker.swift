@@ -143,15 +143,12 @@ public enum ArchivePacker {
                     return built
                 }
             }
-            let index = ArchiveIndex(
-                entries: closing.entries, tarSize: closing.tarSize,
-                chunkSize: UInt64(options.chunkSize), metadata: metadata)
-            async let richBlock = compressor.compressWhole(index.encoded())
-            async let pixzBlock = compressor.compressWhole(
-                PixzIndex.encode(entries: closing.entries, tarSize: closing.tarSize, firstHeaderOffset: 0))
+            async let richBlock = compressor.compressWhole(
+                closing.recorded.richIndex(chunkSize: UInt64(options.chunkSize), metadata: metadata))
+            async let pixzBlock = compressor.compressWhole(closing.recorded.pixzIndex())
             try await writer.finish(trailingBlocks: [try await richBlock, try await pixzBlock])
             let summary = PackSummary(
-                entries: closing.entries.count, fileBytes: closing.fileBytes, tarBytes: closing.tarSize,
+                entries: closing.recorded.count, fileBytes: closing.fileBytes, tarBytes: closing.tarSize,
                 archiveBytes: await writer.bytesWritten, blocks: await writer.dataBlocks,
                 storedBlocks: await writer.storedBlocks, seconds: (ContinuousClock.now - start).secondsValue,
                 warnings: await builder.warnings)

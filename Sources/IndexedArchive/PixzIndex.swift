@@ -8,25 +8,43 @@ enum PixzIndex {
     static let magic: [UInt8] = [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb]
 
     static func encode(entries: [ArchiveEntry], tarSize: UInt64, firstHeaderOffset: UInt64) -> [UInt8] {
-        var out = magic
-        var pendingOffset: UInt64?
-        for (position, entry) in entries.enumerated() {
+        var builder = Builder(firstHeaderOffset: firstHeaderOffset)
+        for entry in entries { builder.append(entry) }
+        return builder.finished(tarSize: tarSize)
+    }
+
+    /// The index built one member at a time, in tar order, as a pack stores them.
+    struct Builder: Sendable {
+        private var out = PixzIndex.magic
+        private var pendingOffset: UInt64?
+        private var isFirst = true
+        private let firstHeaderOffset: UInt64
+
+        init(firstHeaderOffset: UInt64) { self.firstHeaderOffset = firstHeaderOffset }
+
+        mutating func append(_ entry: ArchiveEntry) {
             // pixz records where libarchive says a header starts; for the first member that is the
             // start of the stream, global header included.
-            let offset = pendingOffset ?? (position == 0 ? min(firstHeaderOffset, entry.headerOffset) : entry.headerOffset)
+            let offset = pendingOffset ?? (isFirst ? min(firstHeaderOffset, entry.headerOffset) : entry.headerOffset)
+            isFirst = false
             let last = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
             if last.hasPrefix("._") {
                 pendingOffset = pendingOffset ?? offset
-                continue
+                return
             }
             pendingOffset = nil
             out.append(contentsOf: entry.path.utf8)
             out.append(0)
             out.appendLE(offset)
         }
-        out.append(0)
-        out.appendLE(tarSize)
-        return out
+
+        /// The payload, ended with the tar stream's length.
+        func finished(tarSize: UInt64) -> [UInt8] {
+            var out = out
+            out.append(0)
+            out.appendLE(tarSize)
+            return out
+        }
     }
 
     static func hasMagic(_ bytes: some Collection<UInt8>) -> Bool {

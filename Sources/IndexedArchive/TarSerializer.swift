@@ -13,8 +13,13 @@ struct TarSerializer {
     /// Compressing threads: the last stretch of the stream is cut into pieces for all of them.
     let workers: Int
     private(set) var position: UInt64 = 0
-    private(set) var entries: [ArchiveEntry] = []
     private(set) var fileBytes: UInt64 = 0
+    /// The members stored so far, coded for the two index blocks as they come (``Recorded``), all
+    /// but ``last``.
+    private var recorded = Recorded()
+    /// The newest member in stream order: held back, not yet coded, until its content has been
+    /// stored and its checksum is known.
+    private var last: ArchiveEntry?
     private var current: [UInt8]
     /// The last full chunk, held back until the next one fills or the stream ends, so that the
     /// final stretch (this chunk and the short one after it) can be cut for every worker.
@@ -97,10 +102,11 @@ struct TarSerializer {
             emit(partial, stored: false, into: &ready)
         }
         let base = position
+        commitLast()
         for var entry in apartEntries {
             entry.headerOffset += base
             entry.dataOffset += base
-            entries.append(entry)
+            recorded.append(entry)
         }
         position += UInt64(apart.count)
         var start = 0
@@ -207,7 +213,12 @@ struct TarSerializer {
         writingApart = goesApart
         append(encoded, into: &ready)
         archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
-        if goesApart { apartEntries.append(entry) } else { entries.append(entry) }
+        if goesApart {
+            apartEntries.append(entry)
+        } else {
+            commitLast()
+            last = entry
+        }
         fileBytes += header.size
     }
 
@@ -248,18 +259,52 @@ struct TarSerializer {
             if apart.count >= apartLimit { flushApart(into: &ready) }
             return
         }
-        guard let last = entries.indices.last else { return }
-        if entries[last].kind == .regular { entries[last].checksum = checksum }
-        appendZeros(TarEncoder.padding(forContentSize: entries[last].size), into: &ready)
+        guard var member = last else { return }
+        if member.kind == .regular { member.checksum = checksum }
+        last = member
+        appendZeros(TarEncoder.padding(forContentSize: member.size), into: &ready)
+    }
+
+    /// Codes the held-back member into ``recorded``.
+    private mutating func commitLast() {
+        if let member = last { recorded.append(member) }
+        last = nil
     }
 
     /// Members stored so far, those still waiting apart included.
-    var memberCount: Int { entries.count + apartEntries.count }
+    var memberCount: Int { recorded.count + (last == nil ? 0 : 1) + apartEntries.count }
 
-    /// The end-of-archive marker and the last, short chunk.
-    mutating func finish(into ready: inout [Chunk]) {
+    /// The end-of-archive marker and the last, short chunk. Returns what the index blocks are
+    /// made of: every member, coded.
+    mutating func finish(into ready: inout [Chunk]) -> Recorded {
         flushApart(into: &ready)
+        commitLast()
         append(TarEncoder.endOfArchive, into: &ready)
         flushTail(into: &ready)
+        recorded.tarSize = position
+        return recorded
+    }
+
+    /// The members of a stream, coded for the rich index and pixz's index as they were stored.
+    struct Recorded: Sendable {
+        private(set) var sections = ArchiveIndex.MemberSections()
+        private(set) var pixz = PixzIndex.Builder(firstHeaderOffset: 0)
+        /// The length of the tar stream, end-of-archive marker included, once it has ended.
+        fileprivate(set) var tarSize: UInt64 = 0
+
+        var count: Int { sections.count }
+
+        fileprivate mutating func append(_ entry: ArchiveEntry) {
+            sections.append(entry)
+            pixz.append(entry)
+        }
+
+        /// The rich index's payload.
+        func richIndex(chunkSize: UInt64, metadata: [String: String]) -> [UInt8] {
+            ArchiveIndex.encodedVersion2(sections, tarSize: tarSize, chunkSize: chunkSize, metadata: metadata)
+        }
+
+        /// pixz's index's payload.
+        func pixzIndex() -> [UInt8] { pixz.finished(tarSize: tarSize) }
     }
 }

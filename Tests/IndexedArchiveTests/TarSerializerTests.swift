@@ -14,7 +14,7 @@ extension EngineSuites {
             let bytes = sampleBytes(count: count, seed: 9, text: true)
             var ready: [Chunk] = []
             serializer.append(bytes, into: &ready)
-            serializer.finish(into: &ready)
+            _ = serializer.finish(into: &ready)
             return (ready, bytes + TarEncoder.endOfArchive)
         }
 
@@ -68,16 +68,18 @@ extension EngineSuites {
                 into: &ready)
             serializer.append(Array("abc".utf8), into: &ready)
             serializer.endMember(checksum: 7, into: &ready)
-            #expect(serializer.entries[0].mtime == time, "the index keeps the nanoseconds")
-            #expect(serializer.entries[0].hasPaxHeader == false)
-            #expect(serializer.entries[0].dataOffset == 512, "no pax header before the ustar block")
 
             let early = TarTimestamp(seconds: -5, nanoseconds: 7)
             try serializer.beginMember(
                 TarHeader(path: "old.txt", kind: .regular, size: 0, mode: 0o644, uid: 1, gid: 1, mtime: early),
                 into: &ready)
             serializer.endMember(checksum: 0, into: &ready)
-            #expect(serializer.entries[1].hasPaxHeader, "a time before 1970 does not fit ustar")
+            let entries = try ArchiveIndex.decode(serializer.finish(into: &ready).richIndex(chunkSize: 1 << 20, metadata: [:])).entries
+            #expect(entries[0].mtime == time, "the index keeps the nanoseconds")
+            #expect(entries[0].hasPaxHeader == false)
+            #expect(entries[0].dataOffset == 512, "no pax header before the ustar block")
+            #expect(entries[0].checksum == 7)
+            #expect(entries[1].hasPaxHeader, "a time before 1970 does not fit ustar")
             #expect(
                 TarSerializer.tarHeader(for: TarHeader(path: "x", kind: .regular, size: 0, mode: 0, uid: 0, gid: 0, mtime: early)).mtime
                     == early)
@@ -85,6 +87,57 @@ extension EngineSuites {
             #expect(TarSerializer.tarTime(TarTimestamp(seconds: 1_600_000_123), matches: time))
             #expect(TarSerializer.tarTime(time, matches: time), "archives written before keep the pax mtime")
             #expect(!TarSerializer.tarTime(TarTimestamp(seconds: 1_600_000_124), matches: time))
+        }
+
+        /// The serializer codes each member for the indexes as it goes rather than keeping every
+        /// entry to the end: what it codes must be, byte for byte, what the whole list of entries
+        /// gives (the rich index and pixz's), checksums (known only once a member's content is
+        /// stored) and members gathered apart in stored blocks included.
+        @Test(arguments: [false, true])
+        func theIndexesCodedAsMembersComeAreThoseOfTheWholeList(_ gathered: Bool) throws {
+            var serializer = TarSerializer(chunkSize: 64 << 10, workers: 2)
+            var ready: [Chunk] = []
+            var expected: [ArchiveEntry] = []
+            var apart: [ArchiveEntry] = []
+            for index in 0..<300 {
+                let kind: TarEntryKind = index % 50 == 0 ? .directory : (index % 31 == 5 ? .symbolicLink : .regular)
+                let goesApart = gathered && index % 7 == 3 && kind == .regular
+                let size = kind == .regular ? UInt64(index * 37 % 2000) : 0
+                let name = index % 23 == 4 ? "dir\(index / 50)/._note\(index)" : "dir\(index / 50)/file-\(index).txt"
+                var header = TarHeader(
+                    path: kind == .directory ? "dir\(index / 50)/" : name, kind: kind, size: size, mode: 0o644,
+                    uid: UInt64(index % 3), gid: 20,
+                    mtime: TarTimestamp(seconds: 1_700_000_000 - Int64(index % 5) * 86_400, nanoseconds: UInt32(index)))
+                if kind == .symbolicLink { header.linkTarget = "file-\(index - 1).txt" }
+                let start = serializer.position
+                try serializer.beginMember(header, incompressible: goesApart, into: &ready)
+                serializer.append([UInt8](repeating: UInt8(index % 251), count: Int(size)), into: &ready)
+                let checksum = UInt64(index) &* 0x9E37_79B9_7F4A_7C15
+                serializer.endMember(checksum: checksum, into: &ready)
+                let entry = ArchiveEntry(
+                    path: header.path, kind: kind, size: size, mode: 0o644, uid: header.uid, gid: 20, mtime: header.mtime,
+                    linkTarget: header.linkTarget, headerOffset: start, dataOffset: start + 512,
+                    checksum: kind == .regular ? checksum : nil, hasPaxHeader: false)
+                // Members gathered apart join the stream later, where it is when they are
+                // flushed: their offsets are not known here.
+                if goesApart { apart.append(entry) } else { expected.append(entry) }
+            }
+            let recorded = serializer.finish(into: &ready)
+            let decoded = try ArchiveIndex.decode(recorded.richIndex(chunkSize: 64 << 10, metadata: ["k": "v"])).entries
+            #expect(recorded.count == 300)
+            #expect(decoded.count == 300)
+            if gathered {
+                let apartPaths = Set(apart.map(\.path))
+                #expect(apart.count > 20)
+                #expect(decoded.filter { !apartPaths.contains($0.path) } == expected)
+                #expect(decoded.filter { apartPaths.contains($0.path) }.map(\.checksum) == apart.map(\.checksum))
+            } else {
+                #expect(decoded == expected)
+            }
+            let whole = ArchiveIndex(entries: decoded, tarSize: serializer.position, chunkSize: 64 << 10, metadata: ["k": "v"])
+            #expect(recorded.richIndex(chunkSize: 64 << 10, metadata: ["k": "v"]) == whole.encoded())
+            #expect(recorded.pixzIndex() == PixzIndex.encode(entries: decoded, tarSize: serializer.position, firstHeaderOffset: 0))
+            #expect(decoded.map(\.headerOffset) == decoded.map(\.headerOffset).sorted(), "the index is in stream order")
         }
 
         /// A packed tree: only the members with a field ustar cannot hold carry a pax header, and
