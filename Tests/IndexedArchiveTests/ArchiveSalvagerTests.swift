@@ -71,17 +71,7 @@ extension EngineSuites {
         /// nothing half-written is left, as for an extraction.
         @Test func aCancelledSalvageLeavesNoHalfWrittenMember() async throws {
             let dir = try TemporaryDirectory()
-            let source = dir.path + "/big"
-            try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
-            // 768 MiB of zeros, sparse: quick to pack and small to store, but long enough to
-            // write out that the cancellation lands inside the member.
-            let fd = open(source + "/zeros.bin", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            try #require(fd >= 0)
-            try #require(ftruncate(fd, 768 << 20) == 0)
-            close(fd)
-            let archive = dir.path + "/Z.tar.xz"
-            _ = try await ArchivePacker.pack(
-                [PackSource(path: source, archivePath: "big")], to: .file(archive), options: testOptions(chunk: 8 << 20))
+            let archive = try await packLongZeros(in: dir)
             let out = dir.path + "/out"
             let salvage = Task { try await ArchiveSalvager.salvage(path: archive, to: out) }
             let written = { (try? FileManager.default.contentsOfDirectory(atPath: out + "/big")) ?? [] }

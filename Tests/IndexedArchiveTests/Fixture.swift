@@ -499,3 +499,19 @@ func makeTreeDeeperThanPathMax(under root: String, levels: Int = 25) throws -> S
     }
     return path
 }
+
+/// Packs `big/zeros.bin`, 768 MiB of zeros, into `Z.tar.xz` in `dir` and returns the archive's
+/// path. The file is sparse: quick to pack and small to store, but long enough to write out that a
+/// cancellation lands inside the member.
+func packLongZeros(in dir: TemporaryDirectory) async throws -> String {
+    let source = dir.path + "/big"
+    try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+    let fd = open(source + "/zeros.bin", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    try #require(ftruncate(fd, 768 << 20) == 0)
+    let archive = dir.path + "/Z.tar.xz"
+    _ = try await ArchivePacker.pack(
+        [PackSource(path: source, archivePath: "big")], to: .file(archive), options: testOptions(chunk: 8 << 20))
+    return archive
+}
