@@ -185,7 +185,7 @@ enum UnfollowingRemoval {
                 return names
             }
             // In place, up to its NUL: copying `d_name` whole reads past a short record.
-            let name = Array(Platform.name(of: entry).map { CChar(bitPattern: $0) })
+            let name = Platform.name(of: entry).map { CChar(bitPattern: $0) }
             if name == [46] || name == [46, 46] { continue }
             names.append(name + [0])
         }

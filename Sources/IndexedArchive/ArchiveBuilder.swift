@@ -347,7 +347,7 @@ public actor ArchiveBuilder {
     }
 
     /// What the index blocks need once the tar stream has ended.
-    typealias Closing = (recorded: TarSerializer.Recorded, tarSize: UInt64, fileBytes: UInt64)
+    typealias Closing = (recorded: TarSerializer.Recorded, fileBytes: UInt64)
 
     /// Ends the tar stream and closes the channel; returns what the index blocks need.
     func close() async throws -> Closing {
@@ -359,7 +359,7 @@ public actor ArchiveBuilder {
         let recorded = serializer.finish(into: &ready)
         try await send(ready)
         channel.finish()
-        return (recorded, serializer.position, serializer.fileBytes)
+        return (recorded, serializer.fileBytes)
     }
 
     // Appends run one at a time: each awaits I/O and channel sends, and the actor would otherwise

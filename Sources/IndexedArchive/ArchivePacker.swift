@@ -148,7 +148,7 @@ public enum ArchivePacker {
             async let pixzBlock = compressor.compressWhole(closing.recorded.pixzIndex())
             try await writer.finish(trailingBlocks: [try await richBlock, try await pixzBlock])
             let summary = PackSummary(
-                entries: closing.recorded.count, fileBytes: closing.fileBytes, tarBytes: closing.tarSize,
+                entries: closing.recorded.count, fileBytes: closing.fileBytes, tarBytes: closing.recorded.tarSize,
                 archiveBytes: await writer.bytesWritten, blocks: await writer.dataBlocks,
                 storedBlocks: await writer.storedBlocks, seconds: (ContinuousClock.now - start).secondsValue,
                 warnings: await builder.warnings)

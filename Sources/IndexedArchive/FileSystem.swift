@@ -71,8 +71,7 @@ package struct FileSystem: Sendable {
             // archived under the name it has.
             let bytes = Platform.name(of: entry)
             if bytes.elementsEqual(".".utf8) || bytes.elementsEqual("..".utf8) { continue }
-            let name = RawName.decode(bytes)
-            names.append(name)
+            names.append(RawName.decode(bytes))
         }
         names.sort { RawName.encode($0).lexicographicallyPrecedes(RawName.encode($1)) }
         return names

@@ -7,8 +7,8 @@
 enum PixzIndex {
     static let magic: [UInt8] = [0xa6, 0x4c, 0x32, 0x2e, 0xd6, 0x14, 0xae, 0xdb]
 
-    static func encode(entries: [ArchiveEntry], tarSize: UInt64, firstHeaderOffset: UInt64) -> [UInt8] {
-        var builder = Builder(firstHeaderOffset: firstHeaderOffset)
+    static func encode(entries: [ArchiveEntry], tarSize: UInt64) -> [UInt8] {
+        var builder = Builder()
         for entry in entries { builder.append(entry) }
         return builder.finished(tarSize: tarSize)
     }
@@ -18,14 +18,11 @@ enum PixzIndex {
         private var out = PixzIndex.magic
         private var pendingOffset: UInt64?
         private var isFirst = true
-        private let firstHeaderOffset: UInt64
-
-        init(firstHeaderOffset: UInt64) { self.firstHeaderOffset = firstHeaderOffset }
 
         mutating func append(_ entry: ArchiveEntry) {
             // pixz records where libarchive says a header starts; for the first member that is the
             // start of the stream, global header included.
-            let offset = pendingOffset ?? (isFirst ? min(firstHeaderOffset, entry.headerOffset) : entry.headerOffset)
+            let offset = pendingOffset ?? (isFirst ? 0 : entry.headerOffset)
             isFirst = false
             let last = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
             if last.hasPrefix("._") {

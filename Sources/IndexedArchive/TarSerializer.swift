@@ -288,7 +288,7 @@ struct TarSerializer {
     /// The members of a stream, coded for the rich index and pixz's index as they were stored.
     struct Recorded: Sendable {
         private(set) var sections = ArchiveIndex.MemberSections()
-        private(set) var pixz = PixzIndex.Builder(firstHeaderOffset: 0)
+        private(set) var pixz = PixzIndex.Builder()
         /// The length of the tar stream, end-of-archive marker included, once it has ended.
         fileprivate(set) var tarSize: UInt64 = 0
 

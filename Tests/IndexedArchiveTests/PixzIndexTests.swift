@@ -25,7 +25,7 @@ extension EngineSuites {
                 Self.entry("app/", at: 1024), Self.entry("app/._photo.jpg", at: 1536), Self.entry("app/photo.jpg", at: 2560),
                 Self.entry("app/notes.txt", at: 8192)
             ]
-            let payload = PixzIndex.encode(entries: entries, tarSize: 10240, firstHeaderOffset: 0)
+            let payload = PixzIndex.encode(entries: entries, tarSize: 10240)
             var expected = PixzIndex.magic
             expected += Array("app/".utf8) + [0] + Self.le(0)
             expected += Array("app/photo.jpg".utf8) + [0] + Self.le(1536)
@@ -36,7 +36,7 @@ extension EngineSuites {
         }
 
         @Test func anArchiveWithoutMembersHasOnlyTheMagicAndItsLength() {
-            let payload = PixzIndex.encode(entries: [], tarSize: 1024, firstHeaderOffset: 0)
+            let payload = PixzIndex.encode(entries: [], tarSize: 1024)
             #expect(payload == PixzIndex.magic + [0] + Self.le(1024))
         }
 
