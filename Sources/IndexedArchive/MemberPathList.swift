@@ -37,8 +37,9 @@ package struct MemberPathList: Sendable, Equatable {
         ends.append(bytes.count)
     }
 
-    /// Room for `count` paths, without guessing their bytes.
-    mutating func reserve(paths count: Int) {
+    /// Room for `count` paths of `bytes` bytes in all.
+    mutating func reserve(paths count: Int, bytes byteCount: Int = 0) {
         ends.reserveCapacity(count)
+        bytes.reserveCapacity(byteCount)
     }
 }

@@ -26,20 +26,23 @@ enum StandardError {
         write(Array(text.utf8), to: fd)
     }
 
-    /// Writes `bytes` to `fd` with `write(2)`, whole (`amk list` writes its listing at once).
-    static func write(_ bytes: [UInt8], to fd: Int32) {
+    /// Writes `bytes` to `fd` with `write(2)`, whole; false when `fd` refused them (a closed pipe:
+    /// `amk list A | head`), so that a listing written in pieces stops there.
+    @discardableResult
+    static func write(_ bytes: [UInt8], to fd: Int32) -> Bool {
         // Read in place: a mutable view would copy the listing first.
         bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
+            guard let base = raw.baseAddress else { return true }
             var offset = 0
             while offset < raw.count {
                 let written = Platform.write(fd, base + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    return  // nowhere left to report a failing stderr
+                    return false  // nowhere left to report a failing stderr
                 }
                 offset += written
             }
+            return true
         }
     }
 

@@ -352,5 +352,32 @@ extension EngineSuites {
             // With room for them, they decode: the limit is what refused them.
             #expect(try ArchiveIndex.decode(bytes, maxNameBytes: 64 << 20).entries.count == 1000)
         }
+
+        /// The paths' bytes are counted before they are built and allocated once: a list grown by
+        /// doubling would hold up to twice what it needs, in fresh pages.
+        @Test func theNamesAreSizedBeforeTheyAreBuilt() throws {
+            // 600 paths of 70 bytes, each sharing its first 60 with the one before.
+            var names = Self.leb(0) + Self.leb(70) + [UInt8](repeating: UInt8(ascii: "a"), count: 70)
+            func digits(_ i: Int) -> String { String(repeating: "0", count: 10 - String(i).count) + String(i) }
+            for i in 1..<600 { names += Self.leb(60) + Self.leb(10) + Array(digits(i).utf8) }
+            let cursor = IndexCursor(names, from: 0, count: names.count, section: "names", blockOffset: nil)
+            #expect(ArchiveIndex.pathBytes(cursor, count: 600, limit: 1 << 20) == 42_000)
+            // Past the limit, or damaged, there is nothing to size: the decoding says why.
+            #expect(ArchiveIndex.pathBytes(cursor, count: 600, limit: 41_999) == nil)
+            #expect(ArchiveIndex.pathBytes(cursor, count: 601, limit: 1 << 20) == nil)
+            let oversharing = Self.leb(0) + Self.leb(1) + [UInt8(ascii: "a")] + Self.leb(2) + Self.leb(0)
+            #expect(
+                ArchiveIndex.pathBytes(
+                    IndexCursor(oversharing, from: 0, count: oversharing.count, section: "names", blockOffset: nil), count: 2,
+                    limit: 1 << 20) == nil)
+
+            var decoding = cursor
+            var budget = ArchiveIndex.NameBudget(maxNameBytes: 1 << 20, tarSize: 1 << 30)
+            let paths = try ArchiveIndex.decodeNames(&decoding, count: 600, budget: &budget)
+            #expect(paths.bytes.count == 42_000)
+            #expect(Array(paths[599]) == Array((String(repeating: "a", count: 60) + digits(599)).utf8))
+            // Grown as they came, these 42,000 bytes ended in room for 81,912.
+            #expect(paths.bytes.capacity < 42_000 + 42_000 / 8, "capacity \(paths.bytes.capacity)")
+        }
     }
 }
