@@ -54,6 +54,14 @@ public struct ExtractOptions: Sendable {
     /// starts (`trace`) and each ``ExtractWarning`` (`warning`). Silent by default; see
     /// ``PackOptions/logger``.
     public var logger = Logger(label: "IndexedArchive.extract", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// Writes the content of the selected regular members to this descriptor, one after another
+    /// in archive order, instead of creating anything (`tar -xO`): no folder, file or link is
+    /// made and the destination is neither created nor opened. Each member is still checked (its
+    /// header against the index, its content against its checksum), but a member found damaged
+    /// after its content has gone out cannot be taken back: the extraction then throws, naming
+    /// it. The descriptor is left open. ``ExtractSummary/entries`` counts the members selected,
+    /// of every kind, and ``ExtractSummary/bytes`` the content written.
+    public var contentOutput: Int32? = nil
     /// Called with each member's name (as stored) as its writing starts, from the extracting
     /// thread (`tar -v`); keep it quick.
     public var onMember: (@Sendable (String) -> Void)? = nil

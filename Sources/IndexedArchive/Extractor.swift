@@ -42,12 +42,24 @@ final class Extractor {
     private(set) var bytes: UInt64 = 0
     private(set) var warnings: [ExtractWarning] = []
 
+    /// ``ExtractOptions/contentOutput``: where regular members' content goes instead of files.
+    private let output: Int32?
+
     init(destination: String, options: ExtractOptions, archiveSize: UInt64) throws(ArchiveError) {
+        self.options = options
+        self.byteLimit = options.byteLimit(archiveSize: archiveSize)
+        output = options.contentOutput
+        if let output {
+            // Nothing is made: no destination to create or hold open.
+            root = -1
+            rootPath = output == STDOUT_FILENO ? "standard output" : "descriptor \(output)"
+            path = DirectoryPath(root: -1)
+            options.logger.debug("extracting content to", metadata: ["output": "\(rootPath)"])
+            return
+        }
         try Self.makeDirectories(destination)
         self.root = try SystemCall.open(destination, O_RDONLY | O_DIRECTORY)
         self.rootPath = destination
-        self.options = options
-        self.byteLimit = options.byteLimit(archiveSize: archiveSize)
         self.path = DirectoryPath(root: root)
         options.logger.debug("extracting into", metadata: ["destination": "\(TerminalSafe.name(destination))"])
     }
@@ -61,7 +73,7 @@ final class Extractor {
     deinit {
         abandonCurrent()
         path.closeAll()
-        SystemCall.close(root)
+        if root >= 0 { SystemCall.close(root) }
     }
 
     /// Creates `destination` and any missing parents, as `mkdir -p` does.
@@ -174,6 +186,13 @@ final class Extractor {
         entries += 1
         guard entries <= options.maxEntries else {
             throw ArchiveError(.limitExceeded, "more than \(options.maxEntries) members", member: header.path)
+        }
+        if let output {
+            // Only content goes out: a name is never resolved, so nothing about it can be unsafe.
+            guard header.kind == .regular else { return }
+            options.onMember?(stored.path)
+            current = (output, -1, nil, "", header)
+            return
         }
         // "./", the first member of every `tar -C dir -c .` archive, is the destination itself,
         // which exists; its mode and owner are the caller's, not the archive's.
@@ -363,6 +382,10 @@ final class Extractor {
     /// following it).
     func endMember() throws(ArchiveError) {
         guard let file = current else { return }
+        guard output == nil else {
+            current = nil
+            return
+        }
         let header = file.header
         let ownership = options.restoreOwnership && isRoot
         if ownership {
@@ -433,6 +456,8 @@ final class Extractor {
     private func removeCurrent() {
         guard let file = current else { return }
         current = nil
+        // The output is the caller's, and what went out cannot be taken back.
+        guard output == nil else { return }
         SystemCall.close(file.fd)
         _ = RawName.withCString(file.temporary ?? file.name) { unlinkat(file.parent, $0, 0) }
     }
@@ -484,6 +509,7 @@ final class Extractor {
     /// is not followed either, and under the name it was written as (``ExtractOptions/stripComponents``);
     /// a member that is not there is skipped. Only times change.
     func restoreTimes(from entries: [ArchiveEntry]) {
+        guard output == nil else { return }
         for entry in entries where entry.mtime.nanoseconds != 0 && entry.kind != .symbolicLink {
             guard let path = strippedPath(entry.path), let parts = try? components(of: path), !parts.isEmpty,
                 let parent = try? parent(of: parts, member: path, create: false)

@@ -22,6 +22,7 @@ struct ExtractCommand: AsyncParsableCommand {
               amk extract app.tar.xz app/Documents -C ~/restore
               amk extract app.tar.xz --strip-components 1 -C ~/app
               tar -cJf - app | amk extract - -C copy
+              amk extract -O app.tar.xz app/Documents/notes.txt | less
             """
     )
 
@@ -60,6 +61,11 @@ struct ExtractCommand: AsyncParsableCommand {
     @OptionGroup var ownership: OwnershipOptions
 
     @Flag(
+        name: [.customShort("O"), .long],
+        help: "Write the content of the selected files to standard output, one after another, and create nothing (tar -xO).")
+    var toStdout = false
+
+    @Flag(
         name: [.short, .long],
         help: "List each member as it is written, and log the engine's diagnostics (swift-log, debug level) on standard error.")
     var verbose = false
@@ -85,6 +91,9 @@ struct ExtractCommand: AsyncParsableCommand {
         if quiet && (json || verbose) {
             throw ValidationError("--quiet cannot be used with --json or --verbose.")
         }
+        if toStdout && json {
+            throw ValidationError("--to-stdout writes the content to standard output: --json cannot share it.")
+        }
     }
 
     func run() async throws {
@@ -99,19 +108,49 @@ struct ExtractCommand: AsyncParsableCommand {
         options.restoreExtendedAttributes = xattrs
         ownership.apply(to: &options)
         options.logger = Diagnostics.logger("amk.extract", verbose: verbose)
+        if toStdout { options.contentOutput = STDOUT_FILENO }
         if verbose {
-            options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: STDOUT_FILENO) }
+            // As tar does, the names go to standard error when the content takes standard output.
+            let names = toStdout ? STDERR_FILENO : STDOUT_FILENO
+            options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: names) }
         }
         if !members.isEmpty { options.members = Set(members) }
         let showProgress = progress ?? (StandardError.isTerminal && !verbose)
-        let summary = try await SignalCancellation.run { [options] in
+        let summary: ExtractSummary
+        do {
+            summary = try await Self.extract(argument, members: members, directory: directory, options: options, showProgress: showProgress)
+        } catch let error as ArchiveError where toStdout && error.code == .io(errno: EPIPE) {
+            // The reader of the content went away (`| head`): as for cat and tar, that is the end,
+            // and not worth a message; the content was not all delivered, hence the status.
+            throw ExitCode(1)
+        }
+        for warning in summary.warnings {
+            // The engine's warnings quote member names raw.
+            StandardError.line("amk: warning: \(warning)")
+        }
+        if toStdout {
+            // Standard output holds the content: no summary, as tar prints none.
+        } else if json {
+            try JSONOutput.print(ExtractReport(summary, archive: argument, directory: directory))
+        } else if !quiet {
+            print(
+                "extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
+                    + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
+        }
+    }
+
+    /// Extracts from `argument` (a path, or - for standard input) with `options`.
+    private static func extract(
+        _ argument: String, members: [String], directory: String, options: ExtractOptions, showProgress: Bool
+    ) async throws -> ExtractSummary {
+        try await SignalCancellation.run { [options] in
             switch try await ArchiveInput.resolve(argument) {
             case .file(let path):
                 return try await Self.extractFile(
                     path, members: members, directory: directory, options: options,
                     showProgress: showProgress)
             case .stream(let fd, let name):
-                let destination = try DestinationDirectory(creating: directory)
+                let destination = options.contentOutput == nil ? try DestinationDirectory(creating: directory) : nil
                 // A stream's size is unknown until its end: the bar shows bytes and rate.
                 var options = options
                 let bar = showProgress ? ProgressBar(label: "extracting", total: 0) : nil
@@ -125,21 +164,10 @@ struct ExtractCommand: AsyncParsableCommand {
                     return ExtractSummary(
                         entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds)
                 } catch {
-                    destination.removeIfEmpty()
+                    destination?.removeIfEmpty()
                     throw error
                 }
             }
-        }
-        for warning in summary.warnings {
-            // The engine's warnings quote member names raw.
-            StandardError.line("amk: warning: \(warning)")
-        }
-        if json {
-            try JSONOutput.print(ExtractReport(summary, archive: argument, directory: directory))
-        } else if !quiet {
-            print(
-                "extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
-                    + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
         }
     }
 
@@ -169,7 +197,7 @@ struct ExtractCommand: AsyncParsableCommand {
             }
         }
         // Only now that the archive has opened (and the members were found, with an index).
-        let destination = try DestinationDirectory(creating: directory)
+        let destination = options.contentOutput == nil ? try DestinationDirectory(creating: directory) : nil
         do {
             let summary = try await reader.extract(to: directory, options: options)
             if !members.isEmpty && summary.entries == 0 && options.stripComponents == 0 {
@@ -177,7 +205,7 @@ struct ExtractCommand: AsyncParsableCommand {
             }
             return summary
         } catch {
-            destination.removeIfEmpty()
+            destination?.removeIfEmpty()
             throw error
         }
     }

@@ -229,7 +229,7 @@ extension AMKTests {
                 #expect(help.stdout.contains(option), "\(option)")
             }
             let extract = try amk("help", "extract")
-            for option in ["--strip-components", "--keep-old-files", "--overwrite", "--verbose", "--json", "Examples:"] {
+            for option in ["--strip-components", "--keep-old-files", "--overwrite", "--to-stdout", "--verbose", "--json", "Examples:"] {
                 #expect(extract.stdout.contains(option), "\(option)")
             }
             for command in ["list", "verify", "info", "salvage", "export", "import", "send", "receive", "demo"] {
