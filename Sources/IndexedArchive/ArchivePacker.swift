@@ -35,7 +35,8 @@ public enum ArchivePacker {
                 "sources": .array(sources.map { .string(TerminalSafe.name($0.path)) }),
                 "destination": "\(TerminalSafe.name("\(destination)"))",
                 "preset": "\(options.preset)", "workers": "\(options.workers)", "chunkSize": "\(options.chunkSize)",
-                "niceLength": "\(options.effectiveNiceLength.map(String.init) ?? "preset's")"
+                "niceLength": "\(options.effectiveNiceLength.map(String.init) ?? "preset's")",
+                "dictionarySize": "\(options.effectiveDictionarySize.map(String.init) ?? "preset's")"
             ])
         do {
             let summary: PackSummary
@@ -89,7 +90,8 @@ public enum ArchivePacker {
         let io = WorkerThreadPool(threads: 2, name: "amk-io")
         let compressor = CompressorPool(
             workers: options.workers, preset: options.preset, extreme: options.extreme,
-            chunkSize: options.chunkSize, niceLength: options.effectiveNiceLength, compressible: options.compressible)
+            chunkSize: options.chunkSize, niceLength: options.effectiveNiceLength, dictionarySize: options.effectiveDictionarySize,
+            compressible: options.compressible)
         let onEvent = options.onEvent
         let logger = options.logger
         let report = options.progress.map { ProgressReport($0, chunkSize: options.chunkSize) }

@@ -12,6 +12,7 @@ package final class CompressorPool: Sendable {
     let extreme: Bool
     let chunkSize: Int
     let niceLength: Int?
+    let dictionarySize: Int?
     let compressible: Bool
     private let threads: WorkerThreadPool
 
@@ -26,12 +27,15 @@ package final class CompressorPool: Sendable {
     /// The whole sample must still shrink by less than this fraction.
     static let storedSampleRatio = 0.95
 
-    package init(workers: Int, preset: Int, extreme: Bool, chunkSize: Int, niceLength: Int? = nil, compressible: Bool) {
+    package init(
+        workers: Int, preset: Int, extreme: Bool, chunkSize: Int, niceLength: Int? = nil, dictionarySize: Int? = nil, compressible: Bool
+    ) {
         self.workers = workers
         self.preset = preset
         self.extreme = extreme
         self.chunkSize = chunkSize
         self.niceLength = niceLength
+        self.dictionarySize = dictionarySize
         self.compressible = compressible
         self.threads = WorkerThreadPool(threads: workers, name: "amk-compress")
     }
@@ -50,13 +54,15 @@ package final class CompressorPool: Sendable {
         let extreme = self.extreme
         let chunkSize = self.chunkSize
         let niceLength = self.niceLength
+        let dictionarySize = self.dictionarySize
         let compressible = self.compressible
         return try await threads.runWithCodecs(abandonOnCancel: true) { flag, codecs in
             // Timed from the moment a thread takes it: waiting in the queue is not compressing.
             let job = watchdog?.begin(.compress, job: "block \(sequence)")
             defer { if let job { watchdog?.end(job) } }
             try hook?(sequence)
-            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength)
+            let encoder = try codecs.encoder(
+                preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength, dictionarySize: dictionarySize)
             return try bytes.withUnsafeBytes { raw in
                 if !compressible || stored { return try encoder.encodeStored(raw) }
                 let sampler = try codecs.encoder(preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
@@ -86,8 +92,10 @@ package final class CompressorPool: Sendable {
         let extreme = self.extreme
         let chunkSize = self.chunkSize
         let niceLength = self.niceLength
+        let dictionarySize = self.dictionarySize
         return try await threads.runWithCodecs { flag, codecs in
-            let encoder = try codecs.encoder(preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength)
+            let encoder = try codecs.encoder(
+                preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength, dictionarySize: dictionarySize)
             return try bytes.withUnsafeBytes { try encoder.encode($0, isCancelled: { flag.isCancelled }) }
         }
     }

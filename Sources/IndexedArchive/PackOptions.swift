@@ -21,18 +21,18 @@ public struct PackOptions: Sendable {
     /// Set the preset's own value (64 at preset 6) for exactly the LZMA work of `xz -6`.
     public var niceLength: Int? = nil
     /// Uncompressed bytes per xz block: the unit of parallelism and of random access.
-    /// At least 1 MiB; 8 MiB by default: preset 6's dictionary, so a block costs the encoder no
-    /// match it could have found, and half the 16 MiB of `pixz`'s blocks, which on a 364 MiB real
-    /// tree lowered peak RSS from 305 to 256 MiB and halves the decoding to reach one member, for
-    /// 1.4% more bytes (issue #12).
+    /// At least 1 MiB; 8 MiB by default: preset 6's dictionary, and half the 16 MiB of `pixz`'s
+    /// blocks, which on a 364 MiB real tree lowered peak RSS from 305 to 256 MiB and halves the
+    /// decoding to reach one member, for 1.4% more bytes (issue #12). The encoders' dictionary is
+    /// three quarters of it at presets 5 and 6 (``defaultDictionarySize(preset:extreme:chunkSize:)``).
     public var chunkSize: Int = 8 << 20
     /// Compressing threads; by default one per active core.
     public var workers: Int = PackOptions.activeCores
     /// The most memory the pack's encoders and chunks may hold together, in bytes; `nil` sets no
     /// bound beyond the defaults.
     ///
-    /// Each worker's encoder holds its match-finder state (``XZ/BlockEncoder/memoryUsage(preset:extreme:maxChunkSize:)``,
-    /// about 95 MiB at preset 6), and each chunk `chunkSize` bytes. A pack holds one chunk per
+    /// Each worker's encoder holds its match-finder state (``XZ/BlockEncoder/memoryUsage(preset:extreme:maxChunkSize:niceLength:dictionarySize:)``,
+    /// about 75 MiB at preset 6 with 8 MiB chunks), and each chunk `chunkSize` bytes. A pack holds one chunk per
     /// worker (a chunk is taken for compression only when a worker is free), one more done early
     /// and waiting for an earlier block, and three on the serializer's side: the one handed over,
     /// the last full chunk held back to be cut for the tail, and the one being filled. So by
@@ -112,6 +112,23 @@ public struct PackOptions: Sendable {
     /// The nice length the encoders use: ``niceLength``, or the preset's default.
     var effectiveNiceLength: Int? { niceLength ?? Self.defaultNiceLength(preset: preset, extreme: extreme) }
 
+    /// amk's LZMA2 dictionary for a preset and chunk size: three quarters of the chunk at presets
+    /// 5 and 6 (without `extreme`), when that is less than the preset's 8 MiB; `nil` elsewhere
+    /// (the preset's, at most the chunk).
+    ///
+    /// The match finder's memory is about 7.5 times the dictionary, and a pack holds one per
+    /// worker: most of its peak. Within a chunk of 8 MiB, a dictionary of 6 MiB misses only the
+    /// matches further back than that from the chunk's last quarter; on a 364 MiB real tree it
+    /// took 31 MiB off the peak RSS of a two-worker pack (248 to 217 MiB) for 0.15% more bytes,
+    /// and on 50,000 small text files 33 MiB (255 to 222) for 0.01% (issue #12). Presets 7 to 9
+    /// and `extreme` are asked for to be small, and keep their dictionaries.
+    package static func defaultDictionarySize(preset: Int, extreme: Bool, chunkSize: Int) -> Int? {
+        !extreme && (5...6).contains(preset) ? chunkSize - chunkSize / 4 : nil
+    }
+
+    /// The dictionary the encoders are held to: ``defaultDictionarySize(preset:extreme:chunkSize:)``.
+    var effectiveDictionarySize: Int? { Self.defaultDictionarySize(preset: preset, extreme: extreme, chunkSize: chunkSize) }
+
     /// Cores this process may run on.
     public static var activeCores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
@@ -135,7 +152,8 @@ public struct PackOptions: Sendable {
             do {
                 return Int(
                     clamping: try BlockEncoder.memoryUsage(
-                        preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: effectiveNiceLength))
+                        preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: effectiveNiceLength,
+                        dictionarySize: effectiveDictionarySize))
             } catch {
                 throw ArchiveError(.invalidOptions, "preset \(preset): \(error)")
             }

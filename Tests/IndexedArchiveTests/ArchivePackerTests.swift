@@ -102,6 +102,24 @@ extension EngineSuites {
             #expect(defaultArchive != presetArchive, "nice length 16 and 64 wrote the same archive")
         }
 
+        /// At preset 6 every block, the indexes' too, is coded with a dictionary of three quarters
+        /// of the chunk, as `xz` reads it; at preset 9 with the chunk's.
+        @Test(.enabled(if: toolExists("xz")), arguments: [(6, "768KiB"), (9, "1MiB")])
+        func theBlocksCarryTheDictionaryOfThePreset(preset: Int, dictionary: String) async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", sampleBytes(count: 1_500_000, seed: 9, text: true))
+            var options = Self.options()
+            options.preset = preset
+            let archive = dir.path + "/a.tar.xz"
+            _ = try await ArchivePacker.pack(
+                [PackSource(path: dir.path + "/src", archivePath: "src")], to: .file(archive), options: options)
+            let blocks = try await xzToolBlocks(archive)
+            #expect(blocks.count >= 3)
+            #expect(blocks.allSatisfy { $0.filters == "--lzma2=dict=\(dictionary)" }, "\(blocks.map(\.filters))")
+            try await ArchiveReader(path: archive).extract(to: dir.path + "/out")
+            #expect(try await readBytes(dir.path + "/out/src/a.txt") == sampleBytes(count: 1_500_000, seed: 9, text: true))
+        }
+
         @Test func everyMemberReadsBackAtRandom() async throws {
             let dir = try TemporaryDirectory()
             let root = try Self.makeTree(in: dir)

@@ -305,6 +305,8 @@ struct ToolBlock {
     var uncompressedSize: UInt64
     var check: String
     var flags: String
+    /// The filter chain, as `xz` writes it (`--lzma2=dict=6MiB`).
+    var filters: String
 }
 
 /// The blocks of an .xz file according to the `xz` tool.
@@ -316,7 +318,7 @@ func xzToolBlocks(_ path: String) async throws -> [ToolBlock] {
         guard f.first == "block", f.count >= 13 else { return nil }
         return ToolBlock(
             compressedOffset: UInt64(f[4])!, uncompressedOffset: UInt64(f[5])!, totalSize: UInt64(f[6])!,
-            uncompressedSize: UInt64(f[7])!, check: f[9], flags: f[12])
+            uncompressedSize: UInt64(f[7])!, check: f[9], flags: f[12], filters: f.count > 15 ? f[15] : "")
     }
 }
 

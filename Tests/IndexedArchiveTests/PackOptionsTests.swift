@@ -11,6 +11,15 @@ import XZ
         }
     }
 
+    @Test func theDictionaryIsThreeQuartersOfTheChunkAtPresets5And6Only() {
+        for preset in 0...9 {
+            let expected: Int? = preset == 5 || preset == 6 ? 6 << 20 : nil
+            #expect(PackOptions.defaultDictionarySize(preset: preset, extreme: false, chunkSize: 8 << 20) == expected, "preset \(preset)")
+            #expect(PackOptions.defaultDictionarySize(preset: preset, extreme: true, chunkSize: 8 << 20) == nil, "preset \(preset) extreme")
+        }
+        #expect(PackOptions.defaultDictionarySize(preset: 6, extreme: false, chunkSize: 1 << 20) == 768 << 10)
+    }
+
     @Test(arguments: [0, 1, 274, -16])
     func niceLengthOutside2To273IsRefused(_ niceLength: Int) async throws {
         var options = PackOptions()

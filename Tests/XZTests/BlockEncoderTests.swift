@@ -153,6 +153,25 @@ import Testing
         #expect(try decode(longBlock) == input)
     }
 
+    /// A dictionary size caps the preset's and the chunk's, reaches the block header, and shrinks
+    /// the match finder's memory.
+    @Test func dictionarySizeCapsTheDictionary() throws {
+        let input = TestData.mild(10_000, seed: 16)
+        let capped = try BlockEncoder(preset: 6, maxChunkSize: 8 << 20, dictionarySize: 6 << 20)
+        #expect(capped.dictionarySize == 6 << 20)
+        let block = try input.withUnsafeBytes { try capped.encode($0) }
+        #expect(try dictionarySize(block) == 6 << 20)
+        #expect(try decode(block) == input)
+        #expect(try BlockEncoder(preset: 6, maxChunkSize: 1 << 20, dictionarySize: 6 << 20).dictionarySize == 1 << 20, "the chunk caps it")
+        #expect(try BlockEncoder(preset: 0, maxChunkSize: 8 << 20, dictionarySize: 6 << 20).dictionarySize == 256 << 10, "the preset's")
+        #expect(try BlockEncoder(preset: 6, maxChunkSize: 8 << 20).dictionarySize == 8 << 20)
+        let full = try BlockEncoder.memoryUsage(preset: 6, maxChunkSize: 8 << 20)
+        let reduced = try BlockEncoder.memoryUsage(preset: 6, maxChunkSize: 8 << 20, dictionarySize: 6 << 20)
+        #expect(full - reduced >= 16 << 20, "\(full) against \(reduced)")
+        let error = #expect(throws: XZError.self) { try BlockEncoder(maxChunkSize: 1 << 20, dictionarySize: 4095) }
+        #expect(error?.code == .options)
+    }
+
     @Test(arguments: [-1, 0, 1, 274])
     func niceLengthOutsideLiblzmasRangeThrows(_ niceLength: Int) throws {
         let error = #expect(throws: XZError.self) { try BlockEncoder(maxChunkSize: 1 << 20, niceLength: niceLength) }

@@ -81,7 +81,7 @@ extension AMKTests {
             #expect(refused.stderr.contains("cannot hold one worker"), "\(refused.stderr)")
             #expect(!FileManager.default.fileExists(atPath: tree.root.appendingPathComponent("m.tar.xz").path))
 
-            let fewer = try amk("pack", "d", "-o", "m.tar.xz", "--memory", "200M", "-j", "2", "-v", "--no-progress")
+            let fewer = try amk("pack", "d", "-o", "m.tar.xz", "--memory", "170M", "-j", "2", "-v", "--no-progress")
             #expect(fewer.status == 0, "\(fewer.stderr)")
             #expect(fewer.stderr.contains("fewer workers to stay within the memory budget"), "\(fewer.stderr)")
             #expect(fewer.stderr.contains("workers=1"), "\(fewer.stderr)")
