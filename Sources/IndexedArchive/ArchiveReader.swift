@@ -140,6 +140,21 @@ public final class ArchiveReader: Sendable {
         }
     }
 
+    /// The paths of `path`'s members from its rich index, read on the calling thread, which it
+    /// blocks; nil when the archive has no rich index to give them (such an archive needs
+    /// ``memberPathList(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``).
+    ///
+    /// For a program's main thread before it starts any concurrent work (`amk list ARCHIVE`): a
+    /// listing of a real tree's 13,891 members takes about 10 ms, and starting the thread the
+    /// asynchronous call reads on, and the cooperative threads that await it, was a tenth of that.
+    package static func memberPathListBlocking(path: String) throws -> MemberPathList? {
+        let file = try ArchiveFile(path: path)
+        return try ArchiveLayout.read(
+            file: file, path: path, maxIndexBytes: nil, maxEntries: nil,
+            maxDecoderMemory: UInt64(clamping: defaultMaxDecoderMemory), pathsOnly: true
+        ).paths
+    }
+
     /// What ``memberPaths(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``
     /// found at the end of the file: our index's paths, or a reader for an archive without it.
     private enum PathsOrReader: Sendable {

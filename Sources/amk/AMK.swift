@@ -58,7 +58,9 @@ struct AMK: AsyncParsableCommand {
         AllocatorTuning.apply()
         if let archive = ListCommand.plainArchive(in: CommandLine.arguments) {
             do {
-                try await ListCommand.list(archive, long: false, json: false)
+                if try !ListCommand.listIndexedFileBlocking(archive) {
+                    try await ListCommand.list(archive, long: false, json: false)
+                }
             } catch {
                 Foundation.exit(status(reporting: error))
             }

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import IndexedArchive
 
-/// `amk extract A [MEMBER...] [-C DIR]`: writes members under a directory, and nowhere else.
+/// `amk extract A [MEMBER...] [-C DIR]`: writes members under a directory, and nowhere else
+/// (with `-O`, only the files' content, to standard output).
 ///
 /// The engine refuses absolute paths, `..` and writing through symbolic links, and removes a file
 /// it was writing when extraction fails or is interrupted; files finished before that stay.

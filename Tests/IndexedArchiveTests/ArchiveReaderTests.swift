@@ -294,6 +294,11 @@ extension EngineSuites {
             let index = ArchiveIndex(entries: try indexEntries(of: tar), tarSize: UInt64(tar.count), chunkSize: 1 << 20, metadata: [:])
             try await writeBytes(old, try indexedArchive(tar: tar, index: index.encodedVersion1()))
             #expect(try await ArchiveReader.memberPaths(path: old) == ["d/", "d/a.txt", "d/l"])
+            // On the calling thread, only our index gives them; an archive without one says so.
+            #expect(try ArchiveReader.memberPathListBlocking(path: packed.archive)?.strings == entries.map(\.path))
+            #expect(try ArchiveReader.memberPathListBlocking(path: old)?.strings == ["d/", "d/a.txt", "d/l"])
+            #expect(try ArchiveReader.memberPathListBlocking(path: sequential) == nil)
+            #expect(throws: ArchiveError.self) { try ArchiveReader.memberPathListBlocking(path: dir.path + "/missing.tar.xz") }
         }
 
         @Test func memberPathsReadOnlyTheNamesButCheckThem() async throws {
@@ -321,6 +326,8 @@ extension EngineSuites {
             let error = await expectArchiveError("paths") { try await ArchiveReader.memberPaths(path: earlyArchive) }
             #expect(error?.code == .corrupt)
             #expect(error?.path == earlyArchive && error?.offset != nil, "\(String(describing: error))")
+            let blocking = #expect(throws: ArchiveError.self) { try ArchiveReader.memberPathListBlocking(path: earlyArchive) }
+            #expect(blocking?.code == .corrupt && blocking?.offset == error?.offset)
         }
     }
 }
