@@ -88,15 +88,32 @@ struct ListCommand: AsyncParsableCommand {
     /// Called from `main` before any concurrent work starts, it reads and prints without a
     /// thread of its own or a hop to the cooperative pool: creating those threads (their stacks,
     /// their allocator arenas) was a tenth of listing a real tree, 13,891 members in 10 ms.
-    /// Nothing is written but standard output, so an interrupt needs no cleanup and keeps its
-    /// default action.
+    /// Nothing is written but standard output, so an interrupt needs no cleanup: it ends amk as
+    /// it ends any command, with `amk: interrupted` and status 1, from a plain handler.
     static func listIndexedFileBlocking(_ argument: String) throws -> Bool {
         var info = stat()
-        guard argument != "-", stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-            let paths = try ArchiveReader.memberPathListBlocking(path: argument)
-        else { return false }
+        guard argument != "-", stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        // A parent may have started amk with these signals blocked (the other commands take
+        // them from a signal source, which blocks them anyway): a handler needs them delivered.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for number in SignalCancellation.signals {
+            signal(number, interrupted)
+            sigaddset(&signals, number)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+        defer { for number in SignalCancellation.signals { signal(number, SIG_DFL) } }
+        guard let paths = try ArchiveReader.memberPathListBlocking(path: argument) else { return false }
         write(paths)
         return true
+    }
+
+    /// The interrupt handler of ``listIndexedFileBlocking(_:)``: only `write(2)` and `_exit(2)`,
+    /// which a signal handler may call.
+    private static let interrupted: @convention(c) (Int32) -> Void = { _ in
+        let message: StaticString = "amk: interrupted\n"
+        _ = Glibc.write(STDERR_FILENO, message.utf8Start, message.utf8CodeUnitCount)
+        _exit(1)
     }
 
     /// What the archive gave: every field, or (for a plain listing of an indexed archive) the

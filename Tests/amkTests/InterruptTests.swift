@@ -105,5 +105,40 @@ extension AMKTests {
             #expect(result.status == 1)
             #expect(result.stderr == "amk: interrupted\n")
         }
+
+        /// `amk list FILE` reads and prints on its main thread, without the machinery the other
+        /// commands are interrupted through: held up writing to a FIFO that nobody reads (its
+        /// listing is larger than the pipe holds), it still ends on the signal as they do.
+        @Test(arguments: [SIGINT, SIGTERM])
+        func aListingHeldUpWritingEndsCleanly(signal: Int32) async throws {
+            let tree = try TestTree()
+            for index in 0..<2_000 {
+                try tree.write("src/many/a-member-with-a-rather-long-name-\(index).txt", "")
+            }
+            let pack = try AMKProcess.run(["pack", tree.path("src/many"), "-o", tree.path("many.tar.xz"), "--preset", "0"])
+            try #require(pack.status == 0, "\(pack.stderr)")
+            let fifo = tree.path("listing")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            // Opened for reading first, and never read: the shell's open for writing then
+            // succeeds, and amk's writes stop once the pipe is full.
+            let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            try #require(reader >= 0)
+            defer { close(reader) }
+            let process = try ChildProcess.start(
+                "/bin/sh", ["-c", "exec \"$AMK\" list many.tar.xz > listing"], in: tree.url("."),
+                environment: ["AMK": AMKProcess.binary])
+            try await Task.sleep(for: .milliseconds(1500))
+            try #require(process.isRunning, "the listing finished; the test proves nothing")
+            let sent = ContinuousClock.now
+            #expect(kill(process.processIdentifier, signal) == 0)
+            guard let elapsed = try await Self.exitTime(of: process, since: sent, within: .seconds(10), after: "the signal") else {
+                return
+            }
+            let result = try AMKProcess.collect(process)
+            #expect(elapsed < .seconds(2), "took \(elapsed) to stop")
+            #expect(result.terminationReason == .exit, "killed by the signal instead of exiting")
+            #expect(result.status == 1)
+            #expect(result.stderr == "amk: interrupted\n")
+        }
     }
 }
