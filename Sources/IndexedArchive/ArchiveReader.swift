@@ -122,10 +122,8 @@ public final class ArchiveReader: Sendable {
         // Without our index the end of the file says all a full opening would: the reader is
         // made from what was read, not by reading it again.
         let opened = try await thread.run { _ -> PathsOrReader in
-            let file = try ArchiveFile(path: path)
-            let layout = try ArchiveLayout.read(
-                file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
-                maxDecoderMemory: UInt64(clamping: maxDecoderMemory), pathsOnly: true)
+            let (file, layout) = try pathsLayout(
+                path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries, maxDecoderMemory: maxDecoderMemory)
             if let paths = layout.paths { return .paths(paths) }
             return .reader(
                 ArchiveReader(
@@ -148,11 +146,18 @@ public final class ArchiveReader: Sendable {
     /// listing of a real tree's 13,891 members takes about 10 ms, and starting the thread the
     /// asynchronous call reads on, and the cooperative threads that await it, was a tenth of that.
     package static func memberPathListBlocking(path: String) throws -> MemberPathList? {
+        try pathsLayout(path: path, maxIndexBytes: nil, maxEntries: nil, maxDecoderMemory: defaultMaxDecoderMemory).layout.paths
+    }
+
+    /// Opens `path` and reads the end of the file, decoding only the names of a rich index.
+    private static func pathsLayout(
+        path: String, maxIndexBytes: Int?, maxEntries: Int?, maxDecoderMemory: Int
+    ) throws -> (file: ArchiveFile, layout: ArchiveLayout) {
         let file = try ArchiveFile(path: path)
-        return try ArchiveLayout.read(
-            file: file, path: path, maxIndexBytes: nil, maxEntries: nil,
-            maxDecoderMemory: UInt64(clamping: defaultMaxDecoderMemory), pathsOnly: true
-        ).paths
+        let layout = try ArchiveLayout.read(
+            file: file, path: path, maxIndexBytes: maxIndexBytes, maxEntries: maxEntries,
+            maxDecoderMemory: UInt64(clamping: maxDecoderMemory), pathsOnly: true)
+        return (file, layout)
     }
 
     /// What ``memberPaths(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``
