@@ -66,9 +66,13 @@ public enum ArchiveStreamReader {
     ) async throws -> Result {
         let start = ContinuousClock.now
         // A stream's size is unknown: without a limit of the caller's, the free space of the
-        // destination bounds what a decompression bomb can write.
+        // destination bounds what a decompression bomb can write. Content sent to a descriptor
+        // fills no disk: the ratio to the bytes read so far bounds it (Extractor.streamed).
         var options = options
-        if let directory, options.maxBytes == nil { options.maxBytes = freeSpace(at: directory) }
+        if let directory, options.maxBytes == nil, options.contentOutput == nil {
+            options.maxBytes = freeSpace(at: directory)
+            options.byteLimitReason = "the free space at the destination"
+        }
         let chosen = options
         let filter = options.members
         // The pipe is read on one thread while the other decodes, checks and writes.
@@ -96,9 +100,11 @@ public enum ArchiveStreamReader {
                 return Decoding(consumer: consumer, decoder: decoder)
             },
             consume: { (state: inout Decoding, piece: [UInt8]) in
+                let received = state.decoder.totalIn + UInt64(piece.count)
                 if maxIndexBytes == nil {
-                    state.consumer.trailing?.limit = trailingAllowance(received: state.decoder.totalIn + UInt64(piece.count))
+                    state.consumer.trailing?.limit = trailingAllowance(received: received)
                 }
+                state.consumer.extractor?.streamed(compressedBytes: received)
                 try feed(piece, into: &state)
             },
             finish: { state in

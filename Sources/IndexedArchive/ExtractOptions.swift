@@ -26,8 +26,14 @@ public struct ExtractOptions: Sendable {
     /// descriptors extraction uses.
     public var maxDepth: Int = 512
     /// Refuse to write more content bytes than this. `nil` allows 1000 times the archive's size,
-    /// at least 4 GiB: more than any real data compresses, less than a decompression bomb wants.
+    /// at least 4 GiB: more than real data compresses, less than a decompression bomb wants. For
+    /// a stream that size is the compressed bytes read so far, and a stream extracted into a
+    /// folder is held to the free space there instead. A file of zeros (a sparse disk image)
+    /// compresses further than that: set a limit to extract it from an archive that is trusted.
     public var maxBytes: UInt64? = nil
+    /// What ``maxBytes`` is when the engine chose it (a stream's destination's free space), for
+    /// the refusal's message.
+    var byteLimitReason: String? = nil
     /// Refuse symbolic links whose target is absolute or climbs out of the destination (resolved
     /// from the link's own folder, as the kernel would). Off by default, as in tar: a link is
     /// data and extraction never writes through one. Code that later walks the extracted tree
@@ -70,7 +76,8 @@ public struct ExtractOptions: Sendable {
     public var onProgress: (@Sendable (UInt64) -> Void)? = nil
 
     /// The defaults: every member, absolute paths refused, permissions restored but not ownership
-    /// or extended attributes, no size limit, links not confined, one decoder per active core.
+    /// or extended attributes, the size limit of ``maxBytes``, links not confined, one decoder per
+    /// active core.
     public init() {}
 
     func byteLimit(archiveSize: UInt64) -> UInt64 {

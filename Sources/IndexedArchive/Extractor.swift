@@ -30,7 +30,10 @@ final class Extractor {
     private let root: Int32
     private let rootPath: String
     private let options: ExtractOptions
-    private let byteLimit: UInt64
+    /// ``ExtractOptions/byteLimit(archiveSize:)``; for a stream it grows with the compressed
+    /// bytes read (``streamed(compressedBytes:)``), so that the ratio, not the stream's length,
+    /// decides what is a bomb.
+    private(set) var byteLimit: UInt64
     private let isRoot = geteuid() == 0
     private var path: DirectoryPath
     /// The file being written; `temporary` is the name it is written under when it replaces
@@ -361,12 +364,22 @@ final class Extractor {
         throw ArchiveError(.io(errno: EEXIST), "create: no free temporary name", path: rootPath, member: member)
     }
 
+    /// A stream's size is known only as it is read: the default limit follows the compressed
+    /// bytes read so far. A limit of the caller's stays as it is.
+    func streamed(compressedBytes: UInt64) {
+        guard options.maxBytes == nil else { return }
+        byteLimit = max(byteLimit, options.byteLimit(archiveSize: compressedBytes))
+    }
+
     func write(_ data: UnsafeRawBufferPointer) throws(ArchiveError) {
         guard let current else { return }
         bytes += UInt64(data.count)
         guard bytes <= byteLimit else {
             throw ArchiveError(
-                .limitExceeded, "more than \(byteLimit) bytes of content; raise the limit if this archive is trusted",
+                .limitExceeded,
+                "more than \(byteLimit) bytes of content, "
+                    + (options.byteLimitReason ?? (options.maxBytes == nil ? "the limit for an archive of this size" : "the limit set"))
+                    + "; if the archive is trusted, raise it (amk extract --max-bytes, ExtractOptions.maxBytes)",
                 member: current.header.path)
         }
         do {

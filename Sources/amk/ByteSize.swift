@@ -4,7 +4,7 @@ import Foundation
 /// A byte count typed on the command line (`16M`, `16MiB`, `1048576`) or shown to a person
 /// (`5.6 MiB`).
 ///
-/// Suffixes are binary whatever their spelling: `K`/`KiB`, `M`/`MiB`, `G`/`GiB` (any case, with
+/// Suffixes are binary whatever their spelling: `K`/`KiB`, `M`/`MiB`, `G`/`GiB`, `T`/`TiB` (any case, with
 /// or without a trailing `B`). Chunk sizes are powers of two, and mixing decimal and binary
 /// megabytes would make `16MB` quietly differ from `16M` by 5%.
 struct ByteSize: Sendable, Hashable, ExpressibleByArgument, CustomStringConvertible {
@@ -31,6 +31,7 @@ struct ByteSize: Sendable, Hashable, ExpressibleByArgument, CustomStringConverti
         case "k": shift = 10
         case "m": shift = 20
         case "g": shift = 30
+        case "t": shift = 40
         default: return nil
         }
         let (product, overflow) = value.multipliedReportingOverflow(by: 1 << shift)

@@ -61,6 +61,13 @@ struct ExtractCommand: AsyncParsableCommand {
 
     @OptionGroup var ownership: OwnershipOptions
 
+    @Option(
+        help: ArgumentHelp(
+            "Refuse to write more content than this (16G, 2T; default: 1000 times the archive's size, at least 4G, "
+                + "and for a stream into a folder, its free space). Raise it for a trusted archive holding files of zeros.",
+            valueName: "size"))
+    var maxBytes: ByteSize?
+
     @Flag(
         name: [.customShort("O"), .long],
         help: "Write the content of the selected files to standard output, one after another, and create nothing (tar -xO).")
@@ -92,6 +99,9 @@ struct ExtractCommand: AsyncParsableCommand {
         if quiet && (json || verbose) {
             throw ValidationError("--quiet cannot be used with --json or --verbose.")
         }
+        if let maxBytes, maxBytes.bytes <= 0 {
+            throw ValidationError("--max-bytes must be more than 0, not \(maxBytes.bytes).")
+        }
         if toStdout && json {
             throw ValidationError("--to-stdout writes the content to standard output: --json cannot share it.")
         }
@@ -107,6 +117,7 @@ struct ExtractCommand: AsyncParsableCommand {
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
         options.restoreExtendedAttributes = xattrs
+        if let maxBytes { options.maxBytes = UInt64(maxBytes.bytes) }
         ownership.apply(to: &options)
         options.logger = Diagnostics.logger("amk.extract", verbose: verbose)
         if toStdout { options.contentOutput = STDOUT_FILENO }

@@ -185,6 +185,53 @@ extension EngineSuites {
             #expect(try await filesThatDifferFromSource(out + "/src", source: packed.root).isEmpty, "no partial file is left")
         }
 
+        /// The default limit is a ratio to the archive's size; a stream's size is known only as it
+        /// is read, so its limit follows the compressed bytes read (a 10 GiB file that packs to
+        /// 100 MiB comes through a pipe too), and a limit of the caller's does not move.
+        @Test func aStreamsDefaultLimitFollowsTheBytesRead() throws {
+            let dir = try TemporaryDirectory()
+            var options = ExtractOptions()
+            options.contentOutput = STDOUT_FILENO
+            let extractor = try Extractor(destination: dir.path + "/out", options: options, archiveSize: 0)
+            #expect(extractor.byteLimit == 4 << 30, "at least 4 GiB")
+            extractor.streamed(compressedBytes: 1 << 20)
+            #expect(extractor.byteLimit == 4 << 30, "1000 times 1 MiB is under the floor")
+            extractor.streamed(compressedBytes: 100 << 20)
+            #expect(extractor.byteLimit == 1000 * (100 << 20))
+            extractor.streamed(compressedBytes: 1)
+            #expect(extractor.byteLimit == 1000 * (100 << 20), "the limit never shrinks")
+            options.maxBytes = 4096
+            let held = try Extractor(destination: dir.path + "/out", options: options, archiveSize: 0)
+            held.streamed(compressedBytes: 100 << 20)
+            #expect(held.byteLimit == 4096)
+        }
+
+        /// A stream's content sent to a descriptor: a limit of the caller's holds exactly, the
+        /// message says how to raise it, and no folder is made for the limit's sake.
+        @Test func aStreamsLimitOfTheCallersHoldsForContentOutput() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("a.txt", "alpha\n"), tarFile("b.txt", "bravo\n")])
+            let path = dir.path + "/s.tar.xz"
+            _ = try await hostileArchive(tar, mode: .indexed, at: path)
+            let output = open(dir.path + "/content", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            try #require(output >= 0)
+            defer { close(output) }
+            var options = ExtractOptions()
+            options.contentOutput = output
+            options.maxBytes = 8
+            let input = open(path, O_RDONLY | O_CLOEXEC)
+            try #require(input >= 0)
+            defer { close(input) }
+            let error = await expectArchiveError("limit") {
+                _ = try await ArchiveStreamReader.extract(from: input, to: dir.path + "/out", options: options)
+            }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.member == "b.txt")
+            #expect(error?.message.contains("--max-bytes") == true, "the message says how to raise it: \(String(describing: error))")
+            #expect(try await readBytes(dir.path + "/content") == Array("alpha\n".utf8))
+            #expect(!exists(dir.path + "/out"), "content output makes no folder")
+        }
+
         @Test func aFileWhereADirectoryShouldBeIsATypedError() async throws {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarFile("x", "file"), tarDirectory("x"), tarFile("x/y", "inside")])

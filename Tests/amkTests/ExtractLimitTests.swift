@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+extension AMKTests {
+    /// `amk extract --max-bytes`: the bound on the content an extraction writes, which the error
+    /// of a refused archive tells the user to raise.
+    @Suite @MainActor struct ExtractLimit {
+        let tree: TestTree
+        let archive: String
+        /// 96 KiB that do not compress to nothing.
+        let big: [UInt8]
+
+        init() throws {
+            tree = try TestTree()
+            var generator = SystemRandomNumberGenerator()
+            big = (0..<(96 << 10)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            _ = try tree.write("src/t/big.bin", big)
+            try tree.write("src/t/a.txt", "a\n")
+            archive = tree.path("t.tar.xz")
+            let pack = try AMKProcess.run(["pack", tree.path("src/t"), "-o", archive])
+            try #require(pack.status == 0, "\(pack.stderr)")
+        }
+
+        @Test func underTheLimitTheTreeIsExtracted() throws {
+            let result = try AMKProcess.run(["extract", "--max-bytes", "1M", archive, "-C", tree.path("out")])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try tree.read("out/t/big.bin") == big)
+            #expect(try tree.read("out/t/a.txt") == Array("a\n".utf8))
+        }
+
+        /// Over it, from a file or a pipe: one line naming the member and the option, status 1,
+        /// and no part of the member left behind.
+        @Test(arguments: [false, true])
+        func overTheLimitTheMemberIsRefused(throughAPipe: Bool) throws {
+            let result =
+                throughAPipe
+                ? try ShellPipeline.run("cat t.tar.xz | \"$AMK\" extract --max-bytes 64K - -C out", in: tree.url("."))
+                : try AMKProcess.run(["extract", "--max-bytes", "64K", archive, "-C", tree.path("out")])
+            #expect(result.status == 1)
+            #expect(result.stderr.hasPrefix("amk: ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("t/big.bin") && result.stderr.contains("--max-bytes"), "\(result.stderr)")
+            #expect(result.stderr.contains("65536 bytes of content, the limit set"), "the limit is named: \(result.stderr)")
+            #expect(!tree.exists("out/t/big.bin"), "no part of the refused member is left")
+        }
+
+        @Test(arguments: ["0", "12X", "-5", "T"])
+        func aLimitThatIsNoSizeIsAUsageError(argument: String) throws {
+            let result = try AMKProcess.run(["extract", "--max-bytes=\(argument)", archive, "-C", tree.path("out")])
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(!tree.exists("out"))
+        }
+    }
+}
