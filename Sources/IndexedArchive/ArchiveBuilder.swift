@@ -225,13 +225,13 @@ public actor ArchiveBuilder {
         let size = file.status.size
         if UInt64(bytes.count) < size {
             try tolerateChange(
-                "shrank from \(size) to \(bytes.count) bytes while it was read; the rest is stored as zeros",
+                "shrank from \(size) to \(bytes.count) bytes while it was read", stored: "the rest is stored as zeros",
                 path: entry.sourcePath)
             bytes.append(contentsOf: repeatElement(0, count: Int(size) - bytes.count))
             checksum = CRC.crc64(bytes)
         }
         if file.grew {
-            try tolerateChange("grew while it was read; only the first \(size) bytes are stored", path: entry.sourcePath)
+            try tolerateChange("grew while it was read", stored: "only the first \(size) bytes are stored", path: entry.sourcePath)
         }
         rememberIfLinked(entry)
         try await begin(
@@ -259,11 +259,16 @@ public actor ArchiveBuilder {
         record(PackWarning(path: path, message: "skipped: \(error.message)"))
     }
 
-    private func tolerateChange(_ message: String, path: String) throws {
+    /// A file changed while it was read: the pack fails, saying how to store such a file anyway,
+    /// or (``PackOptions/changedWhileReading`` `.warn`) stores it as `stored` says, with a warning.
+    private func tolerateChange(_ change: String, stored: String, path: String) throws {
         guard options.changedWhileReading == .warn else {
-            throw ArchiveError(.changedWhileReading, message, path: path)
+            throw ArchiveError(
+                .changedWhileReading,
+                "\(change); to store files in use as they are read, allow changes (amk pack --allow-changes, PackOptions.changedWhileReading)",
+                path: path)
         }
-        record(PackWarning(path: path, message: message))
+        record(PackWarning(path: path, message: "\(change); \(stored)"))
     }
 
     private func storeLargeFile(_ entry: EnumeratedEntry) async throws {
@@ -318,8 +323,8 @@ public actor ArchiveBuilder {
             }
             if bytes.isEmpty {
                 try tolerateChange(
-                    "shrank to \(status.size - remaining) bytes while it was read (header says \(status.size)); the rest is stored as zeros",
-                    path: path)
+                    "shrank to \(status.size - remaining) bytes while it was read (header says \(status.size))",
+                    stored: "the rest is stored as zeros", path: path)
                 var zeros = [UInt8](repeating: 0, count: 0)
                 while remaining > 0 {
                     let n = Int(min(remaining, UInt64(slice)))
@@ -341,7 +346,7 @@ public actor ArchiveBuilder {
             return try descriptor.use { fd in try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } } > 0
         }
         if grew {
-            try tolerateChange("grew while it was read; only the first \(status.size) bytes are stored", path: path)
+            try tolerateChange("grew while it was read", stored: "only the first \(status.size) bytes are stored", path: path)
         }
         try await end(checksum: checksum, path: entry.archivePath, bytes: status.size)
     }

@@ -102,6 +102,18 @@ struct PackCommand: AsyncParsableCommand {
     var xattrs = false
 
     @Flag(
+        help:
+            "Skip files and folders that cannot be read (permission denied), with a warning, as tar does, instead of failing the pack."
+    )
+    var skipUnreadable = false
+
+    @Flag(
+        help:
+            "Store a file that changes while it is read (a log being written) as it was read, cut or padded with zeros to the size first seen, with a warning, instead of failing the pack."
+    )
+    var allowChanges = false
+
+    @Flag(
         name: [.short, .long],
         help:
             "List each member as it is stored (on standard error when the archive goes to standard output), and log the engine's diagnostics (swift-log, debug level) on standard error."
@@ -182,6 +194,8 @@ struct PackCommand: AsyncParsableCommand {
         var options = packOptions()
         options.exclusion = PackExclusion(patterns: try exclusionPatterns(), oneFileSystem: oneFileSystem)
         options.storeExtendedAttributes = xattrs
+        if skipUnreadable { options.unreadable = .warn }
+        if allowChanges { options.changedWhileReading = .warn }
         let toStandardOutput = output == "-"
         let destination: ArchiveDestination = toStandardOutput ? .fileDescriptor(STDOUT_FILENO) : .file(output)
         let showProgress = progress ?? StandardError.isTerminal
@@ -195,22 +209,12 @@ struct PackCommand: AsyncParsableCommand {
         }
 
         let prepared = options
-        let summary = try await SignalCancellation.run {
-            var options = prepared
-            var progress: PackProgress?
-            if showProgress {
-                // Measuring walks the trees once more; only worth it when someone watches.
-                let total = try await ArchivePacker.contentSize(of: sources, exclusion: options.exclusion)
-                let tracker = PackProgress(bar: ProgressBar(label: "packing", total: total), chunkSize: options.chunkSize)
-                let listing = options.onEvent
-                options.onEvent = { event in
-                    listing?(event)
-                    tracker.handle(event)
-                }
-                progress = tracker
-            }
-            defer { progress?.finish() }
-            return try await ArchivePacker.pack(sources, to: destination, options: options)
+        let summary: PackSummary
+        do {
+            summary = try await pack(sources, to: destination, options: prepared, showProgress: showProgress)
+        } catch var error as ArchiveError where !skipUnreadable && Self.isDenied(error, under: directories) {
+            error.message += "; to pack the rest, skip what cannot be read (amk pack --skip-unreadable)"
+            throw error
         }
         for warning in summary.warnings {
             // The path is a file name from the packed tree, which anyone with write access chose.
@@ -237,6 +241,36 @@ struct PackCommand: AsyncParsableCommand {
             .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
             .filter { !$0.isEmpty }
         return excludes + lines
+    }
+
+    /// Packs, Ctrl-C and SIGTERM cancelling, with a progress bar if asked.
+    func pack(_ sources: [PackSource], to destination: ArchiveDestination, options prepared: PackOptions, showProgress: Bool)
+        async throws -> PackSummary
+    {
+        try await SignalCancellation.run {
+            var options = prepared
+            var progress: PackProgress?
+            if showProgress {
+                // Measuring walks the trees once more; only worth it when someone watches.
+                let total = try await ArchivePacker.contentSize(of: sources, exclusion: options.exclusion)
+                let tracker = PackProgress(bar: ProgressBar(label: "packing", total: total), chunkSize: options.chunkSize)
+                let listing = options.onEvent
+                options.onEvent = { event in
+                    listing?(event)
+                    tracker.handle(event)
+                }
+                progress = tracker
+            }
+            defer { progress?.finish() }
+            return try await ArchivePacker.pack(sources, to: destination, options: options)
+        }
+    }
+
+    /// Whether `error` is a permission refused on something inside the trees being packed (not
+    /// on the archive being written).
+    static func isDenied(_ error: ArchiveError, under directories: [String]) -> Bool {
+        guard error.code == .io(errno: EACCES) || error.code == .io(errno: EPERM), let path = error.path else { return false }
+        return directories.contains { path == $0 || path.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") }
     }
 
     func packOptions() -> PackOptions {
