@@ -14,11 +14,15 @@ struct ListCommand: AsyncParsableCommand {
         abstract: "List the members of an archive.",
         discussion: """
             An archive with an amk index is listed from the index alone, without decompressing; \
-            any other .tar.xz, and one read from a pipe (`-`), is read through once.
+            any other .tar.xz, and one read from a pipe (`-`), is read through once. Members \
+            named after the archive are listed alone, as `amk extract` would choose them (a \
+            folder with everything under it); a name that matches nothing is an error, after \
+            the others are listed.
 
             Examples:
               amk list app.tar.xz
               amk list -l app.tar.xz
+              amk list app.tar.xz app/Documents
               amk list --json app.tar.xz | jq -r '.[] | select(.type == "file") | .path'
               curl -s https://example.com/app.tar.xz | amk list -
             """
@@ -26,6 +30,12 @@ struct ListCommand: AsyncParsableCommand {
 
     @Argument(help: ArgumentHelp("The archive to list; - reads standard input.", valueName: "archive"), completion: .file())
     var archive: String
+
+    @Argument(
+        help: ArgumentHelp(
+            "Members to list, as `amk list` prints them, escapes such as \\n and \\\\ included (default: all).",
+            valueName: "member"))
+    var members: [String] = []
 
     @Flag(name: [.short, .long], help: "Show mode, size and modification time, like tar -tv.")
     var long = false
@@ -56,19 +66,27 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await Self.list(archive, long: long || verbose, json: json)
+        // Names are given as `amk list` prints them: undo its escapes, as extract does.
+        try await Self.list(archive, long: long || verbose, json: json, members: members.map(TerminalSafe.parseName))
     }
 
     /// Lists `argument` (a path, or - for standard input): its paths, or with `long` or `json`
-    /// every field.
-    static func list(_ argument: String, long: Bool, json: Bool) async throws {
-        let details = long || json
-        let listed = try await SignalCancellation.run { () -> Listed in
+    /// every field; with `members`, only what they select (``MemberSelection``), then an error
+    /// naming those that select nothing.
+    static func list(_ argument: String, long: Bool, json: Bool, members: [String] = []) async throws {
+        let details = long || json || !members.isEmpty
+        var listed = try await SignalCancellation.run { () -> Listed in
             switch try await ArchiveInput.resolve(argument) {
             case .file(let path) where !details: .paths(try await ArchiveReader.memberPathList(path: path))
             case .file(let path): .entries(try await ArchiveReader.open(path: path).entries())
             case .stream(let fd, _): .entries(try await ArchiveStreamReader.scan(from: fd).entries)
             }
+        }
+        var unmatched: [String] = []
+        if !members.isEmpty, case .entries(let entries) = listed {
+            let selection = MemberSelection(members)
+            unmatched = selection.unmatched(in: entries.lazy.map(\.path), order: members)
+            listed = .entries(entries.filter { selection.selects($0.path) })
         }
         switch listed {
         case .entries(let entries) where json:
@@ -78,6 +96,10 @@ struct ListCommand: AsyncParsableCommand {
             write(entries) { listing?.line(for: $0) ?? TerminalSafe.name($0.path) }
         case .paths(let paths):
             write(paths)
+        }
+        // After the listing, as tar reports them: what was found is listed all the same.
+        if !unmatched.isEmpty {
+            throw ExtractCommand.noMatch(unmatched, path: argument == "-" ? "standard input" : argument)
         }
     }
 

@@ -25,7 +25,7 @@ extension AMKTests {
         func theDirectPathTakesWhatParsingWould(archive: String) throws {
             let parsed = try #require(try AMK.parseAsRoot(["list", archive]) as? ListCommand)
             #expect(ListCommand.plainArchive(in: ["amk", "list", archive]) == parsed.archive)
-            #expect(!parsed.long && !parsed.verbose && !parsed.json)
+            #expect(!parsed.long && !parsed.verbose && !parsed.json && parsed.members.isEmpty)
         }
 
         /// A long listing reaches its output whole and in order, in pieces of about

@@ -1,0 +1,41 @@
+/// Members chosen by name as extraction chooses them (``ExtractOptions/members``): a name selects
+/// the member of that name, with or without a folder's trailing `/`, and everything under it.
+///
+/// `amk list A NAME…` lists what `amk extract A NAME…` would write, and reports the names that
+/// select nothing as extraction does, with the same rule.
+public struct MemberSelection: Sendable {
+    /// The names, as stored in the archive (not escaped).
+    public let names: Set<String>
+
+    public init(_ names: some Sequence<String>) {
+        self.names = Set(names)
+    }
+
+    /// Whether one of the names is `path` or a folder above it.
+    public func selects(_ path: String) -> Bool {
+        TarConsumer.selected(path, by: names)
+    }
+
+    /// The names that select none of `paths`, in `order` (the order they were given in).
+    ///
+    /// One pass over the paths, looking each path's ancestors up among the names: linear in the
+    /// members however many names there are.
+    public func unmatched(in paths: some Sequence<String>, order: [String]) -> [String] {
+        var matched = Set<String>()
+        let slash = UInt8(ascii: "/")
+        for path in paths where matched.count < names.count {
+            var name = path.utf8[...]
+            if name.last == slash { name = name.dropLast() }
+            var candidate = Substring(name)
+            while true {
+                let string = String(candidate)
+                if names.contains(string) { matched.insert(string) }
+                if names.contains(string + "/") { matched.insert(string + "/") }
+                guard let cut = candidate.utf8.lastIndex(of: slash) else { break }
+                candidate = candidate[..<cut]
+            }
+        }
+        var reported = Set<String>()
+        return order.filter { !matched.contains($0) && reported.insert($0).inserted }
+    }
+}
