@@ -15,7 +15,7 @@ struct ListCommand: AsyncParsableCommand {
         discussion: """
             An archive with an amk index is listed from the index alone, without decompressing; \
             any other .tar.xz, and one read from a pipe (`-`), is read through once. Members \
-            named after the archive are listed alone, as `amk extract` would choose them (a \
+            given after the archive are listed alone, as `amk extract` would choose them (a \
             folder with everything under it); a name that matches nothing is an error, after \
             the others are listed.
 
