@@ -165,13 +165,25 @@ extension AMKTests {
             #expect(received.stdout.contains(#"com.evil\x1b]0;owned\x07"#), "\(received.stdout)")
         }
 
-        /// `amk list *` in a folder of hostile names: the usage error quotes one of them.
+        /// `amk info *` in a folder of hostile names: the usage error quotes one of them.
         @Test func usageErrorsEscapeArguments() throws {
-            let result = try AMKProcess.run(["list", "a.tar.xz", "b\u{1B}[2J.tar.xz"])
+            let result = try AMKProcess.run(["info", "a.tar.xz", "b\u{1B}[2J.tar.xz"])
             #expect(result.status == 2)
             Self.expectSafe(result.stderr)
             #expect(result.stderr.contains(#"b\x1b[2J.tar.xz"#), "\(result.stderr)")
-            #expect(result.stderr.contains("\nUsage: amk list"), "the usage lines stay lines: \(result.stderr)")
+            #expect(result.stderr.contains("\nUsage: amk info"), "the usage lines stay lines: \(result.stderr)")
+        }
+
+        /// `amk list A *` (members after the archive) in a folder of hostile names: the names that
+        /// match nothing are quoted escaped, after the one that matched is listed escaped.
+        @Test func unmatchedMembersAreEscaped() throws {
+            try pack()
+            let result = try AMKProcess.run(["list", archive, "t/" + Self.colour, "b\u{1B}[2J.tar.xz"])
+            #expect(result.status == 1)
+            Self.expectSafe(result.stdout)
+            Self.expectSafe(result.stderr)
+            #expect(result.stdout.split(separator: "\n").count == 1, "\(result.stdout)")
+            #expect(result.stderr.contains(#"'b\x1b[2J.tar.xz'"#), "\(result.stderr)")
         }
 
         @Test func importEscapesPaths() throws {
