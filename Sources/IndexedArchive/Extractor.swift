@@ -379,7 +379,7 @@ final class Extractor {
                 .limitExceeded,
                 "more than \(byteLimit) bytes of content, "
                     + (options.byteLimitReason ?? (options.maxBytes == nil ? "the limit for an archive of this size" : "the limit set"))
-                    + "; if the archive is trusted, raise it (amk extract --max-bytes, ExtractOptions.maxBytes)",
+                    + "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)",
                 member: current.header.path)
         }
         do {

@@ -61,12 +61,7 @@ struct ExtractCommand: AsyncParsableCommand {
 
     @OptionGroup var ownership: OwnershipOptions
 
-    @Option(
-        help: ArgumentHelp(
-            "Refuse to write more content than this (16G, 2T; default: 1000 times the archive's size, at least 4G, "
-                + "and for a stream into a folder, its free space). Raise it for a trusted archive holding files of zeros.",
-            valueName: "size"))
-    var maxBytes: ByteSize?
+    @OptionGroup var limit: ContentLimitOption
 
     @Flag(
         name: [.customShort("O"), .long],
@@ -99,9 +94,6 @@ struct ExtractCommand: AsyncParsableCommand {
         if quiet && (json || verbose) {
             throw ValidationError("--quiet cannot be used with --json or --verbose.")
         }
-        if let maxBytes, maxBytes.bytes <= 0 {
-            throw ValidationError("--max-bytes must be more than 0, not \(maxBytes.bytes).")
-        }
         if toStdout && json {
             throw ValidationError("--to-stdout writes the content to standard output: --json cannot share it.")
         }
@@ -117,7 +109,7 @@ struct ExtractCommand: AsyncParsableCommand {
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
         options.restoreExtendedAttributes = xattrs
-        if let maxBytes { options.maxBytes = UInt64(maxBytes.bytes) }
+        limit.apply(to: &options)
         ownership.apply(to: &options)
         options.logger = Diagnostics.logger("amk.extract", verbose: verbose)
         if toStdout { options.contentOutput = STDOUT_FILENO }

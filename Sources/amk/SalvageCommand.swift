@@ -41,6 +41,8 @@ struct SalvageCommand: AsyncParsableCommand {
 
     @OptionGroup var ownership: OwnershipOptions
 
+    @OptionGroup var limit: ContentLimitOption
+
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
@@ -51,6 +53,7 @@ struct SalvageCommand: AsyncParsableCommand {
         let bar = progress ?? StandardError.isTerminal ? ProgressBar(label: "salvaging", total: 0) : nil
         var options = ExtractOptions()
         ownership.apply(to: &options)
+        limit.apply(to: &options)
         if let bar { options.onProgress = { bar.update(completed: $0) } }
         let report = try await SignalCancellation.run { [options] in
             defer { bar?.finish() }

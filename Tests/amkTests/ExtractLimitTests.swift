@@ -2,8 +2,8 @@ import Foundation
 import Testing
 
 extension AMKTests {
-    /// `amk extract --max-bytes`: the bound on the content an extraction writes, which the error
-    /// of a refused archive tells the user to raise.
+    /// `amk extract --max-bytes` (and `salvage`'s): the bound on the content an extraction writes,
+    /// which the error of a refused archive tells the user to raise.
     @Suite @MainActor struct ExtractLimit {
         let tree: TestTree
         let archive: String
@@ -41,6 +41,19 @@ extension AMKTests {
             #expect(result.stderr.contains("t/big.bin") && result.stderr.contains("--max-bytes"), "\(result.stderr)")
             #expect(result.stderr.contains("65536 bytes of content, the limit set"), "the limit is named: \(result.stderr)")
             #expect(!tree.exists("out/t/big.bin"), "no part of the refused member is left")
+        }
+
+        /// `salvage` takes the same limit: under it the archive is recovered whole, over it the
+        /// member is reported lost with the reason.
+        @Test func salvageTakesTheLimitToo() throws {
+            let whole = try AMKProcess.run(["salvage", "--max-bytes", "1M", archive, "-C", tree.path("whole")])
+            #expect(whole.status == 0, "\(whole.stdout)\(whole.stderr)")
+            #expect(try tree.read("whole/t/big.bin") == big)
+            let cut = try AMKProcess.run(["salvage", "--max-bytes", "64K", archive, "-C", tree.path("cut")])
+            #expect(cut.status == 1)
+            #expect(cut.stdout.contains("65536 bytes of content, the limit set"), "\(cut.stdout)")
+            #expect(cut.stdout.contains("t/big.bin"), "the member is reported lost: \(cut.stdout)")
+            #expect(!tree.exists("cut/t/big.bin"))
         }
 
         @Test(arguments: ["0", "12X", "-5", "T"])
