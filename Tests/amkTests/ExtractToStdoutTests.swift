@@ -11,14 +11,7 @@ extension AMKTests {
 
         init() throws {
             tree = try TestTree()
-            try tree.write("src/app/a.txt", "alpha\n")
-            try tree.write("src/app/docs/b.txt", "bravo\n")
-            try tree.write("src/app/docs/c.txt", "charlie\n")
-            try tree.symlink("src/app/link", to: "a.txt")
-            try tree.mkdir("src/app/empty")
-            archive = tree.path("app.tar.xz")
-            let pack = try AMKProcess.run(["pack", tree.path("src/app"), "-o", archive])
-            try #require(pack.status == 0, "\(pack.stderr)")
+            archive = try tree.packApp()
         }
 
         /// tar reads the same archive and must print the same bytes for the same selection.

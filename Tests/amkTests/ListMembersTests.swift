@@ -11,16 +11,8 @@ extension AMKTests {
 
         init() throws {
             tree = try TestTree()
-            try tree.write("src/app/a.txt", "alpha\n")
-            try tree.write("src/app/docs/b.txt", "bravo\n")
-            try tree.write("src/app/docs/c.txt", "charlie\n")
-            try tree.write("src/app/docsx/d.txt", "delta\n")
-            try tree.write("src/app/new\nline.txt", "echo\n")
-            try tree.symlink("src/app/link", to: "a.txt")
-            try tree.mkdir("src/app/empty")
-            archive = tree.path("app.tar.xz")
-            let pack = try AMKProcess.run(["pack", tree.path("src/app"), "-o", archive])
-            try #require(pack.status == 0, "\(pack.stderr)")
+            // A folder whose name starts like docs, which selecting docs must not take.
+            archive = try tree.packApp(extra: [("docsx/d.txt", "delta\n"), ("new\nline.txt", "echo\n")])
         }
 
         static let selections: [[String]] = [

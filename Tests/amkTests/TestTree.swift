@@ -44,6 +44,24 @@ final class TestTree {
         FileManager.default.fileExists(atPath: path(relative))
     }
 
+    /// `src/app`: `a.txt`, `docs/b.txt` and `docs/c.txt`, a link to `a.txt` and an empty folder,
+    /// with `extra` files (paths under `src/app`, and their text), packed by amk to `app.tar.xz`,
+    /// whose path it returns. The small tree the selection and output tests share.
+    func packApp(extra: [(String, String)] = []) throws -> String {
+        try write("src/app/a.txt", "alpha\n")
+        try write("src/app/docs/b.txt", "bravo\n")
+        try write("src/app/docs/c.txt", "charlie\n")
+        for (name, text) in extra { try write("src/app/" + name, text) }
+        try symlink("src/app/link", to: "a.txt")
+        try mkdir("src/app/empty")
+        let archive = path("app.tar.xz")
+        let pack = try AMKProcess.run(["pack", path("src/app"), "-o", archive])
+        guard pack.status == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "amk pack failed: \(pack.stderr)"])
+        }
+        return archive
+    }
+
     /// Pseudo-random bytes from a fixed seed: the same every run, so a failure reproduces.
     static func noise(count: Int, seed: UInt64) -> [UInt8] {
         var state = seed | 1
