@@ -61,6 +61,7 @@ struct AMK: AsyncParsableCommand {
                 if try !ListCommand.listIndexedFileBlocking(archive) {
                     try await ListCommand.list(archive, long: false, json: false)
                 }
+                try StandardOutput.flush()
             } catch {
                 Foundation.exit(status(reporting: error))
             }
@@ -75,6 +76,11 @@ struct AMK: AsyncParsableCommand {
             let message = fullMessage(for: error)
             if exitCode(for: error) == .success {
                 print(message)
+                do {
+                    try StandardOutput.flush()
+                } catch {
+                    Foundation.exit(status(reporting: error))
+                }
                 Foundation.exit(0)
             }
             StandardError.line(usageText(message))
@@ -87,6 +93,7 @@ struct AMK: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            try StandardOutput.flush()
         } catch {
             Foundation.exit(status(reporting: error))
         }
@@ -102,6 +109,7 @@ struct AMK: AsyncParsableCommand {
         switch exitCode(for: error) {
         case .success:
             print(fullMessage(for: error))
+            if let failure = StandardOutput.flushFailure() { return status(reporting: failure) }
             return 0
         case .validationFailure:
             StandardError.line(usageText(fullMessage(for: error)))

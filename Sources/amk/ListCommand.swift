@@ -93,9 +93,9 @@ struct ListCommand: AsyncParsableCommand {
             try JSONOutput.print(entries.map(ListedEntry.init))
         case .entries(let entries):
             let listing = long ? LongListing(entries: entries) : nil
-            write(entries) { listing?.line(for: $0) ?? TerminalSafe.name($0.path) }
+            try StandardOutput.check(write(entries) { listing?.line(for: $0) ?? TerminalSafe.name($0.path) })
         case .paths(let paths):
-            write(paths)
+            try StandardOutput.check(write(paths))
         }
         // After the listing, as tar reports them: what was found is listed all the same.
         if !unmatched.isEmpty {
@@ -126,7 +126,7 @@ struct ListCommand: AsyncParsableCommand {
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         defer { for number in SignalCancellation.signals { signal(number, SIG_DFL) } }
         guard let paths = try ArchiveReader.memberPathListBlocking(path: argument) else { return false }
-        write(paths)
+        try StandardOutput.check(write(paths))
         return true
     }
 
@@ -145,27 +145,30 @@ struct ListCommand: AsyncParsableCommand {
         case paths(MemberPathList)
     }
 
-    /// Each path on a line, escaped, in writes of ``listingPiece`` bytes.
-    private static func write(_ paths: MemberPathList) {
+    /// Each path on a line, escaped, in writes of ``listingPiece`` bytes; the `errno` of a write
+    /// that failed, if one did.
+    private static func write(_ paths: MemberPathList) -> Int32? {
         var out = ListingOutput()
         for index in 0..<paths.count {
             TerminalSafe.appendName(paths[index], to: &out.bytes)
-            guard out.endLine() else { return }
+            guard out.endLine() else { return out.failure }
         }
         out.flush()
+        return out.failure
     }
 
     /// Each item's line, in writes of ``listingPiece`` bytes. A print per line costs a lock and a
     /// call each, which for thousands of members is most of what listing from the index takes;
     /// the lines are gathered as bytes, which a native string copies out whole (appending to a
     /// String checks each one).
-    private static func write<T>(_ items: [T], line: (T) -> String) {
+    private static func write<T>(_ items: [T], line: (T) -> String) -> Int32? {
         var out = ListingOutput()
         for item in items {
             out.bytes.append(contentsOf: line(item).utf8)
-            guard out.endLine() else { return }
+            guard out.endLine() else { return out.failure }
         }
         out.flush()
+        return out.failure
     }
 
     /// How much of a listing is gathered before it is written. The whole listing in one buffer
@@ -180,7 +183,9 @@ struct ListCommand: AsyncParsableCommand {
         /// How many times the bytes were written; for the tests.
         private(set) var writes = 0
         private let fd: Int32
-        private var failed = false
+        /// The `errno` of the write that failed; nothing is written after it.
+        private(set) var failure: Int32?
+        private var failed: Bool { failure != nil }
 
         init(fd: Int32 = STDOUT_FILENO) {
             self.fd = fd
@@ -198,7 +203,7 @@ struct ListCommand: AsyncParsableCommand {
         /// Writes what is gathered.
         mutating func flush() {
             guard !failed, !bytes.isEmpty else { return }
-            failed = !StandardError.write(bytes, to: fd)
+            if !StandardError.write(bytes, to: fd) { failure = errno }
             writes += 1
             bytes.removeAll(keepingCapacity: true)
         }

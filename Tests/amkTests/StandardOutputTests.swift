@@ -1,0 +1,44 @@
+import Foundation
+import TestSupport
+import Testing
+
+extension AMKTests {
+    /// Output that cannot be written is an error, as coreutils makes it: a listing or a report sent
+    /// to a full disk ends with status 1 and the reason, not with success and nothing written.
+    @Suite(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"))
+    struct StandardOutputTests {
+        let tree: TestTree
+
+        init() throws {
+            tree = try TestTree()
+            _ = try tree.packApp()
+        }
+
+        static let commands = [
+            "list app.tar.xz", "list -l app.tar.xz", "list --json app.tar.xz", "list app.tar.xz app/docs",
+            "cat app.tar.xz | \"$AMK\" list -", "info app.tar.xz", "info --json app.tar.xz", "verify app.tar.xz",
+            "extract -O app.tar.xz app/a.txt", "--version", "--help"
+        ]
+
+        @Test(arguments: commands)
+        func aFullDiskIsAnError(command: String) throws {
+            let line = (command.hasPrefix("cat ") ? command : "\"$AMK\" " + command) + " > /dev/full"
+            let result = try ShellPipeline.run(line, in: tree.url("."))
+            #expect(result.status == 1, "\(line): \(result.stderr)")
+            // One line, naming the output (and, for extract -O, the member being written).
+            #expect(
+                result.stderr.hasPrefix("amk: standard output") && result.stderr.hasSuffix("write failed: No space left on device\n")
+                    && result.stderr.split(separator: "\n").count == 1,
+                "\(line): \(result.stderr)")
+        }
+
+        /// The same commands succeed where the output goes.
+        @Test(arguments: commands)
+        func anOutputThatTakesItIsASuccess(command: String) throws {
+            let line = (command.hasPrefix("cat ") ? command : "\"$AMK\" " + command) + " > /dev/null"
+            let result = try ShellPipeline.run(line, in: tree.url("."))
+            #expect(result.status == 0, "\(line): \(result.stderr)")
+            #expect(result.stderr.isEmpty, "\(line): \(result.stderr)")
+        }
+    }
+}
