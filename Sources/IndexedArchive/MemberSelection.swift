@@ -22,17 +22,11 @@ public struct MemberSelection: Sendable {
     /// members however many names there are.
     public func unmatched(in paths: some Sequence<String>, order: [String]) -> [String] {
         var matched = Set<String>()
-        let slash = UInt8(ascii: "/")
         for path in paths where matched.count < names.count {
-            var name = path.utf8[...]
-            if name.last == slash { name = name.dropLast() }
-            var candidate = Substring(name)
-            while true {
-                let string = String(candidate)
-                if names.contains(string) { matched.insert(string) }
-                if names.contains(string + "/") { matched.insert(string + "/") }
-                guard let cut = candidate.utf8.lastIndex(of: slash) else { break }
-                candidate = candidate[..<cut]
+            TarConsumer.forEachAncestor(of: path) { name in
+                if names.contains(name) { matched.insert(name) }
+                if names.contains(name + "/") { matched.insert(name + "/") }
+                return true
             }
         }
         var reported = Set<String>()

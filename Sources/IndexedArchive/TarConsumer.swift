@@ -77,18 +77,26 @@ struct TarConsumer {
         guard let filter else { return true }
         guard filter.count <= fewMembers else {
             // Many members: look each of the path's ancestors up in the set.
-            let slash = UInt8(ascii: "/")
-            var name = path.utf8[...]
-            if name.last == slash { name = name.dropLast() }
-            var candidate = Substring(name)
-            while true {
-                let string = String(candidate)
-                if filter.contains(string) || filter.contains(string + "/") { return true }
-                guard let cut = candidate.utf8.lastIndex(of: slash) else { return false }
-                candidate = candidate[..<cut]
+            var found = false
+            forEachAncestor(of: path) { name in
+                found = filter.contains(name) || filter.contains(name + "/")
+                return !found
             }
+            return found
         }
         return selected(utf8: path.utf8[...], byFew: filter)
+    }
+
+    /// Calls `body` with `path` (without a folder's trailing `/`), then each folder above it,
+    /// nearest first, while `body` returns true.
+    static func forEachAncestor(of path: String, _ body: (String) -> Bool) {
+        let slash = UInt8(ascii: "/")
+        var name = path.utf8[...]
+        if name.last == slash { name = name.dropLast() }
+        var candidate = Substring(name)
+        while body(String(candidate)), let cut = candidate.utf8.lastIndex(of: slash) {
+            candidate = candidate[..<cut]
+        }
     }
 
     /// Up to this many members, a selection is matched byte by byte against each path.

@@ -61,7 +61,7 @@ struct AMK: AsyncParsableCommand {
                 if try !ListCommand.listIndexedFileBlocking(archive) {
                     try await ListCommand.list(archive, long: false, json: false)
                 }
-                try StandardOutput.flush()
+                if let failure = StandardOutput.flushFailure() { throw failure }
             } catch {
                 Foundation.exit(status(reporting: error))
             }
@@ -76,12 +76,7 @@ struct AMK: AsyncParsableCommand {
             let message = fullMessage(for: error)
             if exitCode(for: error) == .success {
                 print(message)
-                do {
-                    try StandardOutput.flush()
-                } catch {
-                    Foundation.exit(status(reporting: error))
-                }
-                Foundation.exit(0)
+                Foundation.exit(StandardOutput.flushFailure().map(status(reporting:)) ?? 0)
             }
             StandardError.line(usageText(message))
             Foundation.exit(usageStatus)
@@ -93,7 +88,7 @@ struct AMK: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-            try StandardOutput.flush()
+            if let failure = StandardOutput.flushFailure() { throw failure }
         } catch {
             Foundation.exit(status(reporting: error))
         }
@@ -109,8 +104,7 @@ struct AMK: AsyncParsableCommand {
         switch exitCode(for: error) {
         case .success:
             print(fullMessage(for: error))
-            if let failure = StandardOutput.flushFailure() { return status(reporting: failure) }
-            return 0
+            return StandardOutput.flushFailure().map(status(reporting:)) ?? 0
         case .validationFailure:
             StandardError.line(usageText(fullMessage(for: error)))
             return usageStatus

@@ -5,30 +5,23 @@ import IndexedArchive
 /// A failure to write standard output, reported as coreutils reports it: a listing or a report
 /// sent to a full disk (`amk list A > /dev/full`) is an error, not a success with nothing written.
 enum StandardOutput {
-    /// Throws for a write to standard output that failed with `failure`: quietly (status 1) when
-    /// the reader went away (`| head`), as `extract -O` ends then, and with the reason otherwise.
+    /// Throws for a write to standard output that failed with `failure` (``error(for:)``).
     static func check(_ failure: Int32?) throws {
-        guard let failure else { return }
-        if failure == EPIPE { throw ExitCode(AMK.failureStatus) }
-        throw outputError(failure)
+        if let failure { throw error(for: failure) }
     }
 
-    /// Flushes what `print` buffered and throws as ``check(_:)`` if that failed: the last thing a
+    /// Flushes what `print` buffered and returns the error if that failed, for the last thing a
     /// command that succeeded does before it exits. (`fflush(nil)` flushes every stream, and
     /// names none of C's global streams, which Swift 6 sees as shared mutable state; a stream
     /// whose earlier flush failed still holds what it could not write, so it fails again here.)
-    static func flush() throws {
-        if fflush(nil) != 0 { try check(errno) }
-    }
-
-    /// ``flush()``'s error, returned: for the path that is already reporting an outcome.
     static func flushFailure() -> (any Error)? {
-        guard fflush(nil) != 0 else { return nil }
-        let failure = errno
-        return failure == EPIPE ? ExitCode(AMK.failureStatus) : outputError(failure)
+        fflush(nil) == 0 ? nil : error(for: errno)
     }
 
-    private static func outputError(_ failure: Int32) -> ArchiveError {
-        ArchiveError(.io(errno: failure), "write failed: \(String(cString: strerror(failure)))", path: "standard output")
+    /// Quietly status 1 when the reader went away (`| head`), as `extract -O` ends then; the
+    /// reason otherwise.
+    private static func error(for failure: Int32) -> any Error {
+        guard failure != EPIPE else { return ExitCode(AMK.failureStatus) }
+        return ArchiveError(.io(errno: failure), "write failed: \(String(cString: strerror(failure)))", path: "standard output")
     }
 }
