@@ -178,9 +178,10 @@ final class ExtensionRuntime: Sendable {
                 let message: ExtensionMessage?
                 do {
                     message = try channel.receive(within: .seconds(3600))
+                    // cancellation: no task runs on this thread; the channel throws only its own failures
                 } catch {
                     // The host is gone, or speaks nonsense: nobody will take the result.
-                    Platform.exit(2)
+                    Self.giveUp("reading from the host", error)
                 }
                 readerCPU.store(Self.threadCPU(), ordering: .relaxed)
                 guard let message else { continue }
@@ -235,11 +236,32 @@ final class ExtensionRuntime: Sendable {
                 // A beat the socket has no room for is dropped, never waited for: the host does
                 // not read while it packs one large appended file, and a blocked heartbeat
                 // thread would end a long, healthy export.
-                do { _ = try channel.sendNow(beat) } catch { Platform.exit(2) }
+                do {
+                    _ = try channel.sendNow(beat)
+                    // cancellation: no task runs on this thread; the channel throws only its own failures
+                } catch {
+                    Self.giveUp("sending a heartbeat", error)
+                }
             }
         }
         thread.name = "amk-extension-heartbeat"
         thread.start()
+    }
+
+    /// Exits with status 2 once the channel failed, saying why on standard error (the host's, see
+    /// ``ExtensionProcess``): the host reports only that the channel closed, and this line is all
+    /// that tells a developer which side broke it.
+    private static func giveUp(_ doing: String, _ error: any Error) -> Never {
+        let name = ProcessInfo.processInfo.environment["AMK_EXTENSION_NAME"] ?? "extension"
+        let reason: String
+        switch error as? ExtensionChannel.Failure {
+        case .closed(let offset, let why)?: reason = "\(why) at byte \(offset)"
+        case .notProtocol(let offset, let why)?: reason = "not the extension protocol at byte \(offset): \(why)"
+        case .tooLarge(let offset, let bytes)?: reason = "a message of \(bytes) bytes at byte \(offset)"
+        case nil: reason = "\(error)"
+        }
+        FileHandle.standardError.write(Data("amk extension \(name): the channel failed while \(doing): \(reason); exiting\n".utf8))
+        Platform.exit(2)
     }
 
     private static func processCPU() -> Int64 { ExtensionExecutor.reading(of: CLOCK_PROCESS_CPUTIME_ID) }

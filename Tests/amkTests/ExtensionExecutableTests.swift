@@ -84,6 +84,22 @@ extension AMKTests {
             #expect(status.contains("SIGSEGV"), "\(status)")
         }
 
+        /// An extension whose end of the channel breaks says so on standard error (the host's)
+        /// before it exits: the host can only see that the channel closed, not why.
+        @Test func anExtensionWhoseChannelBreaksSaysWhy() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "alpha\n")
+            try tree.write("closing.sh", "#!/bin/sh\nAMK_TEST_BEHAVIOUR=close exec '\(Self.testExtension)'\n")
+            _ = chmod(tree.path("closing.sh"), 0o755)
+            let result = try AMKProcess.run(
+                ["export", "--container", tree.path("src"), "-o", tree.path("a.tar.xz"), "--extension-executable", tree.path("closing.sh")])
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(
+                result.stderr.contains("the channel failed while ") && result.stderr.contains("Bad file descriptor")
+                    && result.stderr.contains("; exiting"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: tree.path("a.tar.xz")))
+        }
+
         @Test func bothOptionsAtOnceIsAUsageError() throws {
             let tree = try TestTree()
             let result = try AMKProcess.run(
