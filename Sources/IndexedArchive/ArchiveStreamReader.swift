@@ -199,6 +199,7 @@ public enum ArchiveStreamReader {
         let trailing = consumer.trailing?.bytes ?? []
         guard ArchiveIndex.hasMagic(trailing) else { return nil }
         let index = try ArchiveIndex.decode(trailing, archiveSize: archiveSize)
+        if let sparse = consumer.listing?.firstSparse { throw IndexConformance.sparse(sparse) }
         let seen = consumer.collected ?? []
         guard index.entries.count == seen.count else {
             throw ArchiveError(.corrupt, "the index lists \(index.entries.count) members, the stream had \(seen.count)")

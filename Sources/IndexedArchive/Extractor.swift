@@ -43,6 +43,11 @@ final class Extractor {
     private var directories: [TarHeader] = []
     private(set) var entries = 0
     private(set) var bytes: UInt64 = 0
+    /// Bytes of ``bytes`` left as holes in files (a sparse member's): they take no space, and the
+    /// byte limit is there to guard the space a bomb would fill.
+    private var holeBytes: UInt64 = 0
+    /// Whether the current file ends in a hole so far, which only setting its size can make.
+    private var endsInHole = false
     private(set) var warnings: [ExtractWarning] = []
 
     /// ``ExtractOptions/contentOutput``: where regular members' content goes instead of files.
@@ -195,6 +200,7 @@ final class Extractor {
             guard header.kind == .regular else { return }
             options.onMember?(stored.path)
             current = (output, -1, nil, "", header)
+            endsInHole = false
             return
         }
         // "./", the first member of every `tar -C dir -c .` archive, is the destination itself,
@@ -227,6 +233,7 @@ final class Extractor {
             let parent = try parent(of: parts, member: header.path, create: true)
             let (fd, temporary) = try create(name, in: parent, member: header.path)
             current = (fd, parent, temporary, name, header)
+            endsInHole = false
         case .symbolicLink:
             let target = header.linkTarget ?? ""
             guard !target.utf8.contains(0) else {
@@ -374,7 +381,8 @@ final class Extractor {
     func write(_ data: UnsafeRawBufferPointer) throws(ArchiveError) {
         guard let current else { return }
         bytes += UInt64(data.count)
-        guard bytes <= byteLimit else {
+        endsInHole = false
+        guard bytes - holeBytes <= byteLimit else {
             throw ArchiveError(
                 .limitExceeded,
                 "more than \(byteLimit) bytes of content, "
@@ -390,6 +398,45 @@ final class Extractor {
         options.onProgress?(bytes)
     }
 
+    /// `length` zero bytes of a sparse member's content. In a file they are left as a hole, which
+    /// takes no space (as GNU tar and bsdtar leave them); to a descriptor they are the zeros
+    /// themselves, held to the byte limit as any content is.
+    func writeHole(_ length: UInt64) throws(ArchiveError) {
+        guard let current else { return }
+        if output != nil {
+            var left = length
+            while left > 0 {
+                let count = Int(min(left, UInt64(Self.zeros.count)))
+                let failure = Self.zeros.withUnsafeBytes { zeros -> ArchiveError? in
+                    do throws(ArchiveError) {
+                        try write(UnsafeRawBufferPointer(rebasing: zeros[0..<count]))
+                        return nil
+                        // cancellation: write throws only ArchiveError, which is thrown on below
+                    } catch {
+                        return error
+                    }
+                }
+                if let failure { throw failure }
+                left -= UInt64(count)
+            }
+            return
+        }
+        let position = lseek(current.fd, 0, SEEK_CUR)
+        guard position >= 0 else { throw failure("seek", member: current.header.path) }
+        guard length <= UInt64(Int64.max - Int64(position)) else {
+            throw ArchiveError(
+                .limitExceeded, "a hole of \(length) bytes at byte \(position) would make the file larger than any file can be",
+                path: rootPath, member: current.header.path)
+        }
+        guard lseek(current.fd, off_t(length), SEEK_CUR) >= 0 else { throw failure("seek", member: current.header.path) }
+        bytes += length
+        holeBytes += length
+        endsInHole = true
+        options.onProgress?(bytes)
+    }
+
+    private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
+
     /// Finishes the current file: owner, permissions, times, then, when it was written under a
     /// temporary name, renames it into place (which replaces a file or a link there without
     /// following it).
@@ -400,6 +447,10 @@ final class Extractor {
             return
         }
         let header = file.header
+        if endsInHole {
+            let size = lseek(file.fd, 0, SEEK_CUR)
+            guard size >= 0, ftruncate(file.fd, size) == 0 else { throw failure("set the size of", member: header.path) }
+        }
         let ownership = options.restoreOwnership && isRoot
         if ownership {
             let (uid, gid) = owner(of: header)

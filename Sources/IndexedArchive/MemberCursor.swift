@@ -113,6 +113,7 @@ struct MemberCursor: Sendable {
             throw disagree("no member header ends at the indexed data offset \(entry.dataOffset)")
         }
         let stored = member.header
+        guard !member.isSparse else { throw disagree("the header is of a sparse member, which an amk index never holds") }
         guard member.headerOffset == 0 else {
             throw disagree("the member's headers start \(member.headerOffset) bytes after the indexed offset")
         }

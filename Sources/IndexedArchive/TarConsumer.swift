@@ -156,6 +156,11 @@ struct TarConsumer {
             if wantsChecksum { checksum = CRC.crc64(bytes, previous: checksum) }
             try capture?.write(bytes)
             try extraction?.write(bytes)
+        case .hole(let length):
+            // No checksum: a sparse member is refused where one is checked (IndexConformance),
+            // and a listing keeps none for it.
+            try capture?.writeZeros(length)
+            try extraction?.writeHole(length)
         case .memberEnd:
             if let member = current {
                 try conformance?.end(member, checksum: checksum)

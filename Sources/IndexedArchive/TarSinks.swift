@@ -20,6 +20,7 @@ struct IndexConformance {
         guard next < expected.count else {
             throw ArchiveError(.corrupt, "member is not in the index", member: member.header.path, offset: member.headerOffset)
         }
+        guard !member.isSparse else { throw Self.sparse(member) }
         let entry = expected[next]
         let header = member.header
         // Names byte for byte: String equality is canonical equivalence.
@@ -48,6 +49,14 @@ struct IndexConformance {
         next += 1
     }
 
+    /// The refusal of a sparse member in an archive with our index: we never write one, and the
+    /// index locates content by offset, which a sparse member's is not.
+    static func sparse(_ member: TarMember) -> ArchiveError {
+        ArchiveError(
+            .corrupt, "a sparse member in an archive with an amk index, which never holds one",
+            member: member.header.path, offset: member.headerOffset)
+    }
+
     /// Every entry of the index must have been seen.
     func finish() throws(ArchiveError) {
         guard next == expected.count else {
@@ -61,8 +70,11 @@ struct IndexConformance {
 struct MemberListing {
     var entries: [ArchiveEntry] = []
     var checksums = false
+    /// The first sparse member seen: a stream's index, if one follows, is refused for it.
+    private(set) var firstSparse: TarMember?
 
     mutating func begin(_ member: TarMember) {
+        if member.isSparse && firstSparse == nil { firstSparse = member }
         let header = member.header
         entries.append(
             ArchiveEntry(
@@ -73,7 +85,9 @@ struct MemberListing {
     }
 
     mutating func end(_ member: TarMember, checksum: UInt64) {
-        if checksums, member.header.kind == .regular, let last = entries.indices.last { entries[last].checksum = checksum }
+        if checksums, member.header.kind == .regular, !member.isSparse, let last = entries.indices.last {
+            entries[last].checksum = checksum
+        }
     }
 
     /// Forgets the last member, which the damage cut (salvage).
@@ -106,6 +120,10 @@ struct ExtractionSink {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
         if writing { try extractor.write(bytes) }
+    }
+
+    func writeHole(_ length: UInt64) throws(ArchiveError) {
+        if writing { try extractor.writeHole(length) }
     }
 
     mutating func end() throws(ArchiveError) {
@@ -141,6 +159,15 @@ struct MemberCapture {
             throw ArchiveError(.limitExceeded, "member is over the limit of \(limit) bytes", member: name)
         }
         bytes!.append(contentsOf: data)
+    }
+
+    /// A sparse member's hole, as the zeros it stands for.
+    mutating func writeZeros(_ count: UInt64) throws(ArchiveError) {
+        guard capturing else { return }
+        guard count <= UInt64(limit - bytes!.count) else {
+            throw ArchiveError(.limitExceeded, "member is over the limit of \(limit) bytes", member: name)
+        }
+        bytes!.append(contentsOf: repeatElement(0, count: Int(count)))
     }
 
     mutating func end() {

@@ -9,12 +9,19 @@ public struct TarMember: Sendable, Equatable {
     public var dataOffset: UInt64
     /// Whether a pax `x` header preceded the ustar header.
     public var hasPaxHeader: Bool
+    /// Whether the member is sparse: the stream stores only runs of its content, from
+    /// ``dataOffset`` on, and the parser hands on the holes between them as
+    /// ``TarParser/Event/hole(length:)``. `header.size` is then the file's size, not the bytes
+    /// stored, so the content does not lie at `dataOffset ..< dataOffset + header.size`: an index
+    /// that locates content by offset cannot describe such a member.
+    public var isSparse: Bool
 
     /// Creates a member description.
-    public init(header: TarHeader, headerOffset: UInt64, dataOffset: UInt64, hasPaxHeader: Bool) {
+    public init(header: TarHeader, headerOffset: UInt64, dataOffset: UInt64, hasPaxHeader: Bool, isSparse: Bool = false) {
         self.header = header
         self.headerOffset = headerOffset
         self.dataOffset = dataOffset
         self.hasPaxHeader = hasPaxHeader
+        self.isSparse = isSparse
     }
 }

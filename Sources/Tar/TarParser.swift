@@ -10,7 +10,11 @@
 /// fraction, `uid`, `gid`, `uname`, `gname`; unknown keywords are ignored), pax global
 /// headers (`g`: reported as events; `mtime`, `uid`, `gid`, `uname` and `gname` also apply to
 /// the following members unless their own headers override them), GNU `L`/`K` long names,
-/// GNU base-256 numbers and pre-POSIX v7 headers. Sparse files are refused as `.unsupported`.
+/// GNU base-256 numbers and pre-POSIX v7 headers. Sparse members, in each form GNU tar writes (old
+/// GNU `S` headers with their extension blocks, pax 0.0, 0.1 and 1.0, which bsdtar and macOS's
+/// `tar` write too), are read as the files they stand for: the member's size is the file's, and
+/// the holes arrive as ``Event/hole(length:)`` between the stored runs, once the map has been held
+/// to the stored bytes (see ``TarMember/isSparse``).
 ///
 /// The input is untrusted: every checksum is verified (the unsigned or the signed sum, as GNU
 /// tar accepts), every field and pax record is bounds-checked, extended headers are capped by
@@ -34,11 +38,15 @@ public struct TarParser: Sendable {
         public var maxPaxHeaderSize: Int
         /// The longest path or link target accepted, in bytes, from any header kind.
         public var maxPathLength: Int
+        /// The most runs of data a sparse member's map may list: the map is kept whole (16 bytes
+        /// a run) until the member ends, so that it can be checked before any content is handed on.
+        public var maxSparseRuns: Int
 
         /// Creates limits; the defaults are far above anything a real archive needs.
-        public init(maxPaxHeaderSize: Int = 1 << 20, maxPathLength: Int = 64 * 1024) {
+        public init(maxPaxHeaderSize: Int = 1 << 20, maxPathLength: Int = 64 * 1024, maxSparseRuns: Int = 1 << 20) {
             self.maxPaxHeaderSize = maxPaxHeaderSize
             self.maxPathLength = maxPathLength
+            self.maxSparseRuns = maxSparseRuns
         }
     }
 
@@ -50,6 +58,10 @@ public struct TarParser: Sendable {
         case member(TarMember)
         /// Content bytes of the current member, in order; `offset` is that of the first byte.
         case data(UnsafeRawBufferPointer, offset: UInt64)
+        /// `length` zero bytes of the current member's content that the stream does not store: a
+        /// hole of a sparse member, in its place between `data` events. A reader that wants the
+        /// content takes it as that many zeros; one that writes a file can leave a hole there.
+        case hole(length: UInt64)
         /// The current member's content is complete (sent immediately for size 0).
         case memberEnd
         /// The end-of-archive marker; `offset` is that of its first zero block.
@@ -67,8 +79,13 @@ public struct TarParser: Sendable {
         case zeroBlock(UInt64)
         /// Collecting the data of an extended header into `extendedBuffer`.
         case extended(ExtendedKind, blockOffset: UInt64, remaining: UInt64, padding: Int)
-        /// Passing content through.
+        /// Passing content through (a sparse member's stored runs, with ``sparse`` set).
         case content(remaining: UInt64, padding: Int)
+        /// Reading an old GNU sparse member's extension blocks (``sparseStart`` holds the member).
+        case sparseExtension
+        /// Reading a pax 1.0 sparse map at the head of a member's content into ``sparseText``;
+        /// `remaining` counts the stored bytes left, map included.
+        case sparseMap(remaining: UInt64, padding: Int)
         /// Skipping the zero padding after content or extended data.
         case padding(Int)
         case end
@@ -82,6 +99,27 @@ public struct TarParser: Sendable {
         /// Keywords the `x` header gave an empty value: their global defaults do not apply.
         var cleared: Set<String> = []
         var hasPax = false
+        var sparse = PaxSparse()
+    }
+
+    /// A sparse member whose map is still being read: announced once it is whole and checked.
+    private struct SparseStart: Sendable {
+        var member: TarMember
+        var map: SparseMap
+        /// Bytes the stream stores for the content, map included when it is there.
+        var storedSize: UInt64
+        var padding: Int
+    }
+
+    /// Where the content of the sparse member being read has got to.
+    private struct SparseCursor: Sendable {
+        var map: SparseMap
+        /// The next run to start.
+        var next = 0
+        /// Stored bytes left in the current run.
+        var left: UInt64 = 0
+        /// Bytes of the file handed on so far, holes included.
+        var position: UInt64 = 0
     }
 
     private let limits: Limits
@@ -94,6 +132,9 @@ public struct TarParser: Sendable {
     private var pending = Pending()
     private var globals = TarHeader.Overrides()
     private var failure: TarError?
+    private var sparseStart: SparseStart?
+    private var sparseText: SparseMapText?
+    private var sparse: SparseCursor?
 
     /// Creates a parser at the start of a stream.
     public init(limits: Limits = .init()) {
@@ -171,6 +212,9 @@ public struct TarParser: Sendable {
             error = TarError(
                 code: .truncated, message: "stream ends inside an extended header (\(remaining) bytes missing)",
                 offset: pending.firstOffset ?? blockOffset)
+        case .sparseExtension, .sparseMap:
+            let location = sparseStart?.member.headerOffset ?? consumed
+            error = TarError(code: .truncated, message: "stream ends inside the sparse map of a member", offset: location)
         case .content(let remaining, _):
             let member = currentMember ?? (consumed, "?", remaining)
             error = TarError(
@@ -216,19 +260,52 @@ public struct TarParser: Sendable {
                 return
 
             case .content(let remaining, let padding):
-                let take = Int(min(remaining, UInt64(available)))
+                var take = Int(min(remaining, UInt64(available)))
+                if sparse != nil { take = Int(min(UInt64(take), try startRun(handler: handler))) }
                 let start = consumed
                 let left = remaining - UInt64(take)
                 state = left == 0 ? .padding(padding) : .content(remaining: left, padding: padding)
                 index += take
                 consumed += UInt64(take)
+                if sparse != nil {
+                    sparse!.left -= UInt64(take)
+                    sparse!.position += UInt64(take)
+                }
                 try handler(.data(UnsafeRawBufferPointer(rebasing: bytes[(index - take)..<index]), offset: start))
                 if left == 0 {
                     if padding == 0 {
                         state = .header
                         currentMember = nil
                     }
+                    if sparse != nil { try endSparse(handler: handler) }
                     try handler(.memberEnd)
+                }
+
+            case .sparseMap(let remaining, let padding):
+                var used = 0
+                var text = sparseText!
+                let blockOffset = sparseStart!.member.headerOffset
+                while used < available, UInt64(used) < remaining, !(text.isComplete && text.consumed % UInt64(UstarBlock.size) == 0) {
+                    try text.read(bytes[index + used], limit: limits.maxSparseRuns, at: blockOffset)
+                    used += 1
+                }
+                sparseText = text
+                index += used
+                consumed += UInt64(used)
+                let left = remaining - UInt64(used)
+                if text.isComplete && text.consumed % UInt64(UstarBlock.size) == 0 {
+                    var start = sparseStart!
+                    sparseStart = nil
+                    sparseText = nil
+                    start.map.runs = text.map.runs
+                    start.member.dataOffset = consumed
+                    try beginSparse(start.member, map: start.map, storedData: left, padding: padding, handler: handler)
+                } else if left == 0 {
+                    throw TarError(
+                        code: .badField,
+                        message: "sparse map runs past the \(sparseStart!.storedSize) bytes the member stores", offset: blockOffset)
+                } else {
+                    state = .sparseMap(remaining: left, padding: padding)
                 }
 
             case .padding(let remaining):
@@ -255,7 +332,7 @@ public struct TarParser: Sendable {
                     try finishExtended(kind, blockOffset: blockOffset, handler: handler)
                 }
 
-            case .header, .zeroBlock:
+            case .header, .zeroBlock, .sparseExtension:
                 if blockBuffer.isEmpty, available >= UstarBlock.size {
                     let blockOffset = consumed
                     index += UstarBlock.size
@@ -286,6 +363,10 @@ public struct TarParser: Sendable {
     }
 
     private mutating func headerBlock(_ block: UnsafeRawBufferPointer, at blockOffset: UInt64, handler: (Event) throws -> Void) throws {
+        if case .sparseExtension = state {
+            try sparseExtensionBlock(block, at: blockOffset, handler: handler)
+            return
+        }
         if UstarBlock.isZero(block) {
             if let first = pending.firstOffset {
                 throw TarError(
@@ -337,17 +418,23 @@ public struct TarParser: Sendable {
             let limit = limits.maxPathLength < Int.max ? limits.maxPathLength + 1 : limits.maxPathLength
             try startExtended(kind, limit: limit, what: "GNU long name")
             if fields.size == 0 { try finishExtended(kind, blockOffset: blockOffset, handler: handler) }
-        case UInt8(ascii: "S"):
-            throw TarError(
-                code: .unsupported, message: "unsupported: sparse member \"\(UstarBlock.escaped(fields.path))\" (GNU typeflag 'S')",
-                offset: blockOffset)
         default:
             var merged = pending.overrides.merged(over: globals, except: pending.cleared)
             merged.extendedAttributes = pending.overrides.extendedAttributes
-            let header = TarHeader(fields: fields, overrides: merged)
+            let oldGNUSparse = fields.typeflag == UInt8(ascii: "S")
+            var fields = fields
+            if oldGNUSparse { fields.typeflag = UInt8(ascii: "0") }
+            var header = TarHeader(fields: fields, overrides: merged)
             let headerOffset = pending.firstOffset ?? blockOffset
             let hasPax = pending.hasPax
+            let paxSparse = pending.sparse
             pending = Pending()
+            if oldGNUSparse || paxSparse.seen {
+                try beginSparseHeader(
+                    &header, block: block, oldGNU: oldGNUSparse, pax: paxSparse, headerOffset: headerOffset, dataStart: dataStart,
+                    hasPax: hasPax, handler: handler)
+                return
+            }
             if header.path.utf8.count > limits.maxPathLength {
                 throw TarError(
                     code: .tooLarge, message: "path of \(header.path.utf8.count) bytes exceeds the limit of \(limits.maxPathLength)",
@@ -392,14 +479,20 @@ public struct TarParser: Sendable {
         case .pax:
             var overrides = pending.overrides
             var cleared = pending.cleared
+            var sparse = pending.sparse
             try data.withUnsafeBytes { buffer in
                 try PaxRecords.parse(buffer, headerOffset: blockOffset) { key, value throws(TarError) in
+                    if key.hasPrefix("GNU.sparse.") {
+                        try applySparse(key: key, value: value, to: &sparse, headerOffset: blockOffset)
+                        return
+                    }
                     if value.isEmpty { cleared.insert(key) }
                     _ = try apply(key: key, value: value, to: &overrides, global: false, headerOffset: blockOffset)
                 }
             }
             pending.overrides = overrides
             pending.cleared = cleared
+            pending.sparse = sparse
         case .global:
             var records: [(key: String, value: String)] = []
             var overrides = globals
@@ -478,8 +571,10 @@ public struct TarParser: Sendable {
             overrides.extendedAttributes[String(key.dropFirst(PaxRecords.xattrPrefix.count))] = Array(bytes)
         default:
             if key.hasPrefix("GNU.sparse.") {
+                // Only a member's own header can say how its content is laid out.
                 throw TarError(
-                    code: .unsupported, message: "unsupported: sparse member (pax keyword \"\(UstarBlock.escaped(key))\")",
+                    code: .badPaxRecord,
+                    message: "pax keyword \"\(UstarBlock.escaped(key))\" in a global header: a sparse map belongs to one member",
                     offset: headerOffset)
             }
         }
@@ -541,5 +636,200 @@ extension TarHeader.Overrides {
             userName: userName ?? fallback("uname", defaults.userName),
             groupName: groupName ?? fallback("gname", defaults.groupName)
         )
+    }
+}
+
+// MARK: - Sparse members
+
+extension TarParser {
+    /// A sparse member's ustar block has been read: `header` was built from it (its size is still
+    /// the stored one). Gathers the map its form gives, then reads the rest of the map (old GNU
+    /// extension blocks, or pax 1.0's map in the content) or begins the content.
+    private mutating func beginSparseHeader(
+        _ header: inout TarHeader, block: UnsafeRawBufferPointer, oldGNU: Bool, pax: PaxSparse, headerOffset: UInt64,
+        dataStart: UInt64, hasPax: Bool, handler: (Event) throws -> Void
+    ) throws {
+        func bad(_ what: String) -> TarError {
+            TarError(code: .badField, message: "sparse member \"\(UstarBlock.escaped(header.path))\": \(what)", offset: headerOffset)
+        }
+        guard !(oldGNU && pax.seen) else { throw bad("both an old GNU sparse header and GNU.sparse pax records") }
+        let storedSize = header.size
+        var map = SparseMap()
+        var extended = false
+        var mapInContent = false
+        if oldGNU {
+            guard let realSize = UstarBlock.parseUnsigned(block, 483..<495) else {
+                throw bad("its real size is not a number (\(UstarBlock.quoted(block, 483..<495)))")
+            }
+            map.realSize = realSize
+            extended = try map.appendOldGNU(block, start: 386, count: 4, extendedFlag: 482, limit: limits.maxSparseRuns, at: headerOffset)
+        } else {
+            if pax.major != nil || pax.minor != nil {
+                guard pax.major == 1, pax.minor == 0 else {
+                    throw TarError(
+                        code: .unsupported,
+                        message: "unsupported: sparse format \(pax.major.map(String.init) ?? "?").\(pax.minor.map(String.init) ?? "?")"
+                            + " of member \"\(UstarBlock.escaped(header.path))\"",
+                        offset: headerOffset)
+                }
+                guard !pax.hasRecordMap else { throw bad("a map in its pax records, and version 1.0, which keeps the map in the content") }
+                mapInContent = true
+            } else {
+                guard pax.hasRecordMap else { throw bad("no map (GNU.sparse.map, or GNU.sparse.offset and GNU.sparse.numbytes)") }
+                guard pax.pendingOffset == nil else { throw bad("a GNU.sparse.offset without its GNU.sparse.numbytes") }
+                if let count = pax.runCount, count != UInt64(pax.map.runs.count) {
+                    throw bad("GNU.sparse.numblocks says \(count) runs, the map lists \(pax.map.runs.count)")
+                }
+                map = pax.map
+            }
+            guard let realSize = pax.realSize else { throw bad("no real size (GNU.sparse.realsize or GNU.sparse.size)") }
+            map.realSize = realSize
+            if let name = pax.name { header.path = name }
+        }
+        guard header.kind == .regular, !header.path.hasSuffix("/") else {
+            throw bad("a sparse map on a member that is not a regular file")
+        }
+        if header.path.utf8.count > limits.maxPathLength {
+            throw TarError(
+                code: .tooLarge, message: "path of \(header.path.utf8.count) bytes exceeds the limit of \(limits.maxPathLength)",
+                offset: headerOffset)
+        }
+        let padding = TarEncoder.padding(forContentSize: storedSize)
+        guard storedSize <= UInt64.max - dataStart - UInt64(padding) - UInt64(UstarBlock.size) else {
+            throw TarError(code: .tooLarge, message: "member size \(storedSize) is beyond any stream", offset: headerOffset)
+        }
+        header.size = map.realSize
+        let member = TarMember(header: header, headerOffset: headerOffset, dataOffset: dataStart, hasPaxHeader: hasPax, isSparse: true)
+        let start = SparseStart(member: member, map: map, storedSize: storedSize, padding: padding)
+        if extended {
+            sparseStart = start
+            state = .sparseExtension
+        } else if mapInContent {
+            guard storedSize > 0 else { throw bad("version 1.0 keeps its map in the content, and the member stores none") }
+            sparseStart = start
+            sparseText = SparseMapText()
+            state = .sparseMap(remaining: storedSize, padding: padding)
+        } else {
+            try beginSparse(member, map: map, storedData: storedSize, padding: padding, handler: handler)
+        }
+    }
+
+    /// One old GNU sparse extension block: 21 more runs, and whether another block follows.
+    private mutating func sparseExtensionBlock(_ block: UnsafeRawBufferPointer, at blockOffset: UInt64, handler: (Event) throws -> Void)
+        throws
+    {
+        var start = sparseStart!
+        let more = try start.map.appendOldGNU(
+            block, start: 0, count: 21, extendedFlag: 504, limit: limits.maxSparseRuns, at: start.member.headerOffset)
+        if more {
+            sparseStart = start
+            return
+        }
+        sparseStart = nil
+        start.member.dataOffset = blockOffset + UInt64(UstarBlock.size)
+        try beginSparse(start.member, map: start.map, storedData: start.storedSize, padding: start.padding, handler: handler)
+    }
+
+    /// Announces a sparse member whose map is whole, once the map is held to the `storedData`
+    /// bytes that follow, and starts its content.
+    private mutating func beginSparse(
+        _ member: TarMember, map: SparseMap, storedData: UInt64, padding: Int, handler: (Event) throws -> Void
+    ) throws {
+        let map = try map.validated(storedBytes: storedData, at: member.headerOffset)
+        sparse = SparseCursor(map: map)
+        currentMember = (member.headerOffset, member.header.path, storedData)
+        if storedData == 0 {
+            state = padding == 0 ? .header : .padding(padding)
+            if padding == 0 { currentMember = nil }
+            try handler(.member(member))
+            try endSparse(handler: handler)
+            try handler(.memberEnd)
+        } else {
+            state = .content(remaining: storedData, padding: padding)
+            try handler(.member(member))
+        }
+    }
+
+    /// Starts runs until one has stored bytes left, handing on the hole before each; returns the
+    /// bytes left in that run.
+    private mutating func startRun(handler: (Event) throws -> Void) throws -> UInt64 {
+        while sparse!.left == 0 {
+            guard sparse!.next < sparse!.map.runs.count else {
+                // validated(storedBytes:at:) makes the runs hold every stored byte.
+                throw TarError(code: .badField, message: "sparse map: stored bytes past its last run", offset: currentMember?.offset)
+            }
+            let run = sparse!.map.runs[sparse!.next]
+            sparse!.next += 1
+            sparse!.left = run.size
+            if run.offset > sparse!.position {
+                let gap = run.offset - sparse!.position
+                sparse!.position = run.offset
+                try handler(.hole(length: gap))
+            }
+        }
+        return sparse!.left
+    }
+
+    /// The stored bytes are all in: the hole up to the file's size, if it ends in one.
+    private mutating func endSparse(handler: (Event) throws -> Void) throws {
+        guard let cursor = sparse else { return }
+        sparse = nil
+        if cursor.map.realSize > cursor.position { try handler(.hole(length: cursor.map.realSize - cursor.position)) }
+    }
+
+    /// Applies one `GNU.sparse.*` record of a member's pax header.
+    private func applySparse(
+        key: String, value bytes: UnsafeRawBufferPointer, to sparse: inout PaxSparse, headerOffset: UInt64
+    ) throws(TarError) {
+        let value = RawName.decode(bytes)
+        func bad(_ what: String) -> TarError {
+            TarError(
+                code: .badPaxRecord,
+                message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")",
+                offset: headerOffset)
+        }
+        func number() throws(TarError) -> UInt64 {
+            guard let number = PaxRecords.parseDecimal(value) else { throw bad("not a decimal number") }
+            return number
+        }
+        sparse.seen = true
+        switch key {
+        case "GNU.sparse.size", "GNU.sparse.realsize":
+            sparse.realSize = try number()
+        case "GNU.sparse.numblocks":
+            sparse.runCount = try number()
+        case "GNU.sparse.offset":
+            guard sparse.pendingOffset == nil else { throw bad("follows another GNU.sparse.offset without a GNU.sparse.numbytes") }
+            sparse.pendingOffset = try number()
+            sparse.hasRecordMap = true
+        case "GNU.sparse.numbytes":
+            guard let start = sparse.pendingOffset else { throw bad("has no GNU.sparse.offset before it") }
+            try sparse.map.append(SparseMap.Run(offset: start, size: try number()), limit: limits.maxSparseRuns, at: headerOffset)
+            sparse.pendingOffset = nil
+        case "GNU.sparse.map":
+            guard !sparse.hasListMap else { throw bad("a second map for the same member") }
+            try sparse.map.appendList(value, limit: limits.maxSparseRuns, at: headerOffset)
+            sparse.hasRecordMap = true
+            sparse.hasListMap = true
+        case "GNU.sparse.name":
+            if let nul = bytes.firstIndex(of: 0) {
+                throw bad("the value holds a NUL byte at byte \(nul) of \(bytes.count); a name cannot contain NUL")
+            }
+            guard !value.isEmpty else { throw bad("an empty name") }
+            guard bytes.count <= limits.maxPathLength else {
+                throw TarError(
+                    code: .tooLarge, message: "pax \(key) of \(bytes.count) bytes exceeds the limit of \(limits.maxPathLength)",
+                    offset: headerOffset)
+            }
+            sparse.name = value
+        case "GNU.sparse.major":
+            sparse.major = try number()
+        case "GNU.sparse.minor":
+            sparse.minor = try number()
+        default:
+            throw TarError(
+                code: .unsupported, message: "unsupported: pax keyword \"\(UstarBlock.escaped(key))\" of a sparse member",
+                offset: headerOffset)
+        }
     }
 }

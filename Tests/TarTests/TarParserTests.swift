@@ -229,21 +229,6 @@ struct TarParserTests {
         #expect(tarError { _ = try parse(gnu, limits: .init(maxPathLength: 1999)) }?.code == .tooLarge)
     }
 
-    /// Sparse members are a feature we lack, not damage: the message says so first.
-    @Test func sparseMembersAreUnsupported() throws {
-        let sparse = RawBlock(name: "s", typeflag: UInt8(ascii: "S"), magic: .gnu).bytes + TarEncoder.endOfArchive
-        let gnu = try #require(tarError { _ = try parse(sparse) })
-        #expect(gnu.code == .unsupported && gnu.offset == 0)
-        #expect(gnu.message == "unsupported: sparse member \"s\" (GNU typeflag 'S')")
-        let records = paxRecord("GNU.sparse.major", "1")
-        let pax =
-            RawBlock(name: "a").bytes + RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(records.count)).bytes
-            + padded(records) + RawBlock(name: "x").bytes + TarEncoder.endOfArchive
-        let error = try #require(tarError { _ = try parse(pax) })
-        #expect(error.code == .unsupported && error.offset == 512)
-        #expect(error.message == "unsupported: sparse member (pax keyword \"GNU.sparse.major\")")
-    }
-
     @Test func sizeBeyondAnyStreamIsTooLarge() throws {
         var block = RawBlock(name: "huge", magic: .gnu)
         block.setBytes(124, [0x80, 0, 0, 0] + [UInt8](repeating: 0xFF, count: 8))

@@ -178,6 +178,7 @@ enum Recorded: Equatable, CustomStringConvertible {
     case global([String], offset: UInt64)
     case member(TarMember)
     case data([UInt8], offset: UInt64)
+    case hole(UInt64)
     case memberEnd
     case end(offset: UInt64)
 
@@ -186,6 +187,7 @@ enum Recorded: Equatable, CustomStringConvertible {
         case .global(let records, let offset): "global(\(records), @\(offset))"
         case .member(let member): "member(\(member.header.path), size \(member.header.size), @\(member.headerOffset)/\(member.dataOffset))"
         case .data(let bytes, let offset): "data(\(bytes.count) bytes @\(offset))"
+        case .hole(let length): "hole(\(length))"
         case .memberEnd: "memberEnd"
         case .end(let offset): "end(@\(offset))"
         }
@@ -210,6 +212,8 @@ struct EventRecorder {
             } else {
                 events.append(.data(Array(buffer), offset: offset))
             }
+        case .hole(let length):
+            events.append(.hole(length))
         case .memberEnd:
             events.append(.memberEnd)
         case .end(let offset):
@@ -272,6 +276,8 @@ func contents(_ events: [Recorded]) -> [String: [UInt8]] {
             result[member.header.path] = []
         case .data(let bytes, _):
             if let current { result[current, default: []] += bytes }
+        case .hole(let length):
+            if let current { result[current, default: []] += [UInt8](repeating: 0, count: Int(length)) }
         case .memberEnd:
             current = nil
         default:

@@ -14,6 +14,7 @@ enum FuzzTar {
         case global(records: Int, offset: UInt64)
         case member(TarMember)
         case data(offset: UInt64, count: Int, hash: UInt64)
+        case hole(length: UInt64)
         case memberEnd
         case end(offset: UInt64)
     }
@@ -83,6 +84,13 @@ enum FuzzTar {
                 } else {
                     outcome.events.append(.data(offset: offset, count: bytes.count, hash: hashed(0xcbf2_9ce4_8422_2325)))
                 }
+            case .hole(let length):
+                guard let current = member else { preconditionFailure("hole outside a member") }
+                precondition(current.isSparse && length > 0, "a hole of \(length) bytes in a member that is not sparse")
+                let (total, overflow) = received.addingReportingOverflow(length)
+                precondition(!overflow && total <= current.header.size, "holes past the size")
+                received = total
+                outcome.events.append(.hole(length: length))
             case .memberEnd:
                 guard let current = member else { preconditionFailure("memberEnd outside a member") }
                 precondition(received == current.header.size, "content \(received) of \(current.header.size)")

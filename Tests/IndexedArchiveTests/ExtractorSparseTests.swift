@@ -1,0 +1,117 @@
+import Foundation
+import Tar
+import TestSupport
+import Testing
+
+@testable import IndexedArchive
+
+extension EngineSuites {
+    /// Sparse members of foreign archives (GNU tar's `--sparse`, and bsdtar's, which stores every
+    /// sparse file so): extracted as the files they stand for, with their holes left as holes;
+    /// and refused in an archive with our index, which never holds one.
+    @Suite(.enabled(if: toolExists("tar") && toolExists("xz"), "needs GNU tar and xz"))
+    struct ExtractorSparseTests {
+        /// 4 MiB with 8 runs of data of 3000 bytes, ending in a hole, archived by GNU tar in
+        /// `format` with a plain file after it.
+        static func sparseTar(format: [String], in dir: TemporaryDirectory) async throws -> (tar: [UInt8], content: [UInt8]) {
+            let realSize = 4 << 20
+            var content = [UInt8](repeating: 0, count: realSize)
+            try await runShell("mkdir -p src && truncate -s \(realSize) src/disk.img && printf 'after\\n' > src/z.txt", in: dir.path)
+            let handle = try FileHandle(forWritingTo: dir.url("src/disk.img"))
+            for run in 0..<8 {
+                let bytes = [UInt8](repeating: UInt8(49 + run), count: 3000)
+                let offset = run * 500_000 + run * 77
+                content.replaceSubrange(offset..<(offset + bytes.count), with: bytes)
+                try handle.seek(toOffset: UInt64(offset))
+                try handle.write(contentsOf: Data(bytes))
+            }
+            try handle.close()
+            let made = try await runTool(
+                ["tar", "--sparse"] + format + ["-cf", dir.path + "/s.tar", "-C", dir.path + "/src", "disk.img", "z.txt"])
+            try #require(made.status == 0, "\(made.stderr)")
+            return (try await readBytes(dir.path + "/s.tar"), content)
+        }
+
+        static let formats = [["--format=gnu"], ["--format=pax", "--sparse-version=0.1"], ["--format=pax", "--sparse-version=1.0"]]
+
+        @Test(arguments: formats)
+        func holesStayHolesAndTheContentIsTheFiles(format: [String]) async throws {
+            let dir = try TemporaryDirectory()
+            let (tar, content) = try await Self.sparseTar(format: format, in: dir)
+            let reader = try await hostileArchive(tar, mode: .sequential, at: dir.path + "/s.tar.xz")
+            let entries = try await reader.entries()
+            #expect(entries.map(\.path) == ["disk.img", "z.txt"] && entries.first?.size == UInt64(content.count))
+            let out = dir.path + "/out"
+            let summary = try await reader.extract(to: out)
+            #expect(summary.entries == 2)
+            #expect(try await readBytes(out + "/disk.img") == content)
+            #expect(try await readBytes(out + "/z.txt") == Array("after\n".utf8))
+            var info = stat()
+            #expect(stat(out + "/disk.img", &info) == 0 && info.st_size == off_t(content.count))
+            // 24,000 bytes of data: the file system holds a few blocks of it, not 4 MiB of zeros.
+            #expect(Int(info.st_blocks) * 512 < content.count / 8, "\(info.st_blocks) blocks: the holes were written out")
+
+            // One member read by scanning gives the zeros too.
+            var read: [UInt8] = []
+            try await reader.read(member: "disk.img") { read += $0 }
+            #expect(read == content)
+            #expect(try await reader.verify() == 2)
+        }
+
+        /// Holes take no space in a file, so the byte limit (there against bombs that fill the
+        /// disk) does not count them; zeros sent to a descriptor are content like any other.
+        @Test func theLimitCountsStoredBytesInFilesAndEveryByteOnOutput() async throws {
+            let dir = try TemporaryDirectory()
+            let (tar, content) = try await Self.sparseTar(format: ["--format=pax"], in: dir)
+            let reader = try await hostileArchive(tar, mode: .sequential, at: dir.path + "/s.tar.xz")
+            var options = ExtractOptions()
+            options.maxBytes = 64 << 10
+            _ = try await reader.extract(to: dir.path + "/out", options: options)
+            #expect(try await readBytes(dir.path + "/out/disk.img") == content)
+
+            let path = dir.path + "/content"
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            options.contentOutput = fd
+            let refused = await expectArchiveError("-O over the limit") {
+                try await reader.extract(to: dir.path + "/none", options: options)
+            }
+            #expect(refused?.code == .limitExceeded && refused?.member == "disk.img", "\(refused.map { "\($0)" } ?? "")")
+            options.maxBytes = nil
+            let whole = dir.path + "/whole"
+            let wfd = open(whole, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            try #require(wfd >= 0)
+            defer { close(wfd) }
+            options.contentOutput = wfd
+            _ = try await reader.extract(to: dir.path + "/none", options: options)
+            #expect(try await readBytes(whole) == content + Array("after\n".utf8))
+        }
+
+        /// Our index locates content by offset, which a sparse member's is not: an archive with
+        /// an index and a sparse member is refused by every reading, before the member is written.
+        @Test func anIndexedArchiveWithASparseMemberIsRefused() async throws {
+            let dir = try TemporaryDirectory()
+            let (tar, _) = try await Self.sparseTar(format: ["--format=gnu"], in: dir)
+            // Entries with the file's size reach past the tar stream: refused on opening.
+            let natural = await expectArchiveError("open") { try await hostileArchive(tar, mode: .indexed, at: dir.path + "/n.tar.xz") }
+            #expect(natural?.message.contains("outside the tar stream") == true, "\(natural.map { "\($0)" } ?? "")")
+            // An index made to pass that check gives the stored bytes' size: then every reading
+            // meets the sparse header and refuses it.
+            let crafted = try indexedArchive(tar: tar) { index in
+                index.entries[0].size = index.entries[1].headerOffset - index.entries[0].dataOffset
+            }
+            try await writeBytes(dir.path + "/s.tar.xz", crafted)
+            let reader = try ArchiveReader(path: dir.path + "/s.tar.xz")
+            try #require(reader.mode == .indexed)
+            let extracted = await expectArchiveError("extract") { try await reader.extract(to: dir.path + "/out") }
+            #expect(
+                extracted?.code == .corrupt && extracted?.message.contains("sparse member") == true, "\(extracted.map { "\($0)" } ?? "")")
+            #expect(!exists(dir.path + "/out/disk.img"))
+            let verified = await expectArchiveError("verify") { try await reader.verify() }
+            #expect(verified?.message.contains("sparse member") == true)
+            let one = await expectArchiveError("read one") { try await reader.read(member: "disk.img") { _ in } }
+            #expect(one?.code == .corrupt && one?.message.contains("sparse") == true, "\(one.map { "\($0)" } ?? "")")
+        }
+    }
+}
