@@ -190,6 +190,9 @@ final class Extractor {
 
     /// Starts a member. Content, if any, follows through `write`, then `endMember`.
     func begin(_ stored: TarHeader) throws(ArchiveError) {
+        // A GNU volume label ('V', `tar --label`) names the archive, not a file: its text need
+        // not be a path, and GNU tar passes over it when extracting.
+        if stored.kind == .other(UInt8(ascii: "V")) { return }
         guard let header = try strippedHeader(stored) else { return }
         entries += 1
         guard entries <= options.maxEntries else {

@@ -13,7 +13,9 @@ public enum TarEntryKind: Sendable, Equatable, Hashable {
     case characterDevice
     /// A block device (`'4'`).
     case blockDevice
-    /// A directory (`'5'`).
+    /// A directory (`'5'`; also decoded from GNU's `'D'`, the dumpdir of an incremental archive,
+    /// whose content lists the folder's names for `tar --listed-incremental` and is read as any
+    /// content: a plain extraction makes the folder, as GNU tar and bsdtar do).
     case directory
     /// A named pipe (`'6'`).
     case fifo
@@ -45,7 +47,7 @@ public enum TarEntryKind: Sendable, Equatable, Hashable {
         case UInt8(ascii: "2"): self = .symbolicLink
         case UInt8(ascii: "3"): self = .characterDevice
         case UInt8(ascii: "4"): self = .blockDevice
-        case UInt8(ascii: "5"): self = .directory
+        case UInt8(ascii: "5"), UInt8(ascii: "D"): self = .directory
         case UInt8(ascii: "6"): self = .fifo
         default: self = .other(typeflag)
         }
