@@ -71,11 +71,12 @@ public enum ArchiveSalvager {
         } else {
             lost = []
         }
-        if walk.damage == nil { lost = [] }
+        let stoppedShort = walk.damage != nil || walk.stop != nil
+        if !stoppedShort { lost = [] }
         return SalvageReport(
-            recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || walk.damage == nil,
+            recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || !stoppedShort,
             goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
-            damageOffset: walk.damageOffset, damage: walk.damage)
+            damageOffset: walk.damageOffset, damage: walk.damage, stop: walk.stop)
     }
 
     struct Walk: Sendable {
@@ -83,6 +84,7 @@ public enum ArchiveSalvager {
         var damagedBlocks = 0
         var damageOffset: UInt64?
         var damage: String?
+        var stop: String?
     }
 
     /// Blocks that decode to at most this many bytes are held whole while their check is
@@ -211,6 +213,12 @@ public enum ArchiveSalvager {
                 // says nothing about the archive's bytes: reporting it as damage would send the
                 // user looking for a bad block that is not there. It stops the salvage, as such.
                 if case .io = error.code { throw error }
+                // A limit of the caller's is no damage either: the bytes were sound, and the
+                // report must say which limit, not send the user looking for a bad block.
+                if error.code == .limitExceeded {
+                    walk.stop = error.member.map { "member '\($0)': \(error.message)" } ?? error.message
+                    return walk
+                }
                 if walk.damage == nil {
                     walk.damageOffset = error.offset ?? offset
                     walk.damage = error.message

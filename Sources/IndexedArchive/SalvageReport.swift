@@ -17,4 +17,9 @@ public struct SalvageReport: Sendable {
     public var damageOffset: UInt64?
     /// What was wrong there.
     public var damage: String?
+    /// Why the salvage stopped although the bytes were sound, if it did: a limit of
+    /// ``ExtractOptions`` (``ExtractOptions/maxBytes``, ``ExtractOptions/maxEntries``) was
+    /// reached. The member it stopped in is in ``lost``, with those after it when the index
+    /// names them.
+    public var stop: String? = nil
 }

@@ -71,7 +71,7 @@ struct SalvageCommand: AsyncParsableCommand {
 
     /// Whether the salvage found the archive whole: no damage and nothing lost.
     static func isWhole(_ report: SalvageReport) -> Bool {
-        report.damageOffset == nil && report.lost.isEmpty
+        report.damageOffset == nil && report.stop == nil && report.lost.isEmpty
     }
 
     static func lines(for report: SalvageReport, lostListIsComplete: Bool) -> [String] {
@@ -80,11 +80,14 @@ struct SalvageCommand: AsyncParsableCommand {
         lines.append(
             "recovered \(recovered) \(recovered == 1 ? "member" : "members") from \(report.goodBlocks) good \(report.goodBlocks == 1 ? "block" : "blocks")"
         )
-        guard let offset = report.damageOffset else {
+        guard report.damageOffset != nil || report.stop != nil else {
             lines.append("no damage found")
             return lines
         }
-        lines.append("damage at offset \(offset): \(TerminalSafe.message(report.damage ?? "unknown"))")
+        if let offset = report.damageOffset {
+            lines.append("damage at offset \(offset): \(TerminalSafe.message(report.damage ?? "unknown"))")
+        }
+        if let stop = report.stop { lines.append("stopped: \(TerminalSafe.message(stop))") }
         let lost = report.lost.count
         let noun = lost == 1 ? "member" : "members"
         if lostListIsComplete {

@@ -18,6 +18,9 @@ struct SalvageJSON: Encodable {
     @AlwaysPresent var damageOffset: UInt64?
     /// What was wrong there; null when nothing was.
     @AlwaysPresent var damage: String?
+    /// The limit that stopped the salvage short of the archive's end (the bytes were sound);
+    /// null when none did.
+    @AlwaysPresent var stopped: String?
 
     init(_ report: SalvageReport, archive: String, directory: String, whole: Bool) {
         self.archive = archive
@@ -30,5 +33,6 @@ struct SalvageJSON: Encodable {
         damagedBlocks = report.damagedBlocks
         damageOffset = report.damageOffset
         damage = report.damage
+        stopped = report.stop
     }
 }

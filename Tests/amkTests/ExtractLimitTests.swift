@@ -51,9 +51,16 @@ extension AMKTests {
             #expect(try tree.read("whole/t/big.bin") == big)
             let cut = try AMKProcess.run(["salvage", "--max-bytes", "64K", archive, "-C", tree.path("cut")])
             #expect(cut.status == 1)
-            #expect(cut.stdout.contains("65536 bytes of content, the limit set"), "\(cut.stdout)")
+            #expect(cut.stdout.contains("stopped: member 't/big.bin': more than 65536 bytes of content, the limit set"), "\(cut.stdout)")
+            #expect(!cut.stdout.contains("damage"), "a limit is no damage: \(cut.stdout)")
             #expect(cut.stdout.contains("t/big.bin"), "the member is reported lost: \(cut.stdout)")
             #expect(!tree.exists("cut/t/big.bin"))
+            let json = try AMKProcess.run(["salvage", "--json", "--max-bytes", "64K", archive, "-C", tree.path("json")])
+            #expect(json.status == 1)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect((object["stopped"] as? String)?.contains("the limit set") == true, "\(json.stdout)")
+            #expect(object["damage"] is NSNull && object["damageOffset"] is NSNull && object["whole"] as? Bool == false)
+            #expect(object["lost"] as? [String] == ["t/big.bin"], "\(json.stdout)")
         }
 
         @Test(arguments: ["0", "12X", "-5", "T"])
