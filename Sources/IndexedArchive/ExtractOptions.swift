@@ -34,6 +34,13 @@ public struct ExtractOptions: Sendable {
     /// What ``maxBytes`` is when the engine chose it (a stream's destination's free space), for
     /// the refusal's message.
     var byteLimitReason: String? = nil
+    /// Leave every run of whole 4 KiB blocks of zeros (aligned in the file) as a hole, which
+    /// takes no space, rather than writing it (bsdtar's `-S`, `cp --sparse=always`): a disk image
+    /// or a preallocated database that was archived whole, as amk and GNU tar without `--sparse`
+    /// archive it, gets its holes back. The holes are not counted against ``maxBytes``, which
+    /// guards the space a bomb would fill. A sparse member's own holes are left as holes either
+    /// way; content sent to ``contentOutput`` is always written out.
+    public var sparse: Bool = false
     /// Refuse symbolic links whose target is absolute or climbs out of the destination (resolved
     /// from the link's own folder, as the kernel would). Off by default, as in tar: a link is
     /// data and extraction never writes through one. Code that later walks the extracted tree

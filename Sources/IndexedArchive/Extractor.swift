@@ -383,22 +383,85 @@ final class Extractor {
 
     func write(_ data: UnsafeRawBufferPointer) throws(ArchiveError) {
         guard let current else { return }
+        if options.sparse && output == nil {
+            try writeSparse(data, to: current.fd, member: current.header.path)
+            return
+        }
         bytes += UInt64(data.count)
         endsInHole = false
-        guard bytes - holeBytes <= byteLimit else {
-            throw ArchiveError(
-                .limitExceeded,
-                "more than \(byteLimit) bytes of content, "
-                    + (options.byteLimitReason ?? (options.maxBytes == nil ? "the limit for an archive of this size" : "the limit set"))
-                    + "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)",
-                member: current.header.path)
-        }
+        guard bytes - holeBytes <= byteLimit else { throw limitExceeded(member: current.header.path) }
+        try writeAll(data, to: current.fd, member: current.header.path)
+        options.onProgress?(bytes)
+    }
+
+    private func writeAll(_ data: UnsafeRawBufferPointer, to fd: Int32, member: String) throws(ArchiveError) {
         do {
-            try SystemCall.writeAll(current.fd, data, path: rootPath)
+            try SystemCall.writeAll(fd, data, path: rootPath)
         } catch {
-            throw ArchiveError(error.code, error.message, path: rootPath, member: current.header.path)
+            throw ArchiveError(error.code, error.message, path: rootPath, member: member)
+        }
+    }
+
+    private func limitExceeded(member: String) -> ArchiveError {
+        ArchiveError(
+            .limitExceeded,
+            "more than \(byteLimit) bytes of content, "
+                + (options.byteLimitReason ?? (options.maxBytes == nil ? "the limit for an archive of this size" : "the limit set"))
+                + "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)",
+            member: member)
+    }
+
+    /// The size of the blocks of zeros ``ExtractOptions/sparse`` leaves as holes: the page and
+    /// file-system block size almost everywhere, so a hole never splits a block that holds data.
+    static let sparseBlock = 4096
+
+    /// ``ExtractOptions/sparse``: `data`, with its blocks of zeros (aligned in the file) skipped
+    /// as holes. The holes are found before anything is written, so that the byte
+    /// limit is held to what takes space.
+    private func writeSparse(_ data: UnsafeRawBufferPointer, to fd: Int32, member: String) throws(ArchiveError) {
+        let position = lseek(fd, 0, SEEK_CUR)
+        guard position >= 0 else { throw failure("seek", member: member) }
+        let block = Self.sparseBlock
+        let firstBoundary = min(data.count, (block - Int(position % off_t(block))) % block)
+        /// Calls `body` with each run of `data`, in order, and whether it is a hole: the data is
+        /// looked at in units that end on the file's block boundaries (whole blocks, and the
+        /// parts of one at either end of `data`, which the next or the previous piece completes),
+        /// and units of zeros are holes.
+        func forEachRun(_ body: (Range<Int>, Bool) throws(ArchiveError) -> Void) throws(ArchiveError) {
+            var runStart = 0
+            var runIsHole: Bool?
+            var unitStart = 0
+            var unitEnd = firstBoundary == 0 ? min(block, data.count) : firstBoundary
+            while unitStart < data.count {
+                let zero = Self.isZero(data.baseAddress! + unitStart, count: unitEnd - unitStart)
+                if runIsHole != zero {
+                    if let hole = runIsHole { try body(runStart..<unitStart, hole) }
+                    runStart = unitStart
+                    runIsHole = zero
+                }
+                unitStart = unitEnd
+                unitEnd = min(unitEnd + block, data.count)
+            }
+            if let hole = runIsHole { try body(runStart..<data.count, hole) }
+        }
+        var holes = 0
+        try forEachRun { run, hole throws(ArchiveError) in if hole { holes += run.count } }
+        bytes += UInt64(data.count)
+        holeBytes += UInt64(holes)
+        guard bytes - holeBytes <= byteLimit else { throw limitExceeded(member: member) }
+        try forEachRun { run, hole throws(ArchiveError) in
+            if hole {
+                guard lseek(fd, off_t(run.count), SEEK_CUR) >= 0 else { throw failure("seek", member: member) }
+            } else {
+                try writeAll(UnsafeRawBufferPointer(rebasing: data[run]), to: fd, member: member)
+            }
+            endsInHole = hole
         }
         options.onProgress?(bytes)
+    }
+
+    private static func isZero(_ bytes: UnsafeRawPointer, count: Int) -> Bool {
+        zeros.withUnsafeBytes { memcmp(bytes, $0.baseAddress!, count) == 0 }
     }
 
     /// `length` zero bytes of a sparse member's content. In a file they are left as a hole, which

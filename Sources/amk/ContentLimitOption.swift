@@ -1,8 +1,9 @@
 import ArgumentParser
 import IndexedArchive
 
-/// `--max-bytes` of `extract` and `salvage`: the most content they may write, which the refusal of
-/// a file of zeros past the default limit tells the user to raise.
+/// `--max-bytes` and `--sparse` of `extract` and `salvage`: the most content they may write, which
+/// the refusal of a file of zeros past the default limit tells the user to raise, and whether
+/// blocks of zeros take space at all.
 struct ContentLimitOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
@@ -10,6 +11,13 @@ struct ContentLimitOption: ParsableArguments {
                 + "and for a stream into a folder, its free space). Raise it for a trusted archive holding files of zeros.",
             valueName: "size"))
     var maxBytes: ByteSize?
+
+    @Flag(
+        name: [.customShort("S"), .long],
+        help:
+            "Leave blocks of zeros (4 KiB, aligned) as holes that take no space, as bsdtar -S does; they do not count against --max-bytes."
+    )
+    var sparse = false
 
     func validate() throws {
         if let maxBytes, maxBytes.bytes <= 0 {
@@ -20,5 +28,6 @@ struct ContentLimitOption: ParsableArguments {
     /// Sets the limit given, if any; otherwise the engine's default stays.
     func apply(to options: inout ExtractOptions) {
         if let maxBytes { options.maxBytes = UInt64(maxBytes.bytes) }
+        options.sparse = sparse
     }
 }

@@ -88,6 +88,46 @@ extension EngineSuites {
             #expect(try await readBytes(whole) == content + Array("after\n".utf8))
         }
 
+        /// A file with zeros archived whole: data, 100 KiB of zeros, data, and zeros to an end
+        /// that is no multiple of 4 KiB.
+        static func zerosFile() -> [UInt8] {
+            var content = [UInt8](repeating: 0, count: 1000 + (100 << 10) + 5000 + (50 << 10) + 123)
+            for index in 0..<1000 { content[index] = UInt8(truncatingIfNeeded: index &* 7 | 1) }
+            for index in (1000 + (100 << 10))..<(6000 + (100 << 10)) { content[index] = UInt8(truncatingIfNeeded: index | 1) }
+            return content
+        }
+
+        /// `ExtractOptions.sparse` (`amk extract --sparse`): the zeros of a file archived whole
+        /// become holes, wherever the decoded pieces happen to split the content, and do not
+        /// count against the byte limit; without it every byte is written and counted.
+        @Test(arguments: [ReadMode.sequential, .indexed])
+        func zerosBecomeHolesOnRequest(mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let content = Self.zerosFile()
+            let tar = try tarStream([(TarHeader(path: "db.sqlite", kind: .regular, size: UInt64(content.count)), content)])
+            let path = dir.path + "/z.tar.xz"
+            // Small blocks for the indexed archive: the content arrives in pieces cut at odd places.
+            try await writeBytes(path, mode == .indexed ? try indexedArchive(tar: tar, chunk: 7777) : try await xzTool(tar))
+            let reader = try ArchiveReader(path: path)
+            var options = ExtractOptions()
+            options.sparse = true
+            options.maxBytes = 32 << 10
+            let summary = try await reader.extract(to: dir.path + "/holes", options: options)
+            #expect(summary.bytes == UInt64(content.count))
+            #expect(try await readBytes(dir.path + "/holes/db.sqlite") == content)
+            var info = stat()
+            #expect(stat(dir.path + "/holes/db.sqlite", &info) == 0 && info.st_size == off_t(content.count))
+            // The data touches 4 blocks; 38 of the file's 42 are zeros.
+            #expect(Int(info.st_blocks) * 512 <= 6 * 4096, "\(info.st_blocks) blocks allocated")
+
+            options.sparse = false
+            let refused = await expectArchiveError("zeros counted") { try await reader.extract(to: dir.path + "/full", options: options) }
+            #expect(refused?.code == .limitExceeded, "\(refused.map { "\($0)" } ?? "")")
+            options.maxBytes = nil
+            _ = try await reader.extract(to: dir.path + "/full", options: options)
+            #expect(stat(dir.path + "/full/db.sqlite", &info) == 0 && Int(info.st_blocks) * 512 >= content.count - 4096)
+        }
+
         /// Our index locates content by offset, which a sparse member's is not: an archive with
         /// an index and a sparse member is refused by every reading, before the member is written.
         @Test func anIndexedArchiveWithASparseMemberIsRefused() async throws {

@@ -59,6 +59,25 @@ extension AMKTests {
             try check("bsd.tar.xz")
         }
 
+        /// amk stores a sparse file's holes as zeros; `extract --sparse` (`-S`) makes them holes
+        /// again, and counts only the rest against `--max-bytes`.
+        @Test func amksOwnArchiveGetsItsHolesBackWithSparse() throws {
+            #expect(try amk("pack", "src", "-o", "amk.tar.xz").status == 0)
+            let refused = try amk("extract", "amk.tar.xz", "-C", "full", "--max-bytes", "200K")
+            #expect(refused.status == 1 && refused.stderr.contains("the limit set"), "\(refused.stderr)")
+            let extracted = try amk("extract", "amk.tar.xz", "-C", "holes", "--sparse", "--max-bytes", "200K")
+            #expect(extracted.status == 0, "\(extracted.stderr)")
+            let short = try amk("extract", "amk.tar.xz", "-C", "short", "-S")
+            #expect(short.status == 0, "\(short.stderr)")
+            #expect(try amk("extract", "amk.tar.xz", "-C", "full").status == 0)
+            let sizes = try ShellPipeline.run(
+                "cmp src/disk.img holes/src/disk.img && cmp src/disk.img short/src/disk.img && cmp src/disk.img full/src/disk.img"
+                    + " && stat -c %b holes/src/disk.img full/src/disk.img", in: tree.root)
+            #expect(sizes.status == 0, "\(sizes.stderr)")
+            let blocks = sizes.stdout.split(separator: "\n").compactMap { Int($0) }
+            #expect(blocks.count == 2 && blocks[0] * 512 < 1 << 20 && blocks[1] * 512 >= Self.realSize, "\(blocks)")
+        }
+
         @Test(arguments: ["--format=gnu", "--format=pax"])
         func gnuTarsSparseArchive(format: String) throws {
             let name = "gnu\(format.dropFirst(9)).tar.xz"
