@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XZ
 
 /// Compresses chunks into xz blocks on threads of its own, one LZMA encoder per thread.
@@ -15,6 +16,11 @@ package final class CompressorPool: Sendable {
     let dictionarySize: Int?
     let compressible: Bool
     private let threads: WorkerThreadPool
+    /// The block each size of chunk of zeros encodes to, once one has been encoded: a sparse
+    /// disk image or a preallocated database is mostly such chunks, and LZMA takes 45 ms of a
+    /// core for each 8 MiB of them to make the same bytes again (a block is encoded on its own,
+    /// so equal chunks give equal blocks).
+    private let zeroBlocks = Mutex<[Int: EncodedBlock]>([:])
 
     /// Sampling: this many windows of this size spread over a chunk, each compressed at preset 0.
     static let sampleCount = 64
@@ -65,18 +71,31 @@ package final class CompressorPool: Sendable {
                 preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength, dictionarySize: dictionarySize)
             return try bytes.withUnsafeBytes { raw in
                 if !compressible || stored { return try encoder.encodeStored(raw) }
+                let zeros = CompressorPool.isZero(raw)
+                if zeros, let block = self.zeroBlocks.withLock({ $0[raw.count] }) { return block }
                 let sampler = try codecs.encoder(preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
                 if try CompressorPool.looksIncompressible(raw, sampler: sampler) {
                     return try encoder.encodeStored(raw)
                 }
-                return try encoder.encode(
+                let block = try encoder.encode(
                     raw, sliceSize: CompressorPool.sliceSize,
                     isCancelled: {
                         if let job { watchdog?.beat(job) }
                         return flag.isCancelled
                     })
+                if zeros { self.zeroBlocks.withLock { $0[raw.count] = block } }
+                return block
             }
         }
+    }
+
+    /// The sizes of chunk of zeros whose block is kept (for tests).
+    var zeroBlockSizes: Set<Int> { zeroBlocks.withLock { Set($0.keys) } }
+
+    /// Whether every byte is zero: `memcmp` against itself shifted by one byte, after the first.
+    static func isZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, let first = bytes.first else { return false }
+        return first == 0 && memcmp(base, base + 1, bytes.count - 1) == 0
     }
 
     /// Input bytes between two cancellation checks (and heartbeats): about 10–20 ms of preset-6

@@ -33,6 +33,36 @@ extension EngineSuites {
             #expect(!(try looks([UInt8](repeating: 0, count: Self.mib))))
         }
 
+        /// A chunk of zeros is encoded once per size and its block reused: the same bytes LZMA
+        /// would make again. Anything else, a single byte off, is encoded as itself.
+        @Test func chunksOfZerosReuseTheirBlock() async throws {
+            let pool = CompressorPool(workers: 2, preset: 1, extreme: false, chunkSize: Self.mib, compressible: true)
+            defer { pool.shutdown() }
+            let zeros = [UInt8](repeating: 0, count: Self.mib)
+            let first = try await pool.compress(zeros, sequence: 0)
+            #expect(pool.zeroBlockSizes == [Self.mib])
+            let again = try await pool.compress(zeros, sequence: 1)
+            #expect(try again.bytes == first.bytes && Self.decode(again) == zeros)
+            // What a fresh encoder makes of the same chunk: the reused block is that block.
+            let fresh = try zeros.withUnsafeBytes { try BlockEncoder(preset: 1, maxChunkSize: Self.mib).encode($0) }
+            #expect(fresh.bytes == first.bytes)
+
+            var almost = zeros
+            almost[Self.mib - 1] = 1
+            let other = try await pool.compress(almost, sequence: 2)
+            #expect(try Self.decode(other) == almost && other.bytes != first.bytes)
+            almost[Self.mib - 1] = 0
+            almost[0] = 1
+            #expect(try Self.decode(try await pool.compress(almost, sequence: 3)) == almost)
+            let short = [UInt8](repeating: 0, count: 1000)
+            #expect(try Self.decode(try await pool.compress(short, sequence: 4)) == short)
+            #expect(pool.zeroBlockSizes == [Self.mib, 1000])
+            // Stored packing stores zeros too.
+            let stored = try await pool.compress(zeros, sequence: 5, stored: true)
+            #expect(stored.isStored && !first.isStored)
+            #expect(zeros.withUnsafeBytes { CompressorPool.isZero($0) } && ![UInt8]().withUnsafeBytes { CompressorPool.isZero($0) })
+        }
+
         @Test func blocksRoundTripStoredOrCompressedAsTheyDeserve() async throws {
             let pool = CompressorPool(workers: 2, preset: 1, extreme: false, chunkSize: Self.mib, compressible: true)
             defer { pool.shutdown() }
