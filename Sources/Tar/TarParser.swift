@@ -283,7 +283,9 @@ public struct TarParser: Sendable {
 
             case .sparseMap(let remaining, let padding):
                 var used = 0
+                // Taken out, so that adding runs does not copy the map held in `self`.
                 var text = sparseText!
+                sparseText = nil
                 let blockOffset = sparseStart!.member.headerOffset
                 while used < available, UInt64(used) < remaining, !(text.isComplete && text.consumed % UInt64(UstarBlock.size) == 0) {
                     try text.read(bytes[index + used], limit: limits.maxSparseRuns, at: blockOffset)
@@ -718,14 +720,15 @@ extension TarParser {
     private mutating func sparseExtensionBlock(_ block: UnsafeRawBufferPointer, at blockOffset: UInt64, handler: (Event) throws -> Void)
         throws
     {
+        // Taken out, so that adding runs does not copy the map held in `self`.
         var start = sparseStart!
+        sparseStart = nil
         let more = try start.map.appendOldGNU(
             block, start: 0, count: 21, extendedFlag: 504, limit: limits.maxSparseRuns, at: start.member.headerOffset)
         if more {
             sparseStart = start
             return
         }
-        sparseStart = nil
         start.member.dataOffset = blockOffset + UInt64(UstarBlock.size)
         try beginSparse(start.member, map: start.map, storedData: start.storedSize, padding: start.padding, handler: handler)
     }
