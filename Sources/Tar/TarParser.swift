@@ -524,12 +524,7 @@ public struct TarParser: Sendable {
         key: String, value bytes: UnsafeRawBufferPointer, to overrides: inout TarHeader.Overrides, global: Bool, headerOffset: UInt64
     ) throws(TarError) -> String {
         let value = RawName.decode(bytes)
-        func bad(_ what: String) -> TarError {
-            TarError(
-                code: .badPaxRecord,
-                message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")",
-                offset: headerOffset)
-        }
+        func bad(_ what: String) -> TarError { Self.recordError(key: key, value: value, what, at: headerOffset) }
         func number() throws(TarError) -> UInt64? {
             if value.isEmpty { return nil }
             guard let number = PaxRecords.parseDecimal(value) else { throw bad("not a decimal number") }
@@ -546,9 +541,7 @@ public struct TarParser: Sendable {
         }
         switch key {
         case "path", "linkpath", "uname", "gname":
-            if let nul = bytes.firstIndex(of: 0) {
-                throw bad("the value holds a NUL byte at byte \(nul) of \(bytes.count); a name cannot contain NUL")
-            }
+            if let nul = bytes.firstIndex(of: 0) { throw bad(Self.nulInName(at: nul, of: bytes.count)) }
         default:
             break
         }
@@ -581,6 +574,19 @@ public struct TarParser: Sendable {
             }
         }
         return value
+    }
+
+    /// The error for a pax record whose value is wrong: the keyword, why, and the value (escaped
+    /// and cut short, as it comes from the archive).
+    private static func recordError(key: String, value: String, _ what: String, at headerOffset: UInt64) -> TarError {
+        TarError(
+            code: .badPaxRecord,
+            message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")",
+            offset: headerOffset)
+    }
+
+    private static func nulInName(at nul: Int, of count: Int) -> String {
+        "the value holds a NUL byte at byte \(nul) of \(count); a name cannot contain NUL"
     }
 
     /// Decodes a header block; a first block that fails its checksum and lacks the ustar magic
@@ -785,12 +791,7 @@ extension TarParser {
         key: String, value bytes: UnsafeRawBufferPointer, to sparse: inout PaxSparse, headerOffset: UInt64
     ) throws(TarError) {
         let value = RawName.decode(bytes)
-        func bad(_ what: String) -> TarError {
-            TarError(
-                code: .badPaxRecord,
-                message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")",
-                offset: headerOffset)
-        }
+        func bad(_ what: String) -> TarError { Self.recordError(key: key, value: value, what, at: headerOffset) }
         func number() throws(TarError) -> UInt64 {
             guard let number = PaxRecords.parseDecimal(value) else { throw bad("not a decimal number") }
             return number
@@ -815,9 +816,7 @@ extension TarParser {
             sparse.hasRecordMap = true
             sparse.hasListMap = true
         case "GNU.sparse.name":
-            if let nul = bytes.firstIndex(of: 0) {
-                throw bad("the value holds a NUL byte at byte \(nul) of \(bytes.count); a name cannot contain NUL")
-            }
+            if let nul = bytes.firstIndex(of: 0) { throw bad(Self.nulInName(at: nul, of: bytes.count)) }
             guard !value.isEmpty else { throw bad("an empty name") }
             guard bytes.count <= limits.maxPathLength else {
                 throw TarError(
