@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 import TransferTestSupport
@@ -36,30 +37,64 @@ import TransferTestSupport
     static let key = SymmetricKey(size: .bits256)
 
     /// Seals `count` pieces of `size` bytes (in records of at most 64 KiB), sending one piece every
-    /// `interval`, then the end record (unless `end` is false), then half-closes; on a thread.
+    /// `interval`, then the end record (unless `end` is false), then half-closes; on a thread,
+    /// which the returned ``Pacer`` stops.
     static func pace(
         _ fd: Int32, pieces count: Int, of size: Int, every interval: Duration, end: Bool = true,
         alter: (@Sendable (inout [UInt8], Int) -> Void)? = nil
-    ) {
+    ) -> Pacer {
         let sealer = RecordSealer(key: key)
+        let pacer = Pacer(fd)
         let thread = Thread {
+            defer { pacer.finished.signal() }
             var index = 0
             for _ in 0..<count {
-                Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds))
+                let seconds = Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds)
+                if pacer.wake.wait(timeout: .now() + seconds) == .success { return }
                 var left = size
                 while left > 0 {
                     let piece = min(left, SecureChannel.maxPayload)
                     var record = try! sealer.seal(.data, [UInt8](repeating: 7, count: piece))
                     alter?(&record, index)
                     index += 1
-                    guard sendAll(fd, record) else { return }
+                    guard !pacer.isStopped, sendAll(fd, record) else { return }
                     left -= piece
                 }
             }
+            guard !pacer.isStopped else { return }
             if end { _ = sendAll(fd, try! sealer.seal(.end)) }
             shutdown(fd, Int32(SHUT_WR))
         }
         thread.start()
+        return pacer
+    }
+
+    /// The thread of ``pace(_:pieces:of:every:end:alter:)``. A test stops it before it closes the
+    /// descriptor the thread writes to: a thread left pacing would write its records to whatever
+    /// socket next gets that number, in this process of many suites (an extension's channel, once,
+    /// which then exited on the garbage).
+    final class Pacer: Sendable {
+        /// Signalled by ``stop()``, to cut a wait short.
+        let wake = DispatchSemaphore(value: 0)
+        /// Signalled by the thread as it ends.
+        let finished = DispatchSemaphore(value: 0)
+        private let stopped = Atomic<Bool>(false)
+        private let fd: Int32
+
+        init(_ fd: Int32) {
+            self.fd = fd
+        }
+
+        var isStopped: Bool { stopped.load(ordering: .sequentiallyConsistent) }
+
+        /// Stops the thread and waits until it has ended; a send it is blocked in (the relay no
+        /// longer reads) fails at once, as the descriptor is shut down for writing.
+        func stop() {
+            stopped.store(true, ordering: .sequentiallyConsistent)
+            shutdown(fd, Int32(SHUT_WR))
+            wake.signal()
+            finished.wait()
+        }
     }
 
     /// Reads everything from `fd` on a thread, after waiting `delay`; the count arrives in `box`.
@@ -88,7 +123,8 @@ import TransferTestSupport
         let start = ContinuousClock.now
         // A minute of trickling, so a busy machine (12 s was seen beside a release pack) cannot
         // make the trickle end before the idle window is judged.
-        Self.pace(peer, pieces: 600, of: 100, every: .milliseconds(100))
+        let pacer = Self.pace(peer, pieces: 600, of: 100, every: .milliseconds(100))
+        defer { pacer.stop() }
         let ending = await relay.ending()
         let elapsed = ContinuousClock.now - start
         guard case .idle(let window, let moved, let bytes) = ending else {
@@ -107,7 +143,8 @@ import TransferTestSupport
         defer { closeAll() }
         let received = Box<Int?>(nil)
         Self.consume(engine, into: received)
-        Self.pace(peer, pieces: 10, of: 5000, every: .milliseconds(100))
+        let pacer = Self.pace(peer, pieces: 10, of: 5000, every: .milliseconds(100))
+        defer { pacer.stop() }
         let ending = await relay.ending()
         guard case .finished(bytes: 50_000) = ending else {
             Issue.record("not finished: \(ending)")
@@ -123,7 +160,8 @@ import TransferTestSupport
         defer { closeAll() }
         let received = Box<Int?>(nil)
         Self.consume(engine, after: 1.5, into: received)
-        Self.pace(peer, pieces: 1, of: 4 << 20, every: .zero)
+        let pacer = Self.pace(peer, pieces: 1, of: 4 << 20, every: .zero)
+        defer { pacer.stop() }
         let ending = await relay.ending()
         guard case .finished(bytes: 4 << 20) = ending else {
             Issue.record("not finished: \(ending)")
@@ -157,7 +195,8 @@ import TransferTestSupport
         defer { closeAll() }
         let received = Box<Int?>(nil)
         Self.consume(engine, into: received)
-        Self.pace(peer, pieces: 3, of: 1000, every: .zero, end: false)
+        let pacer = Self.pace(peer, pieces: 3, of: 1000, every: .zero, end: false)
+        defer { pacer.stop() }
         guard case .truncated(bytes: 2000) = await relay.ending() else {
             Issue.record("not truncated")
             return
@@ -172,9 +211,10 @@ import TransferTestSupport
         defer { closeAll() }
         let received = Box<Int?>(nil)
         Self.consume(engine, into: received)
-        Self.pace(peer, pieces: 5, of: 1000, every: .zero) { record, index in
+        let pacer = Self.pace(peer, pieces: 5, of: 1000, every: .zero) { record, index in
             if index == 3 { record[20] ^= 0x01 }
         }
+        defer { pacer.stop() }
         guard case .tampered(let error, bytes: 2000) = await relay.ending() else {
             Issue.record("not tampered")
             return
@@ -189,7 +229,8 @@ import TransferTestSupport
         defer { closeAll() }
         let received = Box<Int?>(nil)
         Self.consume(engine, into: received)
-        Self.pace(peer, pieces: 5, of: 1000, every: .zero)
+        let pacer = Self.pace(peer, pieces: 5, of: 1000, every: .zero)
+        defer { pacer.stop() }
         guard case .tooLarge(limit: 2500, bytes: 2000) = await relay.ending() else {
             Issue.record("not cut off")
             return
