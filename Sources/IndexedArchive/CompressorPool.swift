@@ -71,7 +71,7 @@ package final class CompressorPool: Sendable {
                 preset: preset, extreme: extreme, maxChunkSize: chunkSize, niceLength: niceLength, dictionarySize: dictionarySize)
             return try bytes.withUnsafeBytes { raw in
                 if !compressible || stored { return try encoder.encodeStored(raw) }
-                let zeros = CompressorPool.isZero(raw)
+                let zeros = raw.isAllZero
                 if zeros, let block = self.zeroBlocks.withLock({ $0[raw.count] }) { return block }
                 let sampler = try codecs.encoder(preset: 0, extreme: false, maxChunkSize: CompressorPool.sampleSize)
                 if try CompressorPool.looksIncompressible(raw, sampler: sampler) {
@@ -91,12 +91,6 @@ package final class CompressorPool: Sendable {
 
     /// The sizes of chunk of zeros whose block is kept (for tests).
     var zeroBlockSizes: Set<Int> { zeroBlocks.withLock { Set($0.keys) } }
-
-    /// Whether every byte is zero: `memcmp` against itself shifted by one byte, after the first.
-    static func isZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard let base = bytes.baseAddress, let first = bytes.first else { return false }
-        return first == 0 && memcmp(base, base + 1, bytes.count - 1) == 0
-    }
 
     /// Input bytes between two cancellation checks (and heartbeats): about 10–20 ms of preset-6
     /// work on this class of machine, so a cancelled pack returns within the 100 ms budget even

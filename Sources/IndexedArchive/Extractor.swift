@@ -416,52 +416,47 @@ final class Extractor {
     static let sparseBlock = 4096
 
     /// ``ExtractOptions/sparse``: `data`, with its blocks of zeros (aligned in the file) skipped
-    /// as holes. The holes are found before anything is written, so that the byte
-    /// limit is held to what takes space.
+    /// as holes. The holes are found before anything is written, so that the byte limit is held
+    /// to what takes space.
     private func writeSparse(_ data: UnsafeRawBufferPointer, to fd: Int32, member: String) throws(ArchiveError) {
         let position = lseek(fd, 0, SEEK_CUR)
         guard position >= 0 else { throw failure("seek", member: member) }
-        let block = Self.sparseBlock
-        let firstBoundary = min(data.count, (block - Int(position % off_t(block))) % block)
-        /// Calls `body` with each run of `data`, in order, and whether it is a hole: the data is
-        /// looked at in units that end on the file's block boundaries (whole blocks, and the
-        /// parts of one at either end of `data`, which the next or the previous piece completes),
-        /// and units of zeros are holes.
-        func forEachRun(_ body: (Range<Int>, Bool) throws(ArchiveError) -> Void) throws(ArchiveError) {
-            var runStart = 0
-            var runIsHole: Bool?
-            var unitStart = 0
-            var unitEnd = firstBoundary == 0 ? min(block, data.count) : firstBoundary
-            while unitStart < data.count {
-                let zero = Self.isZero(data.baseAddress! + unitStart, count: unitEnd - unitStart)
-                if runIsHole != zero {
-                    if let hole = runIsHole { try body(runStart..<unitStart, hole) }
-                    runStart = unitStart
-                    runIsHole = zero
-                }
-                unitStart = unitEnd
-                unitEnd = min(unitEnd + block, data.count)
-            }
-            if let hole = runIsHole { try body(runStart..<data.count, hole) }
-        }
-        var holes = 0
-        try forEachRun { run, hole throws(ArchiveError) in if hole { holes += run.count } }
+        let runs = Self.sparseRuns(of: data, at: position)
         bytes += UInt64(data.count)
-        holeBytes += UInt64(holes)
+        holeBytes += UInt64(runs.reduce(0) { $0 + ($1.hole ? $1.range.count : 0) })
         guard bytes - holeBytes <= byteLimit else { throw limitExceeded(member: member) }
-        try forEachRun { run, hole throws(ArchiveError) in
-            if hole {
-                guard lseek(fd, off_t(run.count), SEEK_CUR) >= 0 else { throw failure("seek", member: member) }
+        for run in runs {
+            if run.hole {
+                guard lseek(fd, off_t(run.range.count), SEEK_CUR) >= 0 else { throw failure("seek", member: member) }
             } else {
-                try writeAll(UnsafeRawBufferPointer(rebasing: data[run]), to: fd, member: member)
+                try writeAll(UnsafeRawBufferPointer(rebasing: data[run.range]), to: fd, member: member)
             }
-            endsInHole = hole
+            endsInHole = run.hole
         }
         options.onProgress?(bytes)
     }
 
-    private static func isZero(_ bytes: UnsafeRawPointer, count: Int) -> Bool {
-        zeros.withUnsafeBytes { memcmp(bytes, $0.baseAddress!, count) == 0 }
+    /// `data`, written at `position` of a file, as runs of data and of holes: it is looked at in
+    /// units that end on the file's block boundaries (whole blocks, and the parts of one at
+    /// either end of `data`, which the next or the previous piece completes), and units of zeros
+    /// are holes.
+    private static func sparseRuns(of data: UnsafeRawBufferPointer, at position: off_t) -> [(range: Range<Int>, hole: Bool)] {
+        let block = sparseBlock
+        var runs: [(range: Range<Int>, hole: Bool)] = []
+        var unitStart = 0
+        var unitEnd = min(data.count, (block - Int(position % off_t(block))) % block)
+        if unitEnd == 0 { unitEnd = min(block, data.count) }
+        while unitStart < data.count {
+            let hole = UnsafeRawBufferPointer(rebasing: data[unitStart..<unitEnd]).isAllZero
+            if let last = runs.last, last.hole == hole {
+                runs[runs.count - 1].range = last.range.lowerBound..<unitEnd
+            } else {
+                runs.append((unitStart..<unitEnd, hole))
+            }
+            unitStart = unitEnd
+            unitEnd = min(unitEnd + block, data.count)
+        }
+        return runs
     }
 
     /// `length` zero bytes of a sparse member's content. In a file they are left as a hole, which

@@ -423,6 +423,8 @@ public struct TarParser: Sendable {
         default:
             var merged = pending.overrides.merged(over: globals, except: pending.cleared)
             merged.extendedAttributes = pending.overrides.extendedAttributes
+            // A sparse member's real name: held below to the rules of every name.
+            if let name = pending.sparse.name { merged.path = name }
             let oldGNUSparse = fields.typeflag == UInt8(ascii: "S")
             var fields = fields
             if oldGNUSparse { fields.typeflag = UInt8(ascii: "0") }
@@ -431,12 +433,6 @@ public struct TarParser: Sendable {
             let hasPax = pending.hasPax
             let paxSparse = pending.sparse
             pending = Pending()
-            if oldGNUSparse || paxSparse.seen {
-                try beginSparseHeader(
-                    &header, block: block, oldGNU: oldGNUSparse, pax: paxSparse, headerOffset: headerOffset, dataStart: dataStart,
-                    hasPax: hasPax, handler: handler)
-                return
-            }
             if header.path.utf8.count > limits.maxPathLength {
                 throw TarError(
                     code: .tooLarge, message: "path of \(header.path.utf8.count) bytes exceeds the limit of \(limits.maxPathLength)",
@@ -446,6 +442,12 @@ public struct TarParser: Sendable {
             let padding = TarEncoder.padding(forContentSize: header.size)
             guard header.size <= UInt64.max - dataStart - UInt64(padding) else {
                 throw TarError(code: .tooLarge, message: "member size \(header.size) is beyond any stream", offset: headerOffset)
+            }
+            if oldGNUSparse || paxSparse.seen {
+                try beginSparseHeader(
+                    &header, block: block, oldGNU: oldGNUSparse, pax: paxSparse, headerOffset: headerOffset, dataStart: dataStart,
+                    padding: padding, hasPax: hasPax, handler: handler)
+                return
             }
             let member = TarMember(header: header, headerOffset: headerOffset, dataOffset: dataStart, hasPaxHeader: hasPax)
             if header.size == 0 {
@@ -651,11 +653,11 @@ extension TarHeader.Overrides {
 
 extension TarParser {
     /// A sparse member's ustar block has been read: `header` was built from it (its size is still
-    /// the stored one). Gathers the map its form gives, then reads the rest of the map (old GNU
+    /// the stored one, and its name and size passed the checks of every member). Gathers the map its form gives, then reads the rest of the map (old GNU
     /// extension blocks, or pax 1.0's map in the content) or begins the content.
     private mutating func beginSparseHeader(
         _ header: inout TarHeader, block: UnsafeRawBufferPointer, oldGNU: Bool, pax: PaxSparse, headerOffset: UInt64,
-        dataStart: UInt64, hasPax: Bool, handler: (Event) throws -> Void
+        dataStart: UInt64, padding: Int, hasPax: Bool, handler: (Event) throws -> Void
     ) throws {
         func bad(_ what: String) -> TarError {
             TarError(code: .badField, message: "sparse member \"\(UstarBlock.escaped(header.path))\": \(what)", offset: headerOffset)
@@ -692,19 +694,9 @@ extension TarParser {
             }
             guard let realSize = pax.realSize else { throw bad("no real size (GNU.sparse.realsize or GNU.sparse.size)") }
             map.realSize = realSize
-            if let name = pax.name { header.path = name }
         }
         guard header.kind == .regular, !header.path.hasSuffix("/") else {
             throw bad("a sparse map on a member that is not a regular file")
-        }
-        if header.path.utf8.count > limits.maxPathLength {
-            throw TarError(
-                code: .tooLarge, message: "path of \(header.path.utf8.count) bytes exceeds the limit of \(limits.maxPathLength)",
-                offset: headerOffset)
-        }
-        let padding = TarEncoder.padding(forContentSize: storedSize)
-        guard storedSize <= UInt64.max - dataStart - UInt64(padding) - UInt64(UstarBlock.size) else {
-            throw TarError(code: .tooLarge, message: "member size \(storedSize) is beyond any stream", offset: headerOffset)
         }
         header.size = map.realSize
         let member = TarMember(header: header, headerOffset: headerOffset, dataOffset: dataStart, hasPaxHeader: hasPax, isSparse: true)

@@ -60,7 +60,7 @@ extension EngineSuites {
             // Stored packing stores zeros too.
             let stored = try await pool.compress(zeros, sequence: 5, stored: true)
             #expect(stored.isStored && !first.isStored)
-            #expect(zeros.withUnsafeBytes { CompressorPool.isZero($0) } && ![UInt8]().withUnsafeBytes { CompressorPool.isZero($0) })
+            #expect(zeros.withUnsafeBytes { $0.isAllZero } && ![UInt8]().withUnsafeBytes { $0.isAllZero })
         }
 
         @Test func blocksRoundTripStoredOrCompressedAsTheyDeserve() async throws {
