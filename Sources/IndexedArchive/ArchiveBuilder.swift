@@ -31,16 +31,22 @@ public actor ArchiveBuilder {
     private var appending = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
+    /// The arrays of chunks (given back by the pipeline once compressed) and of file reads.
+    private let buffers: ByteArrayPool?
+    private let reads = ByteArrayPool(limit: 2)
+
     init(
         options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>, metadata: [String: String],
-        report: ProgressReport?
+        report: ProgressReport?, buffers: ByteArrayPool? = nil
     ) throws {
+        self.buffers = buffers
         self.options = options
         self.report = report
         self.io = io
         self.fileSystem = options.fileSystem
         self.channel = channel
-        var serializer = TarSerializer(chunkSize: options.chunkSize, workers: options.compressible ? options.workers : 1)
+        var serializer = TarSerializer(
+            chunkSize: options.chunkSize, workers: options.compressible ? options.workers : 1, buffers: buffers)
         var ready: [Chunk] = []
         try serializer.appendGlobalHeader(metadata, into: &ready)
         precondition(ready.isEmpty, "a global header never fills a chunk")
@@ -313,10 +319,12 @@ public actor ArchiveBuilder {
             let offset = status.size - remaining
             // The job is the read alone: `append` below may wait for a free compressor, and
             // backpressure is not a stall of the read stage.
+            let reads = self.reads
             let (bytes, crc) = try await io.run(abandonOnCancel: true) { _ -> ([UInt8], UInt64) in
                 let job = watchdog?.begin(.read, job: "\(path) at \(offset)")
                 defer { if let job { watchdog?.end(job) } }
-                var buffer = [UInt8](repeating: 0, count: want)
+                var buffer = reads.take(minimumCapacity: want)
+                ByteArrayPool.resize(&buffer, to: want)
                 let count = try descriptor.use { fd in try buffer.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } }
                 buffer.removeLast(want - count)
                 return (buffer, CRC.crc64(buffer, previous: previous))
@@ -338,6 +346,7 @@ public actor ArchiveBuilder {
             checksum = crc
             try await append(bytes)
             remaining -= UInt64(bytes.count)
+            reads.recycle(bytes)
         }
         let grew = try await io.run(abandonOnCancel: true) { _ -> Bool in
             let job = watchdog?.begin(.read, job: path)

@@ -43,17 +43,24 @@ final class ArchiveFile: Sendable {
     /// Offsets and counts often come from the archive itself: they are checked against the file's
     /// size before anything is allocated, so a block claiming 2^62 bytes costs nothing.
     func read(at offset: UInt64, count: Int) throws -> [UInt8] {
+        var buffer: [UInt8] = []
+        try read(at: offset, count: count, into: &buffer)
+        return buffer
+    }
+
+    /// Exactly `count` bytes at `offset` in `buffer`, replacing what it held and reusing its
+    /// storage, or an error saying the file is truncated there.
+    func read(at offset: UInt64, count: Int, into buffer: inout [UInt8]) throws {
         guard count >= 0, offset <= size, UInt64(count) <= size - offset else {
             throw ArchiveError(.corrupt, "needs \(count) bytes past the end of the file (\(size) bytes)", path: path, offset: offset)
         }
-        var buffer = [UInt8](repeating: 0, count: count)
+        ByteArrayPool.resize(&buffer, to: count)
         let got = try buffer.withUnsafeMutableBytes { raw -> Int in
             try SystemCall.pread(fd, into: raw, at: offset, path: path)
         }
         guard got == count else {
             throw ArchiveError(.corrupt, "file ends early", path: path, offset: offset + UInt64(got))
         }
-        return buffer
     }
 
     /// Up to `count` bytes at `offset`; fewer at the end of the file.

@@ -106,8 +106,13 @@ public enum ArchivePacker {
             // A chunk's walk: the builder serialises it into the channel, the pipeline takes it,
             // compresses it and hands the block to the writer.
             let channel = AsyncChannel<Chunk>()
-            let builder = try ArchiveBuilder(options: options, io: io, channel: channel, metadata: metadata, report: report)
             let limit = options.chunksInFlight
+            // A chunk's array goes back once compressed, for the serializer's next one: the
+            // chunks in flight and the serializer's own are all there ever are.
+            // (Only whole chunks: the pieces of the last stretch are never needed again.)
+            let buffers = ByteArrayPool(limit: limit + PackOptions.serializerChunks, smallest: options.chunkSize)
+            let builder = try ArchiveBuilder(
+                options: options, io: io, channel: channel, metadata: metadata, report: report, buffers: buffers)
             let (result, closing) = try await withoutActuallyEscaping(body) { body in
                 try await withThrowingTaskGroup(of: PackTask<Result>.self) { group in
                     group.addTask {
@@ -121,7 +126,9 @@ public enum ArchivePacker {
                         }
                     }
                     group.addTask {
-                        try await runPipeline(chunks: channel, compressor: compressor, writer: writer, limit: limit, options: options)
+                        try await runPipeline(
+                            chunks: channel, compressor: compressor, writer: writer, limit: limit, options: options,
+                            buffers: buffers)
                         return .pipelineDone
                     }
                     // The first error either task throws leaves the group, which cancels the other.
@@ -190,7 +197,7 @@ public enum ArchivePacker {
     /// that fails ends it with that error at once, even while it waits for the next chunk.
     static func runPipeline(
         chunks: AsyncChannel<Chunk>, compressor: CompressorPool, writer: ArchiveWriter,
-        limit: Int, options: PackOptions
+        limit: Int, options: PackOptions, buffers: ByteArrayPool? = nil
     ) async throws {
         let onEvent = options.onEvent
         let watchdog = options.watchdog
@@ -225,6 +232,7 @@ public enum ArchivePacker {
                         let block = try await compressor.compress(
                             chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
                             watchdog: watchdog, hook: hook)
+                        buffers?.recycle(chunk.bytes)
                         onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))
                         return .written(held: try await writer.accept(sequence: chunk.sequence, block: block))
                     }
@@ -242,7 +250,7 @@ public enum ArchivePacker {
         }
     }
 
-    /// What a child of ``runPipeline(chunks:compressor:writer:limit:options:)`` ends with.
+    /// What a child of ``runPipeline(chunks:compressor:writer:limit:options:buffers:)`` ends with.
     private enum PipelineStep: Sendable {
         /// The next chunk from the channel, or `nil` at its end.
         case received(Chunk?)

@@ -24,6 +24,9 @@ final class BlockScheduler: Sendable {
     /// Blocks whose decoding has started, from their first byte (for tests: reading members
     /// that share a block must decode it once).
     let decodes = Atomic<Int>(0)
+    /// Decoded blocks, pieces and reads that filled an array of an earlier one (for tests: a
+    /// reading must not map fresh memory for every block).
+    let reusedBuffers = Atomic<Int>(0)
 
     init(file: ArchiveFile, fileIndex: XZFileIndex, maxBufferedBlockSize: UInt64, maxDecoderMemory: UInt64) {
         self.file = file
@@ -57,7 +60,7 @@ final class BlockScheduler: Sendable {
 
         /// The next piece of at most `maxBytes`, never past `limit` bytes of the block (nil: the
         /// whole block, its check verified); nil when there is nothing more.
-        func next(maxBytes: Int, limit: UInt64?, flag: CancellationFlag) throws -> [UInt8]? {
+        func next(maxBytes: Int, limit: UInt64?, flag: CancellationFlag, buffers: ByteArrayPool) throws -> [UInt8]? {
             try stream.withLock { stream -> [UInt8]? in
                 if stream.isFinished { return nil }
                 var wanted = maxBytes
@@ -65,8 +68,7 @@ final class BlockScheduler: Sendable {
                     guard stream.delivered < limit else { return nil }
                     wanted = Int(min(UInt64(maxBytes), limit - stream.delivered))
                 }
-                var out: [UInt8] = []
-                out.reserveCapacity(wanted)
+                var out = buffers.take(minimumCapacity: wanted)
                 try stream.decode(maxBytes: wanted, isCancelled: { flag.isCancelled }) { out.append(contentsOf: $0) }
                 return out
             }
@@ -94,6 +96,15 @@ final class BlockScheduler: Sendable {
         let memory = maxDecoderMemory
         let buffered = maxBufferedBlockSize
         let pool = self.pool
+        // Every decoded block or piece and every read of compressed bytes comes from here and goes
+        // back once delivered: at most `window` blocks wait, `parallelism` decode, each reading.
+        let window = max(1, parallelism) + 1
+        let buffers = ByteArrayPool(limit: window + max(1, parallelism) + 1)
+        let inputs = ByteArrayPool(limit: max(1, parallelism) + 1)
+        defer {
+            reusedBuffers.add(
+                buffers.reuses.load(ordering: .relaxed) + inputs.reuses.load(ordering: .relaxed), ordering: .relaxed)
+        }
 
         /// How much of a block to decode: nil for all of it (its check then verified).
         func limit(_ record: XZIndexRecord) -> UInt64? {
@@ -101,19 +112,23 @@ final class BlockScheduler: Sendable {
             to < record.uncompressedOffset + record.uncompressedSize ? to - min(to, record.uncompressedOffset) : nil
         }
         /// Hands on the part of `bytes` (which start at tar offset `at`) between `from` and `to`.
-        func hand(_ bytes: [UInt8], at: UInt64) async throws {
+        /// The bytes go back to `buffers` once delivered: a consumer that needs them longer
+        /// keeps its own copy of the array, which the next use then does not share.
+        func hand(_ bytes: consuming [UInt8], at: UInt64) async throws {
+            let bytes = consume bytes
             let end = at + UInt64(bytes.count)
             let lower = max(from, at)
             let upper = min(to, end)
-            guard lower < upper else { return }
-            try await deliver(DecodedPiece(bytes: bytes, range: Int(lower - at)..<Int(upper - at), offset: lower))
+            if lower < upper {
+                try await deliver(DecodedPiece(bytes: bytes, range: Int(lower - at)..<Int(upper - at), offset: lower))
+            }
+            buffers.recycle(bytes)
         }
 
         try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
             var next = range.lowerBound
             var pending: [Int: [UInt8]] = [:]
             var deliverNext = range.lowerBound
-            let window = max(1, parallelism) + 1
             // The pool has a thread per core, shared by the reader's calls: at most
             // `parallelism` of this call's blocks decode at once.
             var decoding = 0
@@ -134,7 +149,7 @@ final class BlockScheduler: Sendable {
                             defer { if let job { watchdog?.end(job) } }
                             return try BlockScheduler.decodeBuffered(
                                 file: file, record: record, check: check, limit: stop,
-                                decoder: codecs.decoder(memoryLimit: memory), flag: flag)
+                                decoder: codecs.decoder(memoryLimit: memory), flag: flag, buffers: buffers, inputs: inputs)
                         }
                         return (blockIndex, bytes)
                     }
@@ -147,13 +162,13 @@ final class BlockScheduler: Sendable {
                     let block = StreamedBlock(
                         BlockStream(
                             file: file, record: record, check: check,
-                            decoder: BlockDecoder(memoryLimit: memory)))
+                            decoder: BlockDecoder(memoryLimit: memory), inputs: inputs))
                     var at = record.uncompressedOffset
                     let blockIndex = deliverNext
                     while let piece = try await pool.run({ [at] flag in
                         let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex) at \(at)")
                         defer { if let job { watchdog?.end(job) } }
-                        return try block.next(maxBytes: BlockScheduler.streamPiece, limit: stop, flag: flag)
+                        return try block.next(maxBytes: BlockScheduler.streamPiece, limit: stop, flag: flag, buffers: buffers)
                     }) {
                         try await hand(piece, at: at)
                         at += UInt64(piece.count)
@@ -174,15 +189,16 @@ final class BlockScheduler: Sendable {
     }
 
     /// Decodes (the first `limit` bytes of) a block of at most ``maxBufferedBlockSize`` bytes
-    /// into one array, on a decode thread, with that thread's decoder.
+    /// into one array taken from `buffers`, on a decode thread, with that thread's decoder,
+    /// reading the compressed bytes into arrays of `inputs`.
     static func decodeBuffered(
         file: ArchiveFile, record: XZIndexRecord, check: XZCheck, limit: UInt64?,
-        decoder: BlockDecoder, flag: CancellationFlag
+        decoder: BlockDecoder, flag: CancellationFlag, buffers: ByteArrayPool? = nil, inputs: ByteArrayPool? = nil
     ) throws -> [UInt8] {
-        let stream = BlockStream(file: file, record: record, check: check, decoder: decoder)
+        let stream = BlockStream(file: file, record: record, check: check, decoder: decoder, inputs: inputs)
         let wanted = min(limit ?? record.uncompressedSize, record.uncompressedSize)
-        var out: [UInt8] = []
         // At most the buffered-block bound, the caller has checked.
+        var out = buffers?.take(minimumCapacity: Int(wanted)) ?? []
         out.reserveCapacity(Int(wanted))
         try stream.decode(maxBytes: limit == nil ? .max : Int(wanted), isCancelled: { flag.isCancelled }) {
             out.append(contentsOf: $0)

@@ -24,17 +24,19 @@ final class BlockStream {
     let uncompressedSize: UInt64?
     let check: XZCheck
     private let decoder: BlockDecoder
-    private var input: [UInt8] = []
+    /// Where `input` comes from and goes back to, when the caller reads many blocks.
+    private let inputs: ByteArrayPool?
+    private var input: [UInt8]
     private var inputUsed = 0
     /// Offset in the file of the next compressed byte to read.
     private var nextRead: UInt64 = 0
     private var started = false
 
     /// A block whose place the xz Index gives.
-    convenience init(file: ArchiveFile, record: XZIndexRecord, check: XZCheck, decoder: BlockDecoder) {
+    convenience init(file: ArchiveFile, record: XZIndexRecord, check: XZCheck, decoder: BlockDecoder, inputs: ByteArrayPool? = nil) {
         self.init(
             file: file, offset: record.compressedOffset, totalSize: record.totalSize,
-            uncompressedSize: record.uncompressedSize, check: check, decoder: decoder)
+            uncompressedSize: record.uncompressedSize, check: check, decoder: decoder, inputs: inputs)
     }
 
     /// Whether `totalSize` is only an upper bound: a block whose header carries no sizes (as
@@ -46,8 +48,10 @@ final class BlockStream {
 
     init(
         file: ArchiveFile, offset: UInt64, totalSize: UInt64, uncompressedSize: UInt64?, check: XZCheck, decoder: BlockDecoder,
-        isOpenEnded: Bool = false
+        isOpenEnded: Bool = false, inputs: ByteArrayPool? = nil
     ) {
+        self.inputs = inputs
+        self.input = inputs?.take(minimumCapacity: Int(min(totalSize, UInt64(Self.inputPiece)))) ?? []
         self.isOpenEnded = isOpenEnded
         self.file = file
         self.offset = offset
@@ -55,6 +59,10 @@ final class BlockStream {
         self.uncompressedSize = uncompressedSize
         self.check = check
         self.decoder = decoder
+    }
+
+    deinit {
+        inputs?.recycle(input)
     }
 
     /// Uncompressed bytes delivered so far.
@@ -112,7 +120,7 @@ final class BlockStream {
                         .corrupt, "block does not end within the \(totalSize) bytes the index gives it",
                         path: file.path, offset: offset)
                 }
-                input = try file.read(at: nextRead, count: count)
+                try file.read(at: nextRead, count: count, into: &input)
                 inputUsed = 0
                 nextRead += UInt64(count)
             }
@@ -137,7 +145,7 @@ final class BlockStream {
                         .corrupt, "block ends \(unread) bytes before the end the index gives it",
                         path: file.path, offset: offset)
                 }
-                input = []
+                input.removeAll(keepingCapacity: true)
                 inputUsed = 0
             } else if consumed == 0 && deliveredHere == before && inputUsed < input.count {
                 // Input left, yet no progress: cannot happen with liblzma; refuse rather than spin.

@@ -34,11 +34,22 @@ struct TarSerializer {
     private var hardLinks: [FileIdentity: String] = [:]
     private var archivePaths: Set<String> = []
 
-    init(chunkSize: Int, workers: Int = 1) {
+    /// Where each new chunk's array comes from: the pipeline gives them back once compressed.
+    private let buffers: ByteArrayPool?
+
+    init(chunkSize: Int, workers: Int = 1, buffers: ByteArrayPool? = nil) {
         self.chunkSize = chunkSize
         self.workers = max(1, workers)
-        self.current = []
+        self.buffers = buffers
+        self.current = buffers?.take(minimumCapacity: chunkSize) ?? []
         current.reserveCapacity(chunkSize)
+    }
+
+    /// An empty array for the next chunk.
+    private func freshChunk() -> [UInt8] {
+        var bytes = buffers?.take(minimumCapacity: chunkSize) ?? []
+        bytes.reserveCapacity(chunkSize)
+        return bytes
     }
 
     /// Appends raw bytes, moving every chunk that fills up to `ready`.
@@ -68,8 +79,7 @@ struct TarSerializer {
     }
 
     private mutating func cut(into ready: inout [Chunk]) {
-        var full: [UInt8] = []
-        full.reserveCapacity(chunkSize)
+        var full = freshChunk()
         swap(&full, &current)
         emit(full, stored: false, into: &ready)
     }
@@ -96,8 +106,7 @@ struct TarSerializer {
     private mutating func flushApart(into ready: inout [Chunk]) {
         guard !apart.isEmpty, !writingApart else { return }
         if !current.isEmpty {
-            var partial: [UInt8] = []
-            partial.reserveCapacity(chunkSize)
+            var partial = freshChunk()
             swap(&partial, &current)
             emit(partial, stored: false, into: &ready)
         }

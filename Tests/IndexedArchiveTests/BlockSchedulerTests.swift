@@ -57,6 +57,29 @@ extension EngineSuites {
             #expect(scheduler.decodes.load(ordering: .relaxed) == blocks)
         }
 
+        /// Blocks decoded ahead fill the arrays of blocks already delivered: a full reading maps
+        /// fresh memory for a few blocks, not for every one (each page of a fresh mapping faults).
+        @Test func deliveredBlocksLendTheirArraysToLaterOnes() async throws {
+            let directory = try TemporaryDirectory()
+            var original: [UInt8] = []
+            var line = 0
+            while original.count < 6_000_000 {
+                original += Array("row \(line) \(line &* 40_503 % 65_521)\n".utf8)
+                line += 1
+            }
+            let result = try await runTool(["xz", "-c", "-0", "--check=crc64", "--block-size=512KiB"], stdin: original)
+            try #require(result.status == 0)
+            let path = directory.path + "/large-blocks.xz"
+            try Data(result.stdout).write(to: URL(filePath: path))
+            let scheduler = try Self.scheduler(path, maxBufferedBlockSize: 1 << 20)
+            let blocks = scheduler.fileIndex.blocks.count
+            try #require(blocks >= 11)
+            let out = try await Self.decode(scheduler, 0...(blocks - 1), to: .max, parallelism: 2)
+            #expect(out == original)
+            // At most window + parallelism + 1 arrays are ever made; the rest are reused.
+            #expect(scheduler.reusedBuffers.load(ordering: .relaxed) >= blocks - 6, "of \(blocks) blocks")
+        }
+
         /// A range of the stream costs only the blocks it spans, and only its bytes are handed on.
         @Test(arguments: [true, false])
         func aRangeDecodesOnlyTheBlocksItSpans(buffered: Bool) async throws {

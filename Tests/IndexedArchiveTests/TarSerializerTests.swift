@@ -34,6 +34,35 @@ extension EngineSuites {
             #expect(sizes.allSatisfy { $0 >= TarSerializer.minimumTailPiece && $0 <= 4 * Self.mib }, "\(sizes)")
         }
 
+        /// A chunk's array, given back to the pool once compressed, carries a later chunk: the
+        /// pack maps no fresh memory for it, and the stream comes out the same.
+        @Test func aCompressedChunksArrayCarriesALaterOne() throws {
+            let chunkSize = 256 << 10
+            let pool = ByteArrayPool(limit: 4, smallest: chunkSize)
+            var serializer = TarSerializer(chunkSize: chunkSize, workers: 1, buffers: pool)
+            let bytes = sampleBytes(count: 5 * chunkSize + 999, seed: 3, text: true)
+            var all: [Chunk] = []
+            var ready: [Chunk] = []
+            bytes.withUnsafeBytes { raw in
+                serializer.append(UnsafeRawBufferPointer(rebasing: raw[..<(2 * chunkSize + 10)]), into: &ready)
+            }
+            try #require(ready.count == 1 && ready[0].sequence == 0)
+            let first = ready.removeFirst()
+            let storage = first.bytes.withUnsafeBytes { $0.baseAddress }
+            all.append(Chunk(sequence: first.sequence, bytes: first.bytes.map { $0 }, stored: first.stored))  // a copy
+            pool.recycle(first.bytes)
+            _ = consume first
+            bytes.withUnsafeBytes { raw in
+                serializer.append(UnsafeRawBufferPointer(rebasing: raw[(2 * chunkSize + 10)...]), into: &ready)
+            }
+            _ = serializer.finish(into: &ready)
+            let reused = try #require(ready.first { $0.sequence == 3 })
+            #expect(reused.bytes.withUnsafeBytes { $0.baseAddress } == storage)
+            #expect(pool.reuses.load(ordering: .relaxed) == 1)
+            all += ready
+            Self.expectContiguous(all, bytes + TarEncoder.endOfArchive)
+        }
+
         @Test func earlierChunksKeepTheChunkSize() {
             let (chunks, stream) = Self.chunks(count: 13 * Self.mib, chunkSize: 4 * Self.mib, workers: 2)
             Self.expectContiguous(chunks, stream)
