@@ -32,17 +32,25 @@ final class ByteArrayPool: Sendable {
     }
 
     /// An empty array with room for at least `minimumCapacity` bytes: a kept one when one is
-    /// large enough, else a new one.
+    /// large enough, else a new one (and the kept ones, all too small, are let go).
     func take(minimumCapacity: Int) -> [UInt8] {
         // Swapped out of the pool's own array, so that no second reference is left behind to
         // make the emptying below copy.
+        // A request that no kept array fits empties the pool: arrays smaller than what the
+        // reading now needs would otherwise stay beside the larger ones made for it, and blocks of
+        // growing sizes could keep `limit` of them on top of what the reading holds in flight.
         var array: [UInt8] = []
+        var outgrown: [[UInt8]] = []
         let found = kept.withLock { kept -> Bool in
-            guard let index = kept.firstIndex(where: { $0.capacity >= minimumCapacity }) else { return false }
+            guard let index = kept.firstIndex(where: { $0.capacity >= minimumCapacity }) else {
+                swap(&outgrown, &kept)
+                return false
+            }
             swap(&array, &kept[index])
             kept.remove(at: index)
             return true
         }
+        outgrown = []
         guard found else {
             array.reserveCapacity(minimumCapacity)
             return array

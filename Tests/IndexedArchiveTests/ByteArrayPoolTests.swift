@@ -82,6 +82,9 @@ extension EngineSuites {
             #expect(Self.address(taken) == largeStorage)
             #expect(taken.capacity >= 32 << 10)
             #expect(pool.count == 1, "the small one stays")
+            // A request none fits lets the smaller ones go.
+            _ = pool.take(minimumCapacity: 128 << 10)
+            #expect(pool.count == 0)
         }
     }
 }
