@@ -10,17 +10,20 @@ extension EngineSuites {
     /// bytes it hands on, their order and offsets, whether blocks are decoded ahead whole or
     /// streamed in pieces, and how much of the file a range costs.
     @Suite(.enabled(if: toolExists("xz"))) struct BlockSchedulerTests {
-        /// 400 KB of numbered lines, and the same bytes as an xz file of 16 KiB blocks.
-        static func blockFile(in directory: TemporaryDirectory) async throws -> (path: String, original: [UInt8]) {
+        /// `bytes` (400 KB by default) of numbered lines, and the same bytes as an xz file of
+        /// blocks of `blockSize` (16 KiB by default).
+        static func blockFile(
+            in directory: TemporaryDirectory, bytes: Int = 400_000, blockSize: String = "16KiB"
+        ) async throws -> (path: String, original: [UInt8]) {
             var original: [UInt8] = []
             var line = 0
-            while original.count < 400_000 {
+            while original.count < bytes {
                 original += Array("line \(line): \(line &* 2_654_435_761 % 1_000_003)\n".utf8)
                 line += 1
             }
-            let result = try await runTool(["xz", "-c", "-1", "--check=crc64", "--block-size=16KiB"], stdin: original)
+            let result = try await runTool(["xz", "-c", "-1", "--check=crc64", "--block-size=\(blockSize)"], stdin: original)
             try #require(result.status == 0)
-            let path = directory.path + "/blocks.xz"
+            let path = directory.path + "/blocks-\(blockSize).xz"
             try Data(result.stdout).write(to: URL(filePath: path))
             return (path, original)
         }
@@ -61,16 +64,7 @@ extension EngineSuites {
         /// fresh memory for a few blocks, not for every one (each page of a fresh mapping faults).
         @Test func deliveredBlocksLendTheirArraysToLaterOnes() async throws {
             let directory = try TemporaryDirectory()
-            var original: [UInt8] = []
-            var line = 0
-            while original.count < 6_000_000 {
-                original += Array("row \(line) \(line &* 40_503 % 65_521)\n".utf8)
-                line += 1
-            }
-            let result = try await runTool(["xz", "-c", "-0", "--check=crc64", "--block-size=512KiB"], stdin: original)
-            try #require(result.status == 0)
-            let path = directory.path + "/large-blocks.xz"
-            try Data(result.stdout).write(to: URL(filePath: path))
+            let (path, original) = try await Self.blockFile(in: directory, bytes: 6_000_000, blockSize: "512KiB")
             let scheduler = try Self.scheduler(path, maxBufferedBlockSize: 1 << 20)
             let blocks = scheduler.fileIndex.blocks.count
             try #require(blocks >= 11)
