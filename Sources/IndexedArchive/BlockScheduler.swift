@@ -198,8 +198,7 @@ final class BlockScheduler: Sendable {
         let stream = BlockStream(file: file, record: record, check: check, decoder: decoder, inputs: inputs)
         let wanted = min(limit ?? record.uncompressedSize, record.uncompressedSize)
         // At most the buffered-block bound, the caller has checked.
-        var out = buffers?.take(minimumCapacity: Int(wanted)) ?? []
-        out.reserveCapacity(Int(wanted))
+        var out = ByteArrayPool.take(from: buffers, minimumCapacity: Int(wanted))
         try stream.decode(maxBytes: limit == nil ? .max : Int(wanted), isCancelled: { flag.isCancelled }) {
             out.append(contentsOf: $0)
         }

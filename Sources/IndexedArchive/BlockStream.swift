@@ -51,7 +51,7 @@ final class BlockStream {
         isOpenEnded: Bool = false, inputs: ByteArrayPool? = nil
     ) {
         self.inputs = inputs
-        self.input = inputs?.take(minimumCapacity: Int(min(totalSize, UInt64(Self.inputPiece)))) ?? []
+        self.input = ByteArrayPool.take(from: inputs, minimumCapacity: Int(min(totalSize, UInt64(Self.inputPiece))))
         self.isOpenEnded = isOpenEnded
         self.file = file
         self.offset = offset

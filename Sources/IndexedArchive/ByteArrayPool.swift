@@ -23,7 +23,7 @@ final class ByteArrayPool: Sendable {
     let limit: Int
     /// Arrays smaller than this are not worth keeping: the allocator reuses small blocks itself.
     let smallest: Int
-    /// Takes that got a kept array's storage back (for tests and the benchmark's curiosity).
+    /// Takes that got a kept array's storage back (for tests).
     let reuses = Atomic<Int>(0)
 
     init(limit: Int, smallest: Int = 256 << 10) {
@@ -34,11 +34,11 @@ final class ByteArrayPool: Sendable {
     /// An empty array with room for at least `minimumCapacity` bytes: a kept one when one is
     /// large enough, else a new one (and the kept ones, all too small, are let go).
     func take(minimumCapacity: Int) -> [UInt8] {
-        // Swapped out of the pool's own array, so that no second reference is left behind to
-        // make the emptying below copy.
-        // A request that no kept array fits empties the pool: arrays smaller than what the
-        // reading now needs would otherwise stay beside the larger ones made for it, and blocks of
-        // growing sizes could keep `limit` of them on top of what the reading holds in flight.
+        // The array is swapped out of the pool's own, so that no second reference is left
+        // behind to make the emptying below copy. A request that no kept array fits empties the
+        // pool: arrays smaller than what the reading now needs would otherwise stay beside the
+        // larger ones made for it, and blocks of growing sizes could keep `limit` of them on top
+        // of what the reading holds in flight.
         var array: [UInt8] = []
         var outgrown: [[UInt8]] = []
         let found = kept.withLock { kept -> Bool in
@@ -50,7 +50,7 @@ final class ByteArrayPool: Sendable {
             kept.remove(at: index)
             return true
         }
-        outgrown = []
+        outgrown = []  // freed here, outside the lock
         guard found else {
             array.reserveCapacity(minimumCapacity)
             return array
@@ -58,6 +58,16 @@ final class ByteArrayPool: Sendable {
         let storage = array.withUnsafeBytes { $0.baseAddress }
         array.removeAll(keepingCapacity: true)
         if storage == array.withUnsafeBytes({ $0.baseAddress }) { reuses.add(1, ordering: .relaxed) }
+        return array
+    }
+
+    /// An empty array with room for at least `minimumCapacity` bytes, from `pool` when there is
+    /// one: for the pipelines that run with a pool or without (the tests' serializer, a single
+    /// block's reading).
+    static func take(from pool: ByteArrayPool?, minimumCapacity: Int) -> [UInt8] {
+        if let pool { return pool.take(minimumCapacity: minimumCapacity) }
+        var array: [UInt8] = []
+        array.reserveCapacity(minimumCapacity)
         return array
     }
 

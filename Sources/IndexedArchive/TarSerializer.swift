@@ -41,16 +41,11 @@ struct TarSerializer {
         self.chunkSize = chunkSize
         self.workers = max(1, workers)
         self.buffers = buffers
-        self.current = buffers?.take(minimumCapacity: chunkSize) ?? []
-        current.reserveCapacity(chunkSize)
+        self.current = ByteArrayPool.take(from: buffers, minimumCapacity: chunkSize)
     }
 
     /// An empty array for the next chunk.
-    private func freshChunk() -> [UInt8] {
-        var bytes = buffers?.take(minimumCapacity: chunkSize) ?? []
-        bytes.reserveCapacity(chunkSize)
-        return bytes
-    }
+    private func freshChunk() -> [UInt8] { ByteArrayPool.take(from: buffers, minimumCapacity: chunkSize) }
 
     /// Appends raw bytes, moving every chunk that fills up to `ready`.
     mutating func append(_ bytes: UnsafeRawBufferPointer, into ready: inout [Chunk]) {
