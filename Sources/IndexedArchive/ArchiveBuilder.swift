@@ -88,6 +88,7 @@ public actor ArchiveBuilder {
             pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
         enumerator.exclusion = options.exclusion
         enumerator.readsExtendedAttributes = options.storeExtendedAttributes
+        enumerator.order = options.order
         for try await batch in enumerator {
             for warning in batch.warnings { record(warning) }
             var index = 0

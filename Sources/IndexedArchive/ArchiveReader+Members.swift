@@ -6,7 +6,7 @@ extension ArchiveReader {
     /// Writes the content of member `name` to `output` in slices, decoding only the blocks it spans
     /// (indexed) or scanning to it (sequential). In an indexed archive the tar header at the
     /// indexed offset must agree with the index, and the content checksum is verified; of several
-    /// members with the name, the last one is read.
+    /// members with the name, the last one is read. A hard link gives its target's content.
     public func read(member name: String, into output: (UnsafeRawBufferPointer) throws -> Void) async throws {
         try await read(member: name, maxSequentialBytes: 1 << 30, into: output)
     }
@@ -29,7 +29,7 @@ extension ArchiveReader {
             return
         }
         let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
-        guard let entry = index.entries.last(where: { $0.name == wanted }) else {
+        guard let found = index.entries.last(where: { $0.name == wanted }) else {
             if selection != nil {
                 // Not among the members this reader was opened for: it may be among the others.
                 try await whole().read(member: name, maxSequentialBytes: maxSequentialBytes, into: output)
@@ -37,7 +37,18 @@ extension ArchiveReader {
             }
             throw ArchiveError(.memberNotFound, "no such member", path: path, member: name)
         }
-        // Nothing to deliver: an empty file, a directory or a link has no content to read.
+        var entry = found
+        if entry.kind == .hardLink, let target = entry.linkTarget {
+            // A hard link's content is its target's: the latest member of that name before it.
+            let name = Self.trimmingSlash(target)
+            if let resolved = index.entries.last(where: { $0.name == name && $0.headerOffset < found.headerOffset }) {
+                entry = resolved
+            } else if selection != nil {
+                try await whole().read(member: name, maxSequentialBytes: maxSequentialBytes, into: output)
+                return
+            }
+        }
+        // Nothing to deliver: an empty file, a directory or a symbolic link has no content to read.
         guard entry.kind == .regular, entry.size > 0 else { return }
         try await readMember(entry, blocks: blocks, parallelism: PackOptions.activeCores, onHeader: { _ in }) { piece in
             try piece.withBytes { try output($0) }
@@ -76,6 +87,11 @@ extension ArchiveReader {
             throw ArchiveError(.corrupt, "member lies outside the data blocks", path: path, member: entry.path, offset: start)
         }
         return (first...last, end)
+    }
+
+    /// `path` without a folder's trailing `/`, as ``ArchiveEntry/name`` gives it and links name it.
+    static func trimmingSlash(_ path: String) -> String {
+        path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
     }
 
     /// The content of member `name`, refusing members larger than `maxBytes`.

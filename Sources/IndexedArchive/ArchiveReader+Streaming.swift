@@ -50,11 +50,22 @@ extension ArchiveReader {
         if let selection, options.members != selection {
             return try await whole().extract(to: directory, options: options)
         }
+        // A selected hard link whose target the selection's index left out: the whole index
+        // finds the target, whose content is then written under the link's name.
+        if selection != nil, let index, index.entries.contains(where: { $0.kind == .hardLink }) {
+            let names = Set(index.entries.map(\.name))
+            if index.entries.contains(where: { $0.kind == .hardLink && !names.contains($0.linkTarget.map(Self.trimmingSlash) ?? "") }) {
+                return try await whole().extract(to: directory, options: options)
+            }
+        }
         if let index, let blocks, let members = options.members {
             // Matching millions of paths against the selection takes long enough to hold up the
             // cooperative pool: it runs on a decode thread.
-            let (selected, bytes) = try await blocks.pool.run { _ in
-                let selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
+            let (selected, bytes, standIns) = try await blocks.pool.run { _ in
+                let standIns = HardLinkStandIns(entries: index.entries) { TarConsumer.selected($0.path, by: members) }
+                let selected = index.entries.filter {
+                    standIns.extracts(at: $0.headerOffset, selected: TarConsumer.selected($0.path, by: members))
+                }
                 // A small selection is read by random access; a large one streams the whole archive
                 // once. The sizes come from the index: summed without trapping, however large they
                 // claim to be.
@@ -62,11 +73,11 @@ extension ArchiveReader {
                     let (next, overflow) = sum.addingReportingOverflow(entry.size)
                     return overflow ? .max : next
                 }
-                return (selected, bytes)
+                return (selected, bytes, standIns)
             }
             if bytes < index.tarSize / 4 {
                 let result = try await SelectiveExtraction.run(
-                    selected, blocks: blocks, path: path,
+                    selected, standIns: standIns, blocks: blocks, path: path,
                     span: { entry throws(ArchiveError) in try span(of: entry, fileIndex: blocks.fileIndex) },
                     to: directory, options: options)
                 return ExtractSummary(
@@ -77,8 +88,12 @@ extension ArchiveReader {
         // Too much for random access: the whole stream, held to the whole index.
         if selection != nil { return try await whole().extract(to: directory, options: options) }
         let expected = index?.entries
+        var standIns = HardLinkStandIns()
+        if let expected, let members = options.members {
+            standIns = HardLinkStandIns(entries: expected) { TarConsumer.selected($0.path, by: members) }
+        }
         let result = try await run(
-            { TarConsumer(expected: expected) }, parallelism: options.parallelism, extractTo: (directory, options))
+            { TarConsumer(expected: expected) }, parallelism: options.parallelism, extractTo: (directory, options, standIns))
         return ExtractSummary(
             entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
             seconds: (ContinuousClock.now - start).secondsValue)
@@ -92,7 +107,7 @@ extension ArchiveReader {
     /// the destination).
     private func run(
         _ make: @escaping @Sendable () -> TarConsumer, parallelism: Int = PackOptions.activeCores,
-        extractTo: (directory: String, options: ExtractOptions)? = nil
+        extractTo: (directory: String, options: ExtractOptions, standIns: HardLinkStandIns)? = nil
     ) async throws -> RunResult {
         let archiveSize = file.size
         return try await feedTarStream(
@@ -101,7 +116,7 @@ extension ArchiveReader {
                 if let extractTo {
                     let extractor = try Extractor(
                         destination: extractTo.directory, options: extractTo.options, archiveSize: archiveSize)
-                    consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.members)
+                    consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.members, standIns: extractTo.standIns)
                 }
                 return consumer
             },

@@ -33,6 +33,8 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     var exclusion = PackExclusion()
     /// Read each entry's extended attributes into it.
     var readsExtendedAttributes = false
+    /// The order of the names within each folder; bytewise by default, as documented above.
+    var order = WalkOrder.name
 
     /// - Parameters:
     ///   - sources: the roots, each with its archive path.
@@ -59,7 +61,7 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
         Iterator(
             walker: DirectoryWalker(
                 sources: sources, unreadable: unreadable, fileSystem: fileSystem, exclusion: exclusion,
-                readsExtendedAttributes: readsExtendedAttributes),
+                readsExtendedAttributes: readsExtendedAttributes, order: order),
             batchSize: batchSize, pool: pool, watchdog: watchdog)
     }
 
@@ -150,12 +152,14 @@ final class DirectoryWalker: Sendable {
     private let fileSystem: FileSystem
     private let exclusion: PackExclusion
     private let readsExtendedAttributes: Bool
+    private let order: WalkOrder
 
     init(
         sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion(),
-        readsExtendedAttributes: Bool = false
+        readsExtendedAttributes: Bool = false, order: WalkOrder = .name
     ) {
         self.readsExtendedAttributes = readsExtendedAttributes
+        self.order = order
         self.state = Mutex(State(pendingRoots: sources.reversed()))
         self.unreadable = unreadable
         self.fileSystem = fileSystem
@@ -196,7 +200,8 @@ final class DirectoryWalker: Sendable {
                     // A mount point under the root is stored, its contents are not (tar's rule).
                     let otherFileSystem = exclusion.oneFileSystem && rootDevice.map { $0 != entry.device } == true
                     if entry.kind == .directory && !otherFileSystem {
-                        let names = try fileSystem.listDirectory(sourcePath)
+                        var names = try fileSystem.listDirectory(sourcePath)
+                        order.arrange(&names)
                         state.stack.append(
                             Frame(
                                 sourcePath: sourcePath, archivePath: archivePath, names: names,

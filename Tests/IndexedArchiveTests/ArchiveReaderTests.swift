@@ -38,8 +38,11 @@ extension EngineSuites {
 
             #expect(entries.count == source.items.count + 1)
             #expect(entries.map(\.path).first == "src/")
-            // Depth-first, names sorted bytewise within a directory: the order is deterministic.
-            func parts(_ path: String) -> [[UInt8]] { path.split(separator: "/").map { Array($0.utf8) } }
+            // Depth-first, each directory's names grouped by type, then sorted bytewise (the
+            // default WalkOrder): the order is deterministic.
+            func parts(_ path: String) -> [[UInt8]] {
+                path.split(separator: "/").map { Array($0.utf8) }.map { WalkOrder.type(of: $0) + [0] + $0 }
+            }
             for (a, b) in zip(entries, entries.dropFirst()) {
                 #expect(
                     parts(a.name).lexicographicallyPrecedes(parts(b.name)) { $0.lexicographicallyPrecedes($1) },

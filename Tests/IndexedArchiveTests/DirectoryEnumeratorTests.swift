@@ -9,13 +9,14 @@ extension EngineSuites {
     @Suite struct DirectoryEnumeratorTests {
         static func walk(
             _ sources: [PackSource], unreadable: PackOptions.Tolerance = .fail, batchSize: Int = 256,
-            fileSystem: FileSystem? = nil
+            fileSystem: FileSystem? = nil, order: WalkOrder = .name
         ) async throws -> (entries: [EnumeratedEntry], warnings: [PackWarning], batches: [Int]) {
-            let enumerator =
+            var enumerator =
                 fileSystem.map {
                     DirectoryEnumerator(
                         sources: sources, unreadable: unreadable, batchSize: batchSize, pool: nil, fileSystem: $0, watchdog: nil)
                 } ?? DirectoryEnumerator(sources: sources, unreadable: unreadable, batchSize: batchSize)
+            enumerator.order = order
             var entries: [EnumeratedEntry] = []
             var warnings: [PackWarning] = []
             var batches: [Int] = []
@@ -68,6 +69,21 @@ extension EngineSuites {
             let a = try #require(entries.first { $0.archivePath == "r/a-b" })
             #expect(a.kind == .regular && a.size == 3 && a.mode == 0o644)
             #expect(entries.first?.kind == .directory)
+        }
+
+        @Test func byTypeEachFolderIsGroupedByExtensionAndItsMembersFollowIt() async throws {
+            let dir = try TemporaryDirectory()
+            for name in ["b.txt", "a.md", "a.txt", "dir.d/y.h", "dir.d/x.c", "dir.d/w.h", "Makefile", "z.c"] {
+                try dir.file("root/" + name, name)
+            }
+            let (entries, warnings, _) = try await Self.walk(
+                [PackSource(path: dir.path + "/root", archivePath: "r")], batchSize: 3, order: .type)
+            #expect(warnings.isEmpty)
+            #expect(
+                entries.map(\.archivePath) == [
+                    "r", "r/Makefile", "r/z.c", "r/dir.d", "r/dir.d/x.c", "r/dir.d/w.h", "r/dir.d/y.h", "r/a.md", "r/a.txt",
+                    "r/b.txt"
+                ])
         }
 
         @Test func batchesHoldAtMostTheirSizeAndLoseNothing() async throws {

@@ -104,6 +104,58 @@ extension EngineSuites {
             expectSameTree(source.truncatingNanoseconds(), try await TreeSnapshot.of("\(dir)/out4/src"), "xz -dc | tar -x")
         }
 
+        /// A folder whose files are grouped by type (``WalkOrder/type``), with folders that are
+        /// private, read-only and nested, extracted without privilege by GNU tar and by bsdtar
+        /// without `-p`: each folder's members follow it, so neither tool meets a folder's files
+        /// after leaving it (GNU tar would then give it the extraction's time, or fail to write
+        /// into a read-only one) nor a folder after its files (bsdtar would keep the mode it
+        /// created it with).
+        @Test(
+            .enabled(
+                if: toolExists("tar") && toolExists("bsdtar")
+                    && (!runningAsRoot || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"))))
+        func byTypeEveryFolderKeepsItsModeAndTimeWithStockToolsUnprivileged() async throws {
+            let dir = try TemporaryDirectory()
+            let root = dir.path + "/tree"
+            for folder in ["", "/private", "/readonly", "/readonly/sub.d"] {
+                for (i, name) in ["b.txt", "a.h", "c.txt", "b.c", "a.c", "Notes", "z.h"].enumerated() {
+                    try createFile(root + folder + "/" + name, sampleBytes(count: 300 + i * 50, seed: UInt64(i), text: true))
+                }
+            }
+            chmod(root + "/private", 0o700)
+            chmod(root + "/readonly/sub.d", 0o750)
+            chmod(root + "/readonly", 0o555)
+            defer { chmod(root + "/readonly", 0o755) }
+            for (offset, path) in [root + "/readonly/sub.d", root + "/readonly", root + "/private", root].enumerated() {
+                var times = [timespec(tv_sec: 1_000_000_000 + offset * 86_400, tv_nsec: 0), timespec()]
+                times[1] = times[0]
+                #expect(utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW) == 0)
+            }
+            let source = try await TreeSnapshot.of(root)
+            let archive = dir.path + "/t.tar.xz"
+            _ = try await ArchivePacker.pack([PackSource(path: root, archivePath: "tree")], to: .file(archive), options: testOptions())
+
+            let names = try await ArchiveReader(path: archive).entries().map(\.name)
+            #expect(
+                Array(names.prefix(9)) == [
+                    "tree", "tree/Notes", "tree/private", "tree/private/Notes", "tree/private/a.c", "tree/private/b.c",
+                    "tree/private/a.h", "tree/private/z.h", "tree/private/b.txt"
+                ], "grouped by extension, each folder's members after it: \(names)")
+
+            // The unprivileged user may enter everything above its output folders.
+            chmod(dir.path, 0o777)
+            let unprivileged = runningAsRoot ? "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups " : ""
+            for (name, tool) in [("gnu", "tar -xf"), ("bsd", "bsdtar -xf")] {
+                let out = dir.path + "/" + name
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+                chmod(out, 0o777)
+                let result = try await runShell("umask 022; \(unprivileged)\(tool) '\(archive)' -C '\(out)'")
+                #expect(result.status == 0, "\(tool): \(result.stderr)")
+                defer { chmod(out + "/tree/readonly", 0o755) }
+                expectSameTree(source.truncatingNanoseconds(), try await TreeSnapshot.of(out + "/tree"), "\(tool), unprivileged")
+            }
+        }
+
         @Test(.enabled(if: toolExists("bsdtar")))
         func bsdtarExtractsTheIdenticalTree() async throws {
             let packed = try await PackedTree.make()

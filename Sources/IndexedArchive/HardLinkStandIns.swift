@@ -1,0 +1,60 @@
+import Tar
+
+/// Selected hard links whose target is not selected, and what extracting them writes instead.
+///
+/// A tar hard link has no content: it names an earlier member. Extracting the link alone, tar and
+/// bsdtar fail (`Cannot hard link to 'x': No such file or directory`), and which of a file's
+/// names is stored as the file and which as links depends only on the walk's order, which the
+/// user neither chose nor sees. With the index, amk knows the target before the link's turn: the
+/// target's content is written under the first selected link's path (the content of every name of
+/// the file is the same), and further selected links to it link to that path instead.
+struct HardLinkStandIns: Sendable {
+    /// Target members, by header offset, to be written under this path (a selected link's).
+    private(set) var renamed: [UInt64: String] = [:]
+    /// Selected links, by header offset, that a renamed target writes instead.
+    private(set) var replaced: Set<UInt64> = []
+    /// Further selected links, by header offset, and the path they link to instead.
+    private(set) var relinked: [UInt64: String] = [:]
+
+    var isEmpty: Bool { renamed.isEmpty }
+
+    init() {}
+
+    /// The stand-ins for the members of `entries` (in archive order) that `selected` takes.
+    ///
+    /// A link names the latest member of its target's name before it, as tar resolves it; a link
+    /// to something other than a regular file is left to fail as it would.
+    init(entries: [ArchiveEntry], selected: (ArchiveEntry) -> Bool) {
+        var latest: [String: (entry: ArchiveEntry, selected: Bool)] = [:]
+        var standIn: [UInt64: String] = [:]
+        for entry in entries {
+            let isSelected = selected(entry)
+            if entry.kind == .hardLink, isSelected, let name = entry.linkTarget,
+                let target = latest[ArchiveReader.trimmingSlash(name)], !target.selected,
+                target.entry.kind == .regular
+            {
+                let offset = target.entry.headerOffset
+                if let path = standIn[offset] {
+                    relinked[entry.headerOffset] = path
+                } else {
+                    standIn[offset] = entry.path
+                    renamed[offset] = entry.path
+                    replaced.insert(entry.headerOffset)
+                }
+            }
+            latest[entry.name] = (entry, isSelected)
+        }
+    }
+
+    /// Whether the member at `offset` is extracted: selected and not replaced, or a target that
+    /// stands in for a link.
+    func extracts(at offset: UInt64, selected: Bool) -> Bool {
+        selected ? !replaced.contains(offset) : renamed[offset] != nil
+    }
+
+    /// The header the extractor is given for the member at `offset`.
+    func apply(to header: inout TarHeader, at offset: UInt64) {
+        if let path = renamed[offset] { header.path = path }
+        if let target = relinked[offset] { header.linkTarget = target }
+    }
+}
