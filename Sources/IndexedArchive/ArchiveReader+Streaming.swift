@@ -62,9 +62,13 @@ extension ArchiveReader {
             // Matching millions of paths against the selection takes long enough to hold up the
             // cooperative pool: it runs on a decode thread.
             let (selected, bytes, standIns) = try await blocks.pool.run { _ in
-                let standIns = HardLinkStandIns(entries: index.entries) { TarConsumer.selected($0.path, by: members) }
-                let selected = index.entries.filter {
-                    standIns.extracts(at: $0.headerOffset, selected: TarConsumer.selected($0.path, by: members))
+                var selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
+                var standIns = HardLinkStandIns()
+                if selected.contains(where: { $0.kind == .hardLink }) {
+                    standIns = HardLinkStandIns(entries: index.entries) { TarConsumer.selected($0.path, by: members) }
+                    selected = index.entries.filter {
+                        standIns.extracts(at: $0.headerOffset, selected: TarConsumer.selected($0.path, by: members))
+                    }
                 }
                 // A small selection is read by random access; a large one streams the whole archive
                 // once. The sizes come from the index: summed without trapping, however large they

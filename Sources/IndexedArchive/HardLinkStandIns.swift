@@ -24,11 +24,19 @@ struct HardLinkStandIns: Sendable {
     ///
     /// A link names the latest member of its target's name before it, as tar resolves it; a link
     /// to something other than a regular file is left to fail as it would.
+    ///
+    /// Costs a pass over `entries` only when a selected member is a hard link: choosing one member
+    /// among 50,000 must not build a table of all their names.
     init(entries: [ArchiveEntry], selected: (ArchiveEntry) -> Bool) {
+        var targets = Set<String>()
+        for entry in entries where entry.kind == .hardLink && selected(entry) {
+            if let name = entry.linkTarget { targets.insert(ArchiveReader.trimmingSlash(name)) }
+        }
+        guard !targets.isEmpty else { return }
         var latest: [String: (entry: ArchiveEntry, selected: Bool)] = [:]
         var standIn: [UInt64: String] = [:]
         for entry in entries {
-            let isSelected = selected(entry)
+            let isSelected = (entry.kind == .hardLink || targets.contains(entry.name)) && selected(entry)
             if entry.kind == .hardLink, isSelected, let name = entry.linkTarget,
                 let target = latest[ArchiveReader.trimmingSlash(name)], !target.selected,
                 target.entry.kind == .regular
@@ -42,7 +50,7 @@ struct HardLinkStandIns: Sendable {
                     replaced.insert(entry.headerOffset)
                 }
             }
-            latest[entry.name] = (entry, isSelected)
+            if targets.contains(entry.name) { latest[entry.name] = (entry, isSelected) }
         }
     }
 
