@@ -274,8 +274,6 @@ final class Extractor {
                         message: "skipped: its target '\(header.linkTarget ?? "")' was not recovered"))
                 return
             }
-            // Two descriptors of the cache cannot be held at once: the target's folder is opened
-            // on its own (a dup survives the cache moving on).
             // Its target not extracted (a selection without it, from an archive without our
             // index) is said as such: "cannot open directory" would send the reader looking for
             // a folder.
@@ -283,6 +281,8 @@ final class Extractor {
                 .io(errno: ENOENT),
                 "hard link to '\(header.linkTarget ?? "")', which has not been extracted: select it too, or extract the whole archive",
                 member: header.path)
+            // Two descriptors of the cache cannot be held at once: the target's folder is opened
+            // on its own (a dup survives the cache moving on).
             let targetParent: Int32
             do {
                 targetParent = dup(try parent(of: targetParts, member: header.path, create: false))

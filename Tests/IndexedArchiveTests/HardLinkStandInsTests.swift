@@ -103,6 +103,23 @@ extension EngineSuites {
             #expect(try await selected.contents(of: "t/c.txt") == Array("the content\n".utf8))
         }
 
+        /// The target's content goes under the link's name only through the extractor's checks
+        /// of that name: a hostile index cannot use a stand-in to write outside the destination.
+        @Test(arguments: ["../escape", "/tmp/amk-stand-in-escape"])
+        func aStandInsNameIsHeldToTheSameRules(link: String) async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("target", "secret"), tarHardLink(link, to: "target")])
+            let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/h.tar.xz")
+            var options = ExtractOptions()
+            options.members = [link]
+            let out = dir.path + "/out"
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: false)
+            let error = await expectArchiveError(link) { try await reader.extract(to: out, options: options) }
+            #expect(error?.code == .unsafePath, "\(String(describing: error))")
+            #expect(!exists(dir.path + "/escape") && !exists("/tmp/amk-stand-in-escape"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
+        }
+
         /// Without our index (xz's own archive of the same tar stream) the link fails as in tar,
         /// and the message says why.
         @Test(.enabled(if: toolExists("xz")))
