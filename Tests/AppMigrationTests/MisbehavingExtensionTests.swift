@@ -198,7 +198,9 @@ import Testing
             }
             #expect(codes.count == count)
             #expect(codes.allSatisfy { $0 == .terminated || $0 == .stalled }, "\(codes)")
-            #expect(ContinuousClock.now - start < .seconds(12))
+            // "On time" against "never", as above: 12 s, the bound this had, was missed by 0.9 s
+            // in a full suite on a host running at half its usual speed.
+            #expect(ContinuousClock.now - start < Self.onTime)
         }
     }
 
