@@ -48,7 +48,10 @@ public struct ArchiveEntry: Sendable, Hashable {
     }
 
     /// The path without the trailing `/` of a directory, as users type it.
-    public var name: String {
+    public var name: String { Self.name(of: path) }
+
+    /// `path` without a folder's trailing `/`, as ``name`` gives it and hard links name a member.
+    static func name(of path: String) -> String {
         path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
     }
 }

@@ -40,7 +40,7 @@ extension ArchiveReader {
         var entry = found
         if entry.kind == .hardLink, let target = entry.linkTarget {
             // A hard link's content is its target's: the latest member of that name before it.
-            let name = Self.trimmingSlash(target)
+            let name = ArchiveEntry.name(of: target)
             if let resolved = index.entries.last(where: { $0.name == name && $0.headerOffset < found.headerOffset }) {
                 entry = resolved
             } else if selection != nil {
@@ -87,11 +87,6 @@ extension ArchiveReader {
             throw ArchiveError(.corrupt, "member lies outside the data blocks", path: path, member: entry.path, offset: start)
         }
         return (first...last, end)
-    }
-
-    /// `path` without a folder's trailing `/`, as ``ArchiveEntry/name`` gives it and links name it.
-    static func trimmingSlash(_ path: String) -> String {
-        path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
     }
 
     /// The content of member `name`, refusing members larger than `maxBytes`.

@@ -54,14 +54,18 @@ extension ArchiveReader {
         // finds the target, whose content is then written under the link's name.
         if selection != nil, let index, index.entries.contains(where: { $0.kind == .hardLink }) {
             let names = Set(index.entries.map(\.name))
-            if index.entries.contains(where: { $0.kind == .hardLink && !names.contains($0.linkTarget.map(Self.trimmingSlash) ?? "") }) {
+            if index.entries.contains(where: { $0.kind == .hardLink && !names.contains($0.linkTarget.map(ArchiveEntry.name(of:)) ?? "") }) {
                 return try await whole().extract(to: directory, options: options)
             }
         }
+        // Computed with the selection below and kept for the whole stream, should it come to that.
+        var standIns = HardLinkStandIns()
         if let index, let blocks, let members = options.members {
             // Matching millions of paths against the selection takes long enough to hold up the
             // cooperative pool: it runs on a decode thread.
-            let (selected, bytes, standIns) = try await blocks.pool.run { _ in
+            let selected: [ArchiveEntry]
+            let bytes: UInt64
+            (selected, bytes, standIns) = try await blocks.pool.run { _ in
                 var selected = index.entries.filter { TarConsumer.selected($0.path, by: members) }
                 var standIns = HardLinkStandIns()
                 if selected.contains(where: { $0.kind == .hardLink }) {
@@ -92,10 +96,6 @@ extension ArchiveReader {
         // Too much for random access: the whole stream, held to the whole index.
         if selection != nil { return try await whole().extract(to: directory, options: options) }
         let expected = index?.entries
-        var standIns = HardLinkStandIns()
-        if let expected, let members = options.members {
-            standIns = HardLinkStandIns(entries: expected) { TarConsumer.selected($0.path, by: members) }
-        }
         let result = try await run(
             { TarConsumer(expected: expected) }, parallelism: options.parallelism, extractTo: (directory, options, standIns))
         return ExtractSummary(

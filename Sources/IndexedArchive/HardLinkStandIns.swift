@@ -30,22 +30,20 @@ struct HardLinkStandIns: Sendable {
     init(entries: [ArchiveEntry], selected: (ArchiveEntry) -> Bool) {
         var targets = Set<String>()
         for entry in entries where entry.kind == .hardLink && selected(entry) {
-            if let name = entry.linkTarget { targets.insert(ArchiveReader.trimmingSlash(name)) }
+            if let name = entry.linkTarget { targets.insert(ArchiveEntry.name(of: name)) }
         }
         guard !targets.isEmpty else { return }
         var latest: [String: (entry: ArchiveEntry, selected: Bool)] = [:]
-        var standIn: [UInt64: String] = [:]
         for entry in entries {
             let isSelected = (entry.kind == .hardLink || targets.contains(entry.name)) && selected(entry)
             if entry.kind == .hardLink, isSelected, let name = entry.linkTarget,
-                let target = latest[ArchiveReader.trimmingSlash(name)], !target.selected,
+                let target = latest[ArchiveEntry.name(of: name)], !target.selected,
                 target.entry.kind == .regular
             {
                 let offset = target.entry.headerOffset
-                if let path = standIn[offset] {
+                if let path = renamed[offset] {
                     relinked[entry.headerOffset] = path
                 } else {
-                    standIn[offset] = entry.path
                     renamed[offset] = entry.path
                     replaced.insert(entry.headerOffset)
                 }
