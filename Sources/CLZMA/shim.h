@@ -19,6 +19,8 @@ static const uint32_t amk_lzma_preset_extreme = LZMA_PRESET_EXTREME;
 static const uint32_t amk_lzma_concatenated = LZMA_CONCATENATED;
 /// LZMA_FILTER_LZMA2 filter id.
 static const lzma_vli amk_lzma_filter_lzma2 = LZMA_FILTER_LZMA2;
+/// LZMA_FILTER_X86 filter id: the x86 branch/call/jump converter (`xz --x86`).
+static const lzma_vli amk_lzma_filter_x86 = LZMA_FILTER_X86;
 /// LZMA_DICT_SIZE_MIN.
 static const uint32_t amk_lzma_dict_size_min = LZMA_DICT_SIZE_MIN;
 

@@ -244,6 +244,7 @@ public actor ArchiveBuilder {
         try await begin(
             header(for: entry, kind: .regular, size: size, status: file.status), source: entry.sourcePath,
             incompressible: goesApart(entry, size: size, prefix: bytes.prefix(8)))
+        if isCode(bytes) { serializer.markContentAsCode() }
         try await append(bytes)
         try await end(checksum: checksum, path: entry.archivePath, bytes: size)
     }
@@ -253,6 +254,11 @@ public actor ArchiveBuilder {
     private func goesApart(_ entry: EnumeratedEntry, size: UInt64, prefix: ArraySlice<UInt8>?) -> Bool {
         options.gathersIncompressibleApart && options.compressible && entry.linkCount <= 1
             && FileClass.isIncompressible(path: entry.sourcePath, size: size, prefix: prefix)
+    }
+
+    /// Whether a file starting with `bytes` goes through the x86 branch filter.
+    private func isCode(_ bytes: [UInt8]) -> Bool {
+        options.filtersExecutables && options.compressible && FileClass.isX86Code(bytes)
     }
 
     private func rememberIfLinked(_ entry: EnumeratedEntry) {
@@ -345,6 +351,7 @@ public actor ArchiveBuilder {
                 break
             }
             checksum = crc
+            if offset == 0, isCode(bytes) { serializer.markContentAsCode() }
             try await append(bytes)
             remaining -= UInt64(bytes.count)
             reads.recycle(bytes)

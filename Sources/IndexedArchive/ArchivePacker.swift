@@ -230,7 +230,7 @@ public enum ArchivePacker {
                     try Task.checkCancellation()
                     group.addTask {
                         let block = try await compressor.compress(
-                            chunk.bytes, sequence: chunk.sequence, stored: chunk.stored,
+                            chunk.bytes, sequence: chunk.sequence, stored: chunk.stored, branch: chunk.branch,
                             watchdog: watchdog, hook: hook)
                         buffers?.recycle(chunk.bytes)
                         onEvent?(.blockCompressed(sequence: chunk.sequence, stored: block.isStored))

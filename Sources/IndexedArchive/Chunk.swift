@@ -1,3 +1,5 @@
+import XZ
+
 /// `chunkSize` bytes of the tar stream (fewer for the last), numbered in stream order so that the
 /// writer can put compressed blocks back in order whatever order the workers finish in.
 struct Chunk: Sendable {
@@ -5,4 +7,6 @@ struct Chunk: Sendable {
     var bytes: [UInt8]
     /// Members classified as incompressible, gathered apart: stored without trying LZMA.
     var stored = false
+    /// Mostly x86 machine code: compressed through the x86 branch filter.
+    var branch: BranchFilter? = nil
 }

@@ -51,9 +51,10 @@ package final class CompressorPool: Sendable {
     ///
     /// The job shares nothing with the caller, so a cancelled caller does not wait for it: the job
     /// stops at its next 32 KiB slice, or is left behind if a hook made it hang.
-    /// `stored` (members classified incompressible) skips the sample and LZMA altogether.
+    /// `stored` (members classified incompressible) skips the sample and LZMA altogether;
+    /// `branch` (a chunk that is mostly machine code) puts that filter before LZMA2.
     func compress(
-        _ bytes: [UInt8], sequence: Int = 0, stored: Bool = false, watchdog: Watchdog? = nil,
+        _ bytes: [UInt8], sequence: Int = 0, stored: Bool = false, branch: BranchFilter? = nil, watchdog: Watchdog? = nil,
         hook: (@Sendable (Int) throws -> Void)? = nil
     ) async throws -> EncodedBlock {
         let preset = self.preset
@@ -78,7 +79,7 @@ package final class CompressorPool: Sendable {
                     return try encoder.encodeStored(raw)
                 }
                 let block = try encoder.encode(
-                    raw, sliceSize: CompressorPool.sliceSize,
+                    raw, branch: zeros ? nil : branch, sliceSize: CompressorPool.sliceSize,
                     isCancelled: {
                         if let job { watchdog?.beat(job) }
                         return flag.isCancelled

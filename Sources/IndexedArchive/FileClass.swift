@@ -49,4 +49,56 @@ enum FileClass {
         if head.count >= 4, starts([0x42, 0x5a, 0x68]), (0x31...0x39).contains(head[3]) { return true }  // bzip2
         return false
     }
+
+    /// Whether `bytes`, the start of a file, are x86 or x86-64 machine code that the x86 branch
+    /// filter helps (``XZ/BranchFilter``): an ELF file for x86-64 or i386, a static library
+    /// (`ar`) whose first ELF member is one, a Mach-O x86-64 file, or a PE (Windows) image for
+    /// x86-64 or i386. Read from the headers' machine fields, so an ARM binary or a text file that
+    /// happens to start with `!<arch>` is not taken for one.
+    static func isX86Code<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes) -> Bool where Bytes.Index == Int {
+        func byte(_ offset: Int) -> UInt8? {
+            offset >= 0 && offset < bytes.count ? bytes[bytes.startIndex + offset] : nil
+        }
+        func little16(_ offset: Int) -> UInt16? {
+            guard let low = byte(offset), let high = byte(offset + 1) else { return nil }
+            return UInt16(low) | UInt16(high) << 8
+        }
+        func little32(_ offset: Int) -> UInt32? {
+            guard let low = little16(offset), let high = little16(offset + 2) else { return nil }
+            return UInt32(low) | UInt32(high) << 16
+        }
+        func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {
+            magic.indices.allSatisfy { byte(offset + $0) == magic[$0] }
+        }
+        let elf = Self.elfMagic
+        func isX86ELF(at offset: Int) -> Bool {
+            // EI_DATA 1: little-endian; e_machine 3 (i386) or 62 (x86-64).
+            guard starts(elf, at: offset), byte(offset + 5) == 1, let machine = little16(offset + 18) else { return false }
+            return machine == 3 || machine == 62
+        }
+        if isX86ELF(at: 0) { return true }
+        if starts(Self.arMagic) {
+            // Members follow 60-byte headers; the symbol table and long-name table come first.
+            var offset = 8
+            while offset + 60 <= bytes.count {
+                // The size is ASCII decimal, padded with spaces.
+                let field = (0..<10).compactMap { byte(offset + 48 + $0) }.filter { $0 != UInt8(ascii: " ") }
+                guard let size = Int(String(decoding: field, as: UTF8.self)), size >= 0 else { return false }
+                let content = offset + 60
+                if starts(elf, at: content) { return isX86ELF(at: content) }
+                offset = content + size + size % 2
+            }
+            return false
+        }
+        if starts([0xCF, 0xFA, 0xED, 0xFE]) { return little32(4) == 0x0100_0007 }  // Mach-O 64-bit, CPU_TYPE_X86_64
+        if starts([0x4D, 0x5A]), let peOffset = little32(0x3C), peOffset < 1 << 20 {
+            let pe = Int(peOffset)
+            guard starts([0x50, 0x45, 0, 0], at: pe), let machine = little16(pe + 4) else { return false }
+            return machine == 0x8664 || machine == 0x014C
+        }
+        return false
+    }
+
+    private static let elfMagic: [UInt8] = [0x7F, 0x45, 0x4C, 0x46]
+    private static let arMagic = Array("!<arch>\n".utf8)
 }

@@ -31,6 +31,10 @@ struct TarSerializer {
     private var apartEntries: [ArchiveEntry] = []
     /// Whether the member being written goes to `apart`.
     private var writingApart = false
+    /// Whether the content being written is x86 machine code (``markContentAsCode()``).
+    private var writingCode = false
+    /// How many bytes of ``current`` are x86 machine code.
+    private var codeInCurrent = 0
     private var hardLinks: [FileIdentity: String] = [:]
     private var archivePaths: Set<String> = []
 
@@ -60,6 +64,7 @@ struct TarSerializer {
             current.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[..<take]))
             rest = UnsafeRawBufferPointer(rebasing: rest[take...])
             position += UInt64(take)
+            if writingCode { codeInCurrent += take }
             if current.count == chunkSize { cut(into: &ready) }
         }
     }
@@ -74,15 +79,29 @@ struct TarSerializer {
     }
 
     private mutating func cut(into ready: inout [Chunk]) {
+        let branch = branchForCurrent()
         var full = freshChunk()
         swap(&full, &current)
-        emit(full, stored: false, into: &ready)
+        emit(full, stored: false, branch: branch, into: &ready)
+    }
+
+    /// Marks the rest of the member being written as x86 machine code (the caller has seen its
+    /// header, ``FileClass/isX86Code(_:)``). A chunk that is at least half code is compressed
+    /// through the x86 branch filter; a member gathered apart is stored, so it is not counted.
+    mutating func markContentAsCode() {
+        if !writingApart { writingCode = true }
+    }
+
+    /// The filter for ``current`` as it is now, and the count starts again for the next chunk.
+    private mutating func branchForCurrent() -> BranchFilter? {
+        defer { codeInCurrent = 0 }
+        return !current.isEmpty && codeInCurrent * 2 >= current.count ? .x86 : nil
     }
 
     /// Every chunk goes out through here, one behind: the newest is held for ``flushTail(into:)``.
-    private mutating func emit(_ bytes: [UInt8], stored: Bool, into ready: inout [Chunk]) {
+    private mutating func emit(_ bytes: [UInt8], stored: Bool, branch: BranchFilter? = nil, into ready: inout [Chunk]) {
         if let previous = held { ready.append(previous) }
-        held = Chunk(sequence: nextSequence, bytes: bytes, stored: stored)
+        held = Chunk(sequence: nextSequence, bytes: bytes, stored: stored, branch: branch)
         nextSequence += 1
     }
 
@@ -101,9 +120,10 @@ struct TarSerializer {
     private mutating func flushApart(into ready: inout [Chunk]) {
         guard !apart.isEmpty, !writingApart else { return }
         if !current.isEmpty {
+            let branch = branchForCurrent()
             var partial = freshChunk()
             swap(&partial, &current)
-            emit(partial, stored: false, into: &ready)
+            emit(partial, stored: false, branch: branch, into: &ready)
         }
         let base = position
         commitLast()
@@ -146,10 +166,11 @@ struct TarSerializer {
                 // Pieces never straddle the two chunks, and each chunk is let go once cut: the
                 // stretch is never copied whole, so the end of a pack does not hold it twice over.
                 let firstPieces = current.isEmpty ? pieces : min(pieces - 1, max(1, pieces * previous.bytes.count / whole))
+                let restBranch = branchForCurrent()
                 let rest = current
                 current = []
-                split(previous.bytes, into: firstPieces, ready: &ready)
-                split(rest, into: pieces - firstPieces, ready: &ready)
+                split(previous.bytes, into: firstPieces, branch: previous.branch, ready: &ready)
+                split(rest, into: pieces - firstPieces, branch: restBranch, ready: &ready)
                 return
             }
         }
@@ -158,14 +179,16 @@ struct TarSerializer {
         flushHeld(into: &ready)
     }
 
-    private mutating func split(_ bytes: [UInt8], into pieces: Int, ready: inout [Chunk]) {
+    /// Cuts `bytes` into `pieces`, each compressed with the filter the whole was given: the
+    /// code's share is not known per piece, and a piece is at least 1 MiB of the same stretch.
+    private mutating func split(_ bytes: [UInt8], into pieces: Int, branch: BranchFilter?, ready: inout [Chunk]) {
         guard pieces > 0, !bytes.isEmpty else { return }
         let base = bytes.count / pieces
         let extra = bytes.count % pieces
         var start = 0
         for piece in 0..<pieces {
             let length = base + (piece < extra ? 1 : 0)
-            ready.append(Chunk(sequence: nextSequence, bytes: Array(bytes[start..<start + length]), stored: false))
+            ready.append(Chunk(sequence: nextSequence, bytes: Array(bytes[start..<start + length]), stored: false, branch: branch))
             nextSequence += 1
             start += length
         }
@@ -215,6 +238,7 @@ struct TarSerializer {
             checksum: header.kind == .regular ? 0 : nil,
             hasPaxHeader: encoded.count > TarEncoder.blockSize)
         writingApart = goesApart
+        writingCode = false
         append(encoded, into: &ready)
         archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
         if goesApart {
@@ -255,6 +279,7 @@ struct TarSerializer {
 
     /// Pads the content to a 512-byte boundary and records its checksum.
     mutating func endMember(checksum: UInt64, into ready: inout [Chunk]) {
+        writingCode = false
         if writingApart {
             guard let last = apartEntries.indices.last else { return }
             apartEntries[last].checksum = checksum

@@ -65,8 +65,18 @@ public final class BlockEncoder {
         self.preset = preset
         lzmaOptions = .allocate(capacity: 1)
         lzmaOptions.initialize(to: lzma)
-        options.filters[0] = lzma_filter(id: amk_lzma_filter_lzma2, options: UnsafeMutableRawPointer(lzmaOptions))
-        options.filters[1] = lzma_filter(id: amk_lzma_vli_unknown, options: nil)
+        setFilters(branch: nil)
+    }
+
+    /// The chain the next block is encoded with: `branch`, if any, then LZMA2.
+    private func setFilters(branch: BranchFilter?) {
+        var slot = 0
+        if let branch {
+            options.filters[slot] = lzma_filter(id: branch.id, options: nil)
+            slot += 1
+        }
+        options.filters[slot] = lzma_filter(id: amk_lzma_filter_lzma2, options: UnsafeMutableRawPointer(lzmaOptions))
+        options.filters[slot + 1] = lzma_filter(id: amk_lzma_vli_unknown, options: nil)
     }
 
     /// The memory one encoder made with these arguments holds (liblzma's estimate: the match
@@ -108,10 +118,14 @@ public final class BlockEncoder {
     /// is detected as soon as the output outgrows that size, so incompressible data costs at most
     /// one attempt.
     ///
+    /// `branch` puts a ``BranchFilter`` before LZMA2 in this block's filter chain (machine code
+    /// compresses better through it); a block that falls back to stored has none.
+    ///
     /// - Throws: `CancellationError` when `isCancelled()` returns true; `XZError` when liblzma
     ///   fails or `sliceSize` is not positive.
     public func encode(
         _ input: UnsafeRawBufferPointer,
+        branch: BranchFilter? = nil,
         sliceSize: Int = 256 * 1024,
         isCancelled: () -> Bool = { false }
     ) throws -> EncodedBlock {
@@ -119,6 +133,8 @@ public final class BlockEncoder {
             throw XZError(code: .options, message: "slice size \(sliceSize) must be positive")
         }
         if isCancelled() { throw CancellationError() }
+        setFilters(branch: branch)
+        defer { setFilters(branch: nil) }
         let count = input.count
         let storedData = Self.storedDataSize(count)
         let block = options.block

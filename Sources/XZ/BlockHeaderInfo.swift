@@ -9,12 +9,15 @@ public struct BlockHeaderInfo: Sendable, Equatable {
     public var compressedSize: UInt64?
     /// Number of bytes the block decodes to, or nil when the header does not carry it.
     public var uncompressedSize: UInt64?
+    /// The branch converter in the block's filter chain, if it has one we know.
+    public var branchFilter: BranchFilter?
 
     /// Creates a header description.
-    public init(headerSize: Int, compressedSize: UInt64?, uncompressedSize: UInt64?) {
+    public init(headerSize: Int, compressedSize: UInt64?, uncompressedSize: UInt64?, branchFilter: BranchFilter? = nil) {
         self.headerSize = headerSize
         self.compressedSize = compressedSize
         self.uncompressedSize = uncompressedSize
+        self.branchFilter = branchFilter
     }
 
     /// Total block size (header + data + padding + check) when `compressedSize` is known.
@@ -33,9 +36,16 @@ public struct BlockHeaderInfo: Sendable, Equatable {
         try options.decodeHeader(bytes, check: check, fileOffset: fileOffset)
         let block = options.block.pointee
         let unknown = amk_lzma_vli_unknown
+        var branch: BranchFilter?
+        for slot in 0..<BlockOptions.filterSlots {
+            let id = options.filters[slot].id
+            if id == unknown { break }
+            if let known = BranchFilter.allCases.first(where: { $0.id == id }) { branch = known }
+        }
         return BlockHeaderInfo(
             headerSize: Int(block.header_size),
             compressedSize: block.compressed_size == unknown ? nil : block.compressed_size,
-            uncompressedSize: block.uncompressed_size == unknown ? nil : block.uncompressed_size)
+            uncompressedSize: block.uncompressed_size == unknown ? nil : block.uncompressed_size,
+            branchFilter: branch)
     }
 }

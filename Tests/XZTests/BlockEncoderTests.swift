@@ -294,3 +294,67 @@ import Testing
         #expect(list.stdoutString.contains("Blocks:            5"))
     }
 }
+
+/// The x86 branch filter in a block's chain (issue #12: executables compress better through it).
+@Suite @MainActor struct BlockEncoderBranchFilterTests {
+    private func decode(_ block: EncodedBlock) throws -> [UInt8] {
+        try block.bytes.withUnsafeBytes { try BlockDecoder().decode(block: $0, check: .crc64) }
+    }
+
+    private func header(_ block: EncodedBlock) throws -> BlockHeaderInfo {
+        try block.bytes.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: .crc64) }
+    }
+
+    @Test func machineCodeIsSmallerThroughTheFilterAndRoundTrips() throws {
+        let code = MachineCode.x86(400_000, seed: 61)
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: code.count)
+        let plain = try code.withUnsafeBytes { try encoder.encode($0) }
+        let filtered = try code.withUnsafeBytes { try encoder.encode($0, branch: .x86) }
+        #expect(try header(plain).branchFilter == nil)
+        #expect(try header(filtered).branchFilter == .x86)
+        #expect(try decode(filtered) == code)
+        #expect(
+            filtered.bytes.count * 100 < plain.bytes.count * 95,
+            "with the filter \(filtered.bytes.count) bytes, without \(plain.bytes.count)")
+    }
+
+    @Test func theFilterIsForOneBlockOnly() throws {
+        let code = MachineCode.x86(100_000, seed: 62)
+        let encoder = try BlockEncoder(preset: 1, maxChunkSize: code.count)
+        let first = try code.withUnsafeBytes { try encoder.encode($0) }
+        _ = try code.withUnsafeBytes { try encoder.encode($0, branch: .x86) }
+        let after = try code.withUnsafeBytes { try encoder.encode($0) }
+        #expect(after.bytes == first.bytes)
+        #expect(try header(after).branchFilter == nil)
+    }
+
+    @Test func incompressibleInputFallsBackToAStoredBlockWithoutTheFilter() throws {
+        let noise = TestData.random(100_000, seed: 63)
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: noise.count)
+        let block = try noise.withUnsafeBytes { try encoder.encode($0, branch: .x86) }
+        #expect(block.isStored)
+        #expect(try header(block).branchFilter == nil)
+        #expect(try decode(block) == noise)
+    }
+
+    @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))
+    func stockXZDecodesFilteredBlocksAndNamesTheFilter() throws {
+        let parts = [MachineCode.x86(300_000, seed: 64), TestData.mild(100_000, seed: 65)]
+        let encoder = try BlockEncoder(preset: 6, maxChunkSize: 300_000)
+        let blocks = [
+            try parts[0].withUnsafeBytes { try encoder.encode($0, branch: .x86) },
+            try parts[1].withUnsafeBytes { try encoder.encode($0) }
+        ]
+        let directory = try TemporaryDirectory(prefix: "XZTests")
+        let path = directory.path("filtered.xz")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(try assembleStream(blocks))))
+        let decoded = try ChildProcess.run("xz", ["-dc", path])
+        #expect(decoded.status == 0, "xz -dc: \(decoded.stderr)")
+        #expect(decoded.stdout == parts.flatMap { $0 })
+        let list = try ChildProcess.run("xz", ["-lvv", path])
+        let filterLines = list.stdoutString.split(separator: "\n").filter { $0.contains("--lzma2") }
+        #expect(filterLines.count == 2, "\(list.stdoutString)")
+        #expect(filterLines.first?.contains("--x86") == true)
+        #expect(filterLines.last?.contains("--x86") == false)
+    }
+}
