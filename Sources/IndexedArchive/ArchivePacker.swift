@@ -57,7 +57,8 @@ public enum ArchivePacker {
                 "packed",
                 metadata: [
                     "entries": "\(summary.entries)", "tarBytes": "\(summary.tarBytes)", "archiveBytes": "\(summary.archiveBytes)",
-                    "blocks": "\(summary.blocks)", "storedBlocks": "\(summary.storedBlocks)", "seconds": "\(summary.seconds)"
+                    "blocks": "\(summary.blocks)", "storedBlocks": "\(summary.storedBlocks)",
+                    "x86Blocks": "\(summary.x86Blocks)", "seconds": "\(summary.seconds)"
                 ])
             return summary
         } catch is CancellationError {
@@ -159,7 +160,8 @@ public enum ArchivePacker {
             let summary = PackSummary(
                 entries: closing.recorded.count, fileBytes: closing.fileBytes, tarBytes: closing.recorded.tarSize,
                 archiveBytes: await writer.bytesWritten, blocks: await writer.dataBlocks,
-                storedBlocks: await writer.storedBlocks, seconds: (ContinuousClock.now - start).secondsValue,
+                storedBlocks: await writer.storedBlocks, x86Blocks: await writer.x86Blocks,
+                seconds: (ContinuousClock.now - start).secondsValue,
                 warnings: await builder.warnings)
             await teardown(io: io, compressor: compressor)
             return (result, summary)

@@ -28,6 +28,8 @@ actor ArchiveWriter {
     private(set) var bytesWritten: UInt64 = 0
     private(set) var dataBlocks = 0
     private(set) var storedBlocks = 0
+    /// Data blocks written through the x86 branch filter.
+    private(set) var x86Blocks = 0
     private let onBlockWritten: (@Sendable (Int, UInt64) -> Void)?
     private let watchdog: Watchdog?
 
@@ -120,6 +122,7 @@ actor ArchiveWriter {
             try index.append(unpaddedSize: next.unpaddedSize, uncompressedSize: next.uncompressedSize)
             dataBlocks += 1
             if next.isStored { storedBlocks += 1 }
+            if next.branch == .x86 { x86Blocks += 1 }
             onBlockWritten?(nextSequence, bytesWritten)
             nextSequence += 1
         }

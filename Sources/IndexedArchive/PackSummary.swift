@@ -12,6 +12,8 @@ public struct PackSummary: Sendable {
     public var blocks: Int
     /// Data blocks stored uncompressed because they would not compress.
     public var storedBlocks: Int
+    /// Data blocks compressed through the x86 branch filter (``PackOptions/filtersExecutables``).
+    public var x86Blocks: Int
     /// Wall-clock time of the whole pack.
     public var seconds: Double
     /// What was skipped or tolerated.

@@ -209,7 +209,7 @@ public final class BlockEncoder {
         guard unpadded != 0 else {
             throw XZError(code: .program, message: "liblzma could not compute the unpadded size of a block it encoded")
         }
-        return EncodedBlock(bytes: bytes, unpaddedSize: unpadded, uncompressedSize: UInt64(count), isStored: false)
+        return EncodedBlock(bytes: bytes, unpaddedSize: unpadded, uncompressedSize: UInt64(count), isStored: false, branch: branch)
     }
 
     /// Encodes `input` as a stored block at memory speed: uncompressed LZMA2 chunks

@@ -10,12 +10,15 @@ public struct EncodedBlock: Sendable {
     public var uncompressedSize: UInt64
     /// True when the data is stored as uncompressed LZMA2 chunks.
     public var isStored: Bool
+    /// The branch filter before LZMA2 in the block's filter chain, if any.
+    public var branch: BranchFilter?
 
     /// Creates a block description; `bytes.count` should be `unpaddedSize` rounded up to four.
-    public init(bytes: [UInt8], unpaddedSize: UInt64, uncompressedSize: UInt64, isStored: Bool) {
+    public init(bytes: [UInt8], unpaddedSize: UInt64, uncompressedSize: UInt64, isStored: Bool, branch: BranchFilter? = nil) {
         self.bytes = bytes
         self.unpaddedSize = unpaddedSize
         self.uncompressedSize = uncompressedSize
         self.isStored = isStored
+        self.branch = branch
     }
 }

@@ -300,7 +300,8 @@ struct PackCommand: AsyncParsableCommand {
         return options
     }
 
-    /// `packed 21 entries, 5.6 MiB -> 1.2 MiB (21.4%) in 0.52 s, 10.8 MiB/s, 6 blocks (1 stored)`.
+    /// `packed 21 entries, 5.6 MiB -> 1.2 MiB (21.4%) in 0.52 s, 10.8 MiB/s, 6 blocks (1 stored)`,
+    /// and `, 2 x86` inside the parentheses when blocks went through the x86 filter.
     ///
     /// Sizes are of the tar stream (headers included) and the archive, so the percentage is the
     /// engine's ratio; the rate is tar bytes per second of wall-clock time.
@@ -310,6 +311,7 @@ struct PackCommand: AsyncParsableCommand {
         return "packed \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
             + "\(ByteSize.format(summary.tarBytes)) -> \(ByteSize.format(summary.archiveBytes)) (\(percent)) "
             + "in \(ByteSize.formatSeconds(summary.seconds)), \(ByteSize.formatRate(rate)), "
-            + "\(summary.blocks) \(summary.blocks == 1 ? "block" : "blocks") (\(summary.storedBlocks) stored)"
+            + "\(summary.blocks) \(summary.blocks == 1 ? "block" : "blocks") (\(summary.storedBlocks) stored"
+            + (summary.x86Blocks > 0 ? ", \(summary.x86Blocks) x86)" : ")")
     }
 }

@@ -14,6 +14,8 @@ struct PackReport: Encodable {
     var ratio: Double
     var blocks: Int
     var storedBlocks: Int
+    /// Blocks compressed through the x86 branch filter.
+    var x86Blocks: Int
     var seconds: Double
     var warnings: [Warning]
 
@@ -31,6 +33,7 @@ struct PackReport: Encodable {
         ratio = summary.ratio
         blocks = summary.blocks
         storedBlocks = summary.storedBlocks
+        x86Blocks = summary.x86Blocks
         seconds = summary.seconds
         warnings = summary.warnings.map { Warning(path: $0.path, message: $0.message) }
     }

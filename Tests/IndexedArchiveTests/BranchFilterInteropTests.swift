@@ -26,11 +26,12 @@ extension EngineSuites {
             }
         }
 
-        static func pack(_ root: String, to archive: String, filter: Bool) async throws {
+        @discardableResult
+        static func pack(_ root: String, to archive: String, filter: Bool) async throws -> PackSummary {
             var options = testOptions(preset: 1, chunk: 1 << 20)
             options.workers = 2
             options.filtersExecutables = filter
-            _ = try await ArchivePacker.pack([PackSource(path: root, archivePath: "tree")], to: .file(archive), options: options)
+            return try await ArchivePacker.pack([PackSource(path: root, archivePath: "tree")], to: .file(archive), options: options)
         }
 
         /// The filter chain of every block, as `xz -lvv` prints it.
@@ -46,10 +47,11 @@ extension EngineSuites {
             let root = try await Self.tree(in: dir)
             let source = try await TreeSnapshot.of(root)
             let archive = dir.path + "/t.tar.xz"
-            try await Self.pack(root, to: archive, filter: true)
+            let summary = try await Self.pack(root, to: archive, filter: true)
 
             let filters = try await Self.blockFilters(archive)
             let filtered = filters.filter { $0.contains("--x86") }.count
+            #expect(summary.x86Blocks == filtered, "the summary counts the filtered blocks")
             // The two x86 files are 5 MiB of the tree's 8.3: about five blocks of code, the rest not.
             #expect(filtered >= 4, "\(filters.joined(separator: "\n"))")
             #expect(filters.count - filtered >= 3, "text and the ARM file are not filtered: \(filters.joined(separator: "\n"))")
@@ -99,7 +101,7 @@ extension EngineSuites {
             let on = dir.path + "/on.tar.xz"
             let off = dir.path + "/off.tar.xz"
             try await Self.pack(root, to: on, filter: true)
-            try await Self.pack(root, to: off, filter: false)
+            #expect(try await Self.pack(root, to: off, filter: false).x86Blocks == 0)
             #expect(try await Self.blockFilters(off).allSatisfy { !$0.contains("--x86") })
             let size = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
             #expect(size(on) < size(off), "filtered \(size(on)) bytes, plain \(size(off))")

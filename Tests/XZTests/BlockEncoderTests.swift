@@ -312,6 +312,7 @@ import Testing
         let filtered = try code.withUnsafeBytes { try encoder.encode($0, branch: .x86) }
         #expect(try header(plain).branchFilter == nil)
         #expect(try header(filtered).branchFilter == .x86)
+        #expect(filtered.branch == .x86 && plain.branch == nil, "the block says what its header says")
         #expect(try decode(filtered) == code)
         #expect(
             filtered.bytes.count * 100 < plain.bytes.count * 95,
@@ -333,7 +334,7 @@ import Testing
         let encoder = try BlockEncoder(preset: 6, maxChunkSize: noise.count)
         let block = try noise.withUnsafeBytes { try encoder.encode($0, branch: .x86) }
         #expect(block.isStored)
-        #expect(try header(block).branchFilter == nil)
+        #expect(try header(block).branchFilter == nil && block.branch == nil)
         #expect(try decode(block) == noise)
     }
 
