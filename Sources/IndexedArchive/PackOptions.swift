@@ -57,8 +57,10 @@ public struct PackOptions: Sendable {
     /// The order of each folder's members in the archive: grouped by extension (the default,
     /// for a smaller archive) or by name (``WalkOrder``). A folder's members follow it either way.
     public var order = WalkOrder.type
-    /// Compress blocks that are mostly x86 machine code (ELF, `ar` libraries of ELF objects,
-    /// Mach-O, PE) through the x86 branch filter before LZMA2, as `xz --x86` does (``XZ/BranchFilter``).
+    /// Compress blocks that are mostly linked x86 machine code (ELF executables and shared
+    /// objects, Mach-O, PE; not object files or static libraries, which the filter makes larger:
+    /// ``FileClass/isX86Code(_:)``) through the x86 branch filter before LZMA2, as `xz --x86`
+    /// does (``XZ/BranchFilter``).
     /// On by default: a Swift toolchain's folder of x86-64 libraries packs 2.3% smaller and no
     /// slower (a mixed real tree 0.9%). Every xz decoder reads the filter from the block header;
     /// turn it off only for a reader that decodes LZMA2 alone.

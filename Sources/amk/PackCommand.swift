@@ -78,7 +78,7 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(
         inversion: .prefixedNo,
         help:
-            "Compress blocks that are mostly x86 executables and libraries (ELF, ar, Mach-O, PE) through xz's x86 filter, as xz --x86 does: smaller and faster to pack. Every xz decoder undoes it."
+            "Compress blocks that are mostly linked x86 executables and shared libraries (ELF, Mach-O, PE; not .o or .a files) through xz's x86 filter, as xz --x86 does: smaller and faster to pack. Every xz decoder undoes it."
     )
     var x86Filter = true
 
