@@ -64,13 +64,9 @@ extension EngineSuites {
 
             // One member from the middle of a filtered block, by random access.
             let one = dir.path + "/one"
-            try await reader.extract(
-                to: one,
-                options: {
-                    var o = ExtractOptions()
-                    o.members = ["tree/lib/libcore.so.1"]
-                    return o
-                }())
+            var selection = ExtractOptions()
+            selection.members = ["tree/lib/libcore.so.1"]
+            try await reader.extract(to: one, options: selection)
             let original = try Data(contentsOf: URL(fileURLWithPath: root + "/lib/libcore.so.1"))
             #expect(try Data(contentsOf: URL(fileURLWithPath: one + "/tree/lib/libcore.so.1")) == original)
 
