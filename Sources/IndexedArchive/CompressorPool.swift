@@ -79,6 +79,8 @@ package final class CompressorPool: Sendable {
                     return try encoder.encodeStored(raw)
                 }
                 let block = try encoder.encode(
+                    // A block of zeros is kept and reused for any chunk of zeros of its size: it
+                    // gains nothing from the filter, and is reused for chunks that are not code.
                     raw, branch: zeros ? nil : branch, sliceSize: CompressorPool.sliceSize,
                     isCancelled: {
                         if let job { watchdog?.beat(job) }

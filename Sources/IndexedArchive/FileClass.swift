@@ -6,7 +6,8 @@
 /// apart (``TarSerializer``) into stored blocks: no LZMA work at all, and the text that remains
 /// compresses together. The test is cheap: the name's extension, and for content already in
 /// memory the format's magic bytes. A wrong guess costs little either way: a compressible file
-/// stored is a few KiB larger, an incompressible one missed takes the ordinary path.
+/// stored is a few KiB larger, an incompressible one missed takes the ordinary path. It also
+/// tells linked x86 machine code by its header (``isX86Code(_:)``), for the x86 branch filter.
 enum FileClass {
     /// Files smaller than this stay with the rest: stored, their 512-byte tar header and padding
     /// would not be compressed, which costs more than LZMA's time on a few KiB.

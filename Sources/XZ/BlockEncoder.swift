@@ -133,8 +133,9 @@ public final class BlockEncoder {
             throw XZError(code: .options, message: "slice size \(sliceSize) must be positive")
         }
         if isCancelled() { throw CancellationError() }
+        // Every block sets its own chain; a stored block ignores it (liblzma encodes those with
+        // LZMA2 alone), so nothing needs resetting afterwards.
         setFilters(branch: branch)
-        defer { setFilters(branch: nil) }
         let count = input.count
         let storedData = Self.storedDataSize(count)
         let block = options.block

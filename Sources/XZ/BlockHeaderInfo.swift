@@ -40,7 +40,7 @@ public struct BlockHeaderInfo: Sendable, Equatable {
         for slot in 0..<BlockOptions.filterSlots {
             let id = options.filters[slot].id
             if id == unknown { break }
-            if let known = BranchFilter.allCases.first(where: { $0.id == id }) { branch = known }
+            if let known = BranchFilter(id: id) { branch = known }
         }
         return BlockHeaderInfo(
             headerSize: Int(block.header_size),
