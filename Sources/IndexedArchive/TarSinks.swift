@@ -24,11 +24,10 @@ struct IndexConformance {
         let entry = expected[next]
         let header = member.header
         // Names byte for byte: String equality is canonical equivalence.
-        guard entry.path.utf8.elementsEqual(header.path.utf8), entry.kind == header.kind, entry.size == header.size,
+        guard UTF8Bytes.equal(entry.path, header.path), entry.kind == header.kind, entry.size == header.size,
             entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
             entry.mode == header.mode, TarSerializer.tarTime(header.mtime, matches: entry.mtime),
-            entry.linkTarget == header.linkTarget,
-            (entry.linkTarget ?? "").utf8.elementsEqual((header.linkTarget ?? "").utf8)
+            UTF8Bytes.equal(entry.linkTarget, header.linkTarget)
         else {
             throw ArchiveError(
                 .corrupt, "tar header disagrees with the index entry for '\(entry.path)'",

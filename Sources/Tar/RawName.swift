@@ -23,7 +23,7 @@ public enum RawName {
     public static func decode(_ bytes: some Collection<UInt8>) -> String {
         // Every escaped scalar is encoded in UTF-8 starting with 0xF4: without that byte, valid
         // UTF-8 is decoded as is.
-        if !bytes.contains(0xF4), let valid = String(validating: bytes, as: UTF8.self) { return valid }
+        if !bytes.contains(0xF4), let valid = validUTF8(bytes) { return valid }
         let array = Array(bytes)
         var scalars = String.UnicodeScalarView()
         var index = 0
@@ -64,7 +64,21 @@ public enum RawName {
 
     /// Whether `text` names bytes that are not valid UTF-8 (it holds an escaped byte).
     public static func holdsEscapes(_ text: String) -> Bool {
-        text.utf8.contains(0xF4) && text.unicodeScalars.contains { $0.value >= base }
+        UTF8Bytes.contains(0xF4, in: text) && text.unicodeScalars.contains { $0.value >= base }
+    }
+
+    /// `bytes` as a string if they are valid UTF-8. On contiguous bytes, decoding and comparing is
+    /// the check: `String(decoding:)` replaces each invalid sequence with U+FFFD, whose bytes
+    /// cannot stand where an invalid sequence stood, so the text has the input's bytes exactly
+    /// when nothing was invalid. (`String(validating:)` reaches the runtime's generic metadata
+    /// for every call, which made it most of the cost of reading a tar header's names.)
+    static func validUTF8(_ bytes: some Collection<UInt8>) -> String? {
+        let decoded = bytes.withContiguousStorageIfAvailable { buffer -> String? in
+            let text = String(decoding: buffer, as: UTF8.self)
+            let same = text.utf8.withContiguousStorageIfAvailable { UTF8Bytes.equal($0, buffer) } ?? text.utf8.elementsEqual(buffer)
+            return same ? text : nil
+        }
+        return decoded ?? String(validating: bytes, as: UTF8.self)
     }
 
     /// Calls `body` with `text`'s bytes as a NUL-terminated C string, for the system calls.

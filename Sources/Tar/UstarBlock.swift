@@ -150,10 +150,11 @@ enum UstarBlock {
         }
         var unsignedSum = 0
         var signedSum = 0
+        // 512 bytes cannot overflow an Int: wrapping adds let the loop be vectorised.
         for index in 0..<size {
             let byte = block[index]
-            unsignedSum += Int(byte)
-            signedSum += Int(Int8(bitPattern: byte))
+            unsignedSum &+= Int(byte)
+            signedSum &+= Int(Int8(bitPattern: byte))
         }
         // The checksum field itself counts as eight spaces.
         for index in checksum {

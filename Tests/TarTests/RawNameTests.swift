@@ -36,6 +36,16 @@ struct RawNameTests {
         #expect(RawName.encode(text) == Array(text.utf8))
     }
 
+    /// A truncated sequence is repaired to U+FFFD by `String(decoding:)`, whose bytes are valid
+    /// UTF-8 too: the name must still be taken as invalid and escaped, never read as U+FFFD.
+    @Test(arguments: [[0xEF, 0xBF], [0x61, 0xEF, 0xBF, 0x62], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0xF4, 0x90, 0x80, 0x80]] as [[UInt8]])
+    func bytesThatRepairToAReplacementCharacterStayThemselves(bytes: [UInt8]) {
+        let text = RawName.decode(bytes)
+        #expect(RawName.encode(text) == bytes)
+        #expect(!text.unicodeScalars.contains("\u{FFFD}"))
+        #expect(RawName.holdsEscapes(text))
+    }
+
     /// Bytes that are not UTF-8 become distinct scalars: U+10FF00 + byte.
     @Test func invalidBytesBecomeEscapeScalars() {
         #expect(RawName.decode([0x63, 0x61, 0x66, 0xE9]) == "caf\u{10FFE9}")
