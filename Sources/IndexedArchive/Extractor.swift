@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import Tar
 
@@ -102,6 +103,11 @@ final class Extractor {
     /// character that is not `"/"`, and `"../\u{301}x"` would be one harmless-looking component to
     /// `split(separator: "/")` while the kernel sees `..` and climbs out.
     func components(of path: String) throws(ArchiveError) -> [String] {
+        try Self.components(of: path, options: options)
+    }
+
+    /// ``components(of:)`` under `options`, for work that runs beside the extractor's thread.
+    static func components(of path: String, options: ExtractOptions) throws(ArchiveError) -> [String] {
         let shape =
             path.utf8.withContiguousStorageIfAvailable { Self.shape(of: $0, allowAbsolute: options.allowAbsolutePaths) }
             ?? Array(path.utf8).withUnsafeBufferPointer { Self.shape(of: $0, allowAbsolute: options.allowAbsolutePaths) }
@@ -372,7 +378,10 @@ final class Extractor {
     /// `path` as members are written: without its first ``ExtractOptions/stripComponents``
     /// components, or nil when nothing of it remains.
     private func strippedPath(_ path: String) -> String? {
-        let count = options.stripComponents
+        Self.strippedPath(path, count: options.stripComponents)
+    }
+
+    private static func strippedPath(_ path: String, count: Int) -> String? {
         guard count > 0 else { return path }
         let parts = Self.byteComponents(path.utf8)
         guard parts.count > count else { return nil }
@@ -675,11 +684,41 @@ final class Extractor {
     /// members are written, through folders never followed through a link, and the member itself
     /// is not followed either, and under the name it was written as (``ExtractOptions/stripComponents``);
     /// a member that is not there is skipped. Only times change.
+    ///
+    /// A stream of many small files meets tens of thousands of them at its end, each a path walk
+    /// and a `utimensat`, with the decoders done: the entries are cut into ``ExtractOptions/parallelism``
+    /// runs of consecutive members, each walked by a thread with its own folder descriptors.
+    /// Setting a file's times changes nothing in its folder, so the order between runs does not
+    /// matter.
     func restoreTimes(from entries: [ArchiveEntry]) {
         guard output == nil else { return }
-        for entry in entries where entry.mtime.nanoseconds != 0 && entry.kind != .symbolicLink {
-            guard let path = strippedPath(entry.path), let parts = try? components(of: path), !parts.isEmpty,
-                let parent = try? parent(of: parts, member: path, create: false)
+        let wanted = entries.filter { $0.mtime.nanoseconds != 0 && $0.kind != .symbolicLink }
+        let (root, options) = (self.root, self.options)
+        let runs = wanted.count < Self.entriesPerTimeRun ? 1 : min(max(1, options.parallelism), wanted.count / Self.entriesPerTimeRun)
+        guard runs > 1 else {
+            Self.restoreTimes(of: wanted[...], root: root, options: options)
+            return
+        }
+        let size = (wanted.count + runs - 1) / runs
+        // Blocking until every run is done, on a thread of the caller's pool, not the cooperative one.
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            let range = min(run * size, wanted.count)..<min((run + 1) * size, wanted.count)
+            Self.restoreTimes(of: wanted[range], root: root, options: options)
+        }
+    }
+
+    /// Below this many times to set per thread, a second thread costs more than it saves.
+    static let entriesPerTimeRun = 2_000
+
+    /// ``restoreTimes(from:)``'s work for one run of `entries`, with folder descriptors of its own
+    /// opened below `root`, which it shares with the other runs and does not close.
+    private static func restoreTimes(of entries: ArraySlice<ArchiveEntry>, root: Int32, options: ExtractOptions) {
+        var folders = DirectoryPath(root: root)
+        defer { folders.closeAll() }
+        for entry in entries {
+            guard let path = strippedPath(entry.path, count: options.stripComponents),
+                let parts = try? components(of: path, options: options), !parts.isEmpty,
+                let parent = try? folders.descend(to: parts.dropLast(), create: false)
             else { continue }
             let time = timespec(tv_sec: Int(entry.mtime.seconds), tv_nsec: Int(entry.mtime.nanoseconds))
             var times = [time, time]
