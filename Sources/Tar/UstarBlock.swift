@@ -148,14 +148,10 @@ enum UstarBlock {
         guard let stored = parseUnsigned(block, checksum), hasDigit(block, checksum) else {
             throw TarError(code: .badChecksum, message: "checksum field is not octal (\(quoted(block, checksum)))", offset: offset)
         }
-        var unsignedSum = 0
-        var signedSum = 0
-        // 512 bytes cannot overflow an Int: wrapping adds let the loop be vectorised.
-        for index in 0..<size {
-            let byte = block[index]
-            unsignedSum &+= Int(byte)
-            signedSum &+= Int(Int8(bitPattern: byte))
-        }
+        let (bytes, high) = byteSum(block)
+        // A byte read as signed counts 256 less when its high bit is set.
+        var unsignedSum = bytes
+        var signedSum = bytes - 256 * high
         // The checksum field itself counts as eight spaces.
         for index in checksum {
             let byte = block[index]
@@ -169,6 +165,27 @@ enum UstarBlock {
                 offset: offset
             )
         }
+    }
+
+    /// The sum of a header block's 512 bytes and how many of them have their high bit set, eight
+    /// bytes at a time: every member's header is summed, and a loop over single bytes was the
+    /// largest share of parsing a header. Four 16-bit lanes hold the byte sums (at most 128 bytes
+    /// of 255 each, 32,640) and eight 8-bit lanes the high-bit counts (at most 64 each).
+    static func byteSum(_ block: UnsafeRawBufferPointer) -> (sum: Int, high: Int) {
+        precondition(block.count >= size, "a header block is \(size) bytes")
+        let bytes: UInt64 = 0x00FF_00FF_00FF_00FF
+        var sums: UInt64 = 0
+        var highs: UInt64 = 0
+        for word in 0..<(size / 8) {
+            let value = block.loadUnaligned(fromByteOffset: word &* 8, as: UInt64.self)
+            sums &+= (value & bytes) &+ ((value >> 8) & bytes)
+            highs &+= (value >> 7) & 0x0101_0101_0101_0101
+        }
+        highs = (highs & bytes) &+ ((highs >> 8) & bytes)
+        func lanes(_ value: UInt64) -> Int {
+            Int((value & 0xFFFF) + ((value >> 16) & 0xFFFF) + ((value >> 32) & 0xFFFF) + (value >> 48))
+        }
+        return (lanes(sums), lanes(highs))
     }
 
     /// Parses an octal field, or a GNU base-256 field (high bit of the first byte set).

@@ -1,4 +1,5 @@
 import Tar
+import TestSupport
 import Testing
 
 /// The ustar field codecs (UstarBlock.swift is internal), tested through encoded blocks and
@@ -110,5 +111,45 @@ struct UstarBlockTests {
         block.sealChecksum()
         let header = try decode(block.bytes)
         #expect(header.path == "pre/ok")
+    }
+    /// The checksum on random blocks, high bits and all: the unsigned sum and the signed one (as
+    /// some historic writers stored it) pass, one more than either is a bad checksum, whatever
+    /// the other fields then say.
+    @Test func checksumOfRandomBlocks() {
+        var rng = SeededGenerator(seed: 0xC4EC5)
+        func isBadChecksum(_ block: [UInt8]) -> Bool {
+            do {
+                _ = try decode(block)
+                return false
+            } catch {
+                return (error as? TarError)?.code == .badChecksum
+            }
+        }
+        for round in 0..<3000 {
+            // Some blocks mostly high bytes, some mostly low, some mixed.
+            let high = [0.0, 0.5, 0.95][round % 3]
+            var block = (0..<512).map { _ in
+                Double.random(in: 0..<1, using: &rng) < high
+                    ? UInt8.random(in: 0x80...0xFF, using: &rng) : UInt8.random(in: 0...0x7F, using: &rng)
+            }
+            var unsigned = 0
+            var signed = 0
+            for (index, byte) in block.enumerated() {
+                unsigned += (148..<156).contains(index) ? 32 : Int(byte)
+                signed += (148..<156).contains(index) ? 32 : Int(Int8(bitPattern: byte))
+            }
+            func stored(_ sum: Int) -> [UInt8] {
+                let text = String(sum, radix: 8)
+                return Array((String(repeating: "0", count: max(0, 6 - text.count)) + text).utf8) + [0, 32]
+            }
+            for sum in [unsigned, signed] where sum >= 0 {
+                block.replaceSubrange(148..<156, with: stored(sum))
+                #expect(!isBadChecksum(block), "sum \(sum) refused (unsigned \(unsigned), signed \(signed))")
+                if sum + 1 != unsigned && sum + 1 != signed {
+                    block.replaceSubrange(148..<156, with: stored(sum + 1))
+                    #expect(isBadChecksum(block), "sum \(sum + 1) accepted (unsigned \(unsigned), signed \(signed))")
+                }
+            }
+        }
     }
 }
