@@ -108,11 +108,8 @@ final class Extractor {
 
     /// ``components(of:)`` under `options`, for work that runs beside the extractor's thread.
     static func components(of path: String, options: ExtractOptions) throws(ArchiveError) -> [String] {
-        let shape =
-            path.utf8.withContiguousStorageIfAvailable { Self.shape(of: $0, allowAbsolute: options.allowAbsolutePaths) }
-            ?? Array(path.utf8).withUnsafeBufferPointer { Self.shape(of: $0, allowAbsolute: options.allowAbsolutePaths) }
         let parts: [String]
-        switch shape {
+        switch shape(of: path, allowAbsolute: options.allowAbsolutePaths) {
         case .parts(let found): parts = found
         // The kernel reads a name up to its first NUL: a name holding one would be checked here
         // as one name and acted on as another, so it is refused whole.
@@ -138,6 +135,12 @@ final class Extractor {
         case absolute
         case dotDot
         case empty
+    }
+
+    /// ``shape(of:allowAbsolute:)`` of `path`'s UTF-8, read in place when the string is contiguous.
+    static func shape(of path: String, allowAbsolute: Bool) -> PathShape {
+        path.utf8.withContiguousStorageIfAvailable { shape(of: $0, allowAbsolute: allowAbsolute) }
+            ?? Array(path.utf8).withUnsafeBufferPointer { shape(of: $0, allowAbsolute: allowAbsolute) }
     }
 
     /// The components of `bytes` without `.`, or the first reason to refuse them: a loop over the
@@ -240,9 +243,7 @@ final class Extractor {
         }
         // "./", the first member of every `tar -C dir -c .` archive, is the destination itself,
         // which exists; its mode and owner are the caller's, not the archive's.
-        if header.kind == .directory, header.path.utf8.first != Self.slash, !header.path.utf8.contains(0),
-            Self.byteComponents(header.path.utf8).allSatisfy({ $0.elementsEqual(Self.dot) })
-        {
+        if header.kind == .directory, Self.shape(of: header.path, allowAbsolute: false) == .empty {
             return
         }
         let parts = try components(of: header.path)
@@ -694,7 +695,7 @@ final class Extractor {
         guard output == nil else { return }
         let wanted = entries.filter { $0.mtime.nanoseconds != 0 && $0.kind != .symbolicLink }
         let (root, options) = (self.root, self.options)
-        let runs = wanted.count < Self.entriesPerTimeRun ? 1 : min(max(1, options.parallelism), wanted.count / Self.entriesPerTimeRun)
+        let runs = min(max(1, options.parallelism), wanted.count / Self.entriesPerTimeRun)
         guard runs > 1 else {
             Self.restoreTimes(of: wanted[...], root: root, options: options)
             return
