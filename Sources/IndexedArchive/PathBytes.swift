@@ -1,3 +1,5 @@
+import Tar
+
 /// Paths as the kernel reads them: bytes, cut at `/`.
 ///
 /// Swift's `String` splits and compares grapheme clusters under canonical equivalence: `"/"`
@@ -21,5 +23,20 @@ package enum PathBytes {
     /// Whether `path`'s components begin with `prefix`'s, compared byte for byte.
     package static func starts(_ path: [String], with prefix: [String]) -> Bool {
         path.count >= prefix.count && zip(path, prefix).allSatisfy { $0.utf8.elementsEqual($1.utf8) }
+    }
+
+    /// Whether `path` is `folder` or lies under it, byte for byte; a trailing `/` on either is
+    /// not part of the name.
+    package static func isSameOrUnder(_ path: String, _ folder: String) -> Bool {
+        let name = UTF8Bytes.droppingTrailingSlash(path).utf8
+        let base = UTF8Bytes.droppingTrailingSlash(folder).utf8
+        guard name.starts(with: base) else { return false }
+        let end = name.index(name.startIndex, offsetBy: base.count)
+        return end == name.endIndex || name[end] == slash
+    }
+
+    /// The last non-empty component of `path`, if it has one.
+    package static func lastComponent(_ path: String) -> String? {
+        path.utf8.split(separator: slash, omittingEmptySubsequences: true).last.map { String(decoding: $0, as: UTF8.self) }
     }
 }

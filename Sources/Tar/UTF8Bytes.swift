@@ -44,4 +44,17 @@ package enum UTF8Bytes {
         default: return false
         }
     }
+
+    /// Whether `path`'s last byte is `/`. `hasSuffix("/")` asks about the last character, and a
+    /// `/` after a prepended mark (U+0600) is one character with it: that answers false, and
+    /// `dropLast()` would drop the mark with the slash.
+    package static func endsWithSlash(_ path: String) -> Bool { path.utf8.last == UInt8(ascii: "/") }
+
+    /// `path` without one trailing `/` byte (the same string when there is none).
+    package static func droppingTrailingSlash(_ path: String) -> String {
+        endsWithSlash(path) ? String(decoding: path.utf8.dropLast(), as: UTF8.self) : path
+    }
+
+    /// Whether `path`'s first byte is `/`: `hasPrefix("/")` is false for `/` and a combining mark.
+    package static func startsWithSlash(_ path: String) -> Bool { path.utf8.first == UInt8(ascii: "/") }
 }

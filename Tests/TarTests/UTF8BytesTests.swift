@@ -56,4 +56,20 @@ struct UTF8BytesTests {
             }
         }
     }
+
+    /// A `/` after a prepended mark (U+0600) is one character with it: `hasSuffix("/")` misses it
+    /// and `dropLast()` takes the mark too. The byte answers keep the name.
+    @Test func trailingSlashIsAByte() {
+        let folder = "x\u{600}/"
+        #expect(!folder.hasSuffix("/"), "the premise")
+        #expect(UTF8Bytes.endsWithSlash(folder))
+        #expect(Array(UTF8Bytes.droppingTrailingSlash(folder).utf8) == Array("x\u{600}".utf8))
+        #expect(UTF8Bytes.droppingTrailingSlash("a/b") == "a/b")
+        #expect(UTF8Bytes.droppingTrailingSlash("a//") == "a/", "one slash at a time")
+        #expect(!UTF8Bytes.endsWithSlash(""))
+        let absolute = "/\u{301}etc"
+        #expect(!absolute.hasPrefix("/"), "the premise")
+        #expect(UTF8Bytes.startsWithSlash(absolute))
+        #expect(!UTF8Bytes.startsWithSlash("etc/"))
+    }
 }
