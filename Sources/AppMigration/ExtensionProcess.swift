@@ -82,8 +82,8 @@ final class ExtensionProcess: Sendable {
     /// `path` made absolute against `folder` (the host's working directory): the process starts
     /// in its container, where a relative path would mean something else.
     static func absolutePath(_ path: String, from folder: String) -> String {
-        guard !path.isEmpty, !path.hasPrefix("/") else { return path }
-        return folder.hasSuffix("/") ? folder + path : folder + "/" + path
+        guard !path.isEmpty, !PathBytes.isAbsolute(path) else { return path }
+        return folder.utf8.last == PathBytes.slash ? folder + path : folder + "/" + path
     }
 
     /// Whether the process has exited (it is not reaped until ``finish(waitingUpTo:)``).

@@ -52,6 +52,6 @@ public struct ArchiveEntry: Sendable, Hashable {
 
     /// `path` without a folder's trailing `/`, as ``name`` gives it and hard links name a member.
     static func name(of path: String) -> String {
-        path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+        path.utf8.count > 1 ? UTF8Bytes.droppingTrailingSlash(path) : path
     }
 }

@@ -15,7 +15,7 @@ extension ArchiveReader {
         guard let index, let blocks else {
             // Without an index the member is found by decoding up to it; its bytes are kept in
             // memory (bounded) because the scan runs on another thread than `output`.
-            let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
+            let wanted = UTF8Bytes.droppingTrailingSlash(name)
             let found = try await scanSequentially(
                 name: "amk-scan", making: { TarConsumer(capture: MemberCapture(wanted, limit: maxSequentialBytes)) },
                 until: { $0.capture?.isDone == true }
@@ -28,8 +28,8 @@ extension ArchiveReader {
             try bytes.withUnsafeBytes { try output($0) }
             return
         }
-        let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
-        guard let found = index.entries.last(where: { $0.name == wanted }) else {
+        let wanted = UTF8Bytes.droppingTrailingSlash(name)
+        guard let found = index.entries.last(where: { UTF8Bytes.equal($0.name, wanted) }) else {
             if selection != nil {
                 // Not among the members this reader was opened for: it may be among the others.
                 try await whole().read(member: name, maxSequentialBytes: maxSequentialBytes, into: output)
@@ -41,7 +41,7 @@ extension ArchiveReader {
         if entry.kind == .hardLink, let target = entry.linkTarget {
             // A hard link's content is its target's: the latest member of that name before it.
             let name = ArchiveEntry.name(of: target)
-            if let resolved = index.entries.last(where: { $0.name == name && $0.headerOffset < found.headerOffset }) {
+            if let resolved = index.entries.last(where: { UTF8Bytes.equal($0.name, name) && $0.headerOffset < found.headerOffset }) {
                 entry = resolved
             } else if selection != nil {
                 try await whole().read(member: name, maxSequentialBytes: maxSequentialBytes, into: output)

@@ -53,8 +53,10 @@ extension ArchiveReader {
         // A selected hard link whose target the selection's index left out: the whole index
         // finds the target, whose content is then written under the link's name.
         if selection != nil, let index, index.entries.contains(where: { $0.kind == .hardLink }) {
-            let names = Set(index.entries.map(\.name))
-            if index.entries.contains(where: { $0.kind == .hardLink && !names.contains($0.linkTarget.map(ArchiveEntry.name(of:)) ?? "") }) {
+            let names = Set(index.entries.map { ExactName($0.name) })
+            if index.entries.contains(where: {
+                $0.kind == .hardLink && !names.contains(ExactName($0.linkTarget.map(ArchiveEntry.name(of:)) ?? ""))
+            }) {
                 return try await whole().extract(to: directory, options: options)
             }
         }

@@ -289,8 +289,8 @@ public final class ArchiveReader: Sendable {
     /// The member named `name` (with or without a directory's trailing `/`). When several
     /// members share the name, the last one: the one a full extraction leaves in place.
     public func entry(named name: String) async throws -> ArchiveEntry? {
-        let wanted = name.hasSuffix("/") ? String(name.dropLast()) : name
-        if let found = try await entries().last(where: { $0.name == wanted }) { return found }
+        let wanted = UTF8Bytes.droppingTrailingSlash(name)
+        if let found = try await entries().last(where: { UTF8Bytes.equal($0.name, wanted) }) { return found }
         // Not among the members this reader was opened for: it may be among the others.
         return selection == nil ? nil : try await whole().entry(named: name)
     }

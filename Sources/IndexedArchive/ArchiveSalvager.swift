@@ -35,7 +35,7 @@ public enum ArchiveSalvager {
         let memberStarts = indexEntries.map { $0.map(\.headerOffset).sorted() }
         let filter = options.members
         // The consumer, its extractor and the files they write stay in this one job.
-        let (walk, recovered, recoveredSet, unfinished) = try await io.run { flag -> (Walk, [String], Set<String>, String?) in
+        let (walk, recovered, recoveredSet, unfinished) = try await io.run { flag -> (Walk, [String], Set<ExactName>, String?) in
             let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
             extractor.skipsLinksToMissingTargets = true
             var consumer = TarConsumer(listing: MemberListing(), extraction: ExtractionSink(extractor, filter: filter))
@@ -49,23 +49,24 @@ public enum ArchiveSalvager {
             let unfinished = consumer.unfinishedMember
             consumer.extractor?.abandonCurrent()
             try? consumer.extractor?.finish()
-            let skipped = Set((consumer.extractor?.warnings ?? []).filter { $0.kind == .missingLinkTarget }.map(\.member))
+            let skipped = Set(
+                (consumer.extractor?.warnings ?? []).filter { $0.kind == .missingLinkTarget }.map { ExactName($0.member) })
             // Hard links whose target the damage took were seen but not made.
-            var whole = (consumer.collected ?? []).map(\.path).filter { !skipped.contains($0) }
-            if let unfinished, whole.last == unfinished { whole.removeLast() }
+            var whole = (consumer.collected ?? []).map(\.path).filter { !skipped.contains(ExactName($0)) }
+            if let unfinished, let last = whole.last, UTF8Bytes.equal(last, unfinished) { whole.removeLast() }
             // With a selection, only the selected members were written, and only they are reported.
             let recovered = whole.filter { TarConsumer.selected($0, by: filter) }
-            let recoveredSet = Set(recovered)
+            let recoveredSet = Set(recovered.map(ExactName.init))
             // The tar headers have whole seconds; the index, when readable, has the nanoseconds.
             if let indexEntries {
-                consumer.extractor?.restoreTimes(from: indexEntries.filter { recoveredSet.contains($0.path) })
+                consumer.extractor?.restoreTimes(from: indexEntries.filter { recoveredSet.contains(ExactName($0.path)) })
             }
             return (walk, recovered, recoveredSet, unfinished)
         }
         let selected = { (path: String) in TarConsumer.selected(path, by: filter) }
         var lost: [String]
         if let indexEntries {
-            lost = indexEntries.map(\.path).filter { selected($0) && !recoveredSet.contains($0) }
+            lost = indexEntries.map(\.path).filter { selected($0) && !recoveredSet.contains(ExactName($0)) }
         } else if let unfinished, selected(unfinished) {
             lost = [unfinished]
         } else {

@@ -208,9 +208,9 @@ public enum ArchiveStreamReader {
             throw ArchiveError(.corrupt, "the index's tar size \(index.tarSize) does not match the stream")
         }
         for (listed, got) in zip(index.entries, seen) {
-            guard listed.path == got.path, listed.kind == got.kind, listed.size == got.size,
+            guard UTF8Bytes.equal(listed.path, got.path), listed.kind == got.kind, listed.size == got.size,
                 listed.headerOffset == got.headerOffset, listed.dataOffset == got.dataOffset,
-                listed.linkTarget == got.linkTarget
+                UTF8Bytes.equal(listed.linkTarget, got.linkTarget)
             else {
                 throw ArchiveError(.corrupt, "member disagrees with the index", member: got.path, offset: got.headerOffset)
             }

@@ -4,6 +4,10 @@ public import Logging
 public struct ExtractOptions: Sendable {
     /// Only these members (paths as listed, with or without a directory's trailing `/`); a
     /// directory selects everything under it. `nil` extracts everything.
+    ///
+    /// A name selects the member of exactly its bytes: `"caf\u{E9}"` does not take a member named
+    /// `"cafe\u{301}"`, a different file on disk. A `Set<String>` holds only one of two such
+    /// names (`String` equality is canonical equivalence), so to take both, select their folder.
     public var members: Set<String>? = nil
     /// Strip a leading `/` from absolute member paths instead of refusing them.
     public var allowAbsolutePaths: Bool = false

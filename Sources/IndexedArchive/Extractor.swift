@@ -784,7 +784,7 @@ struct DirectoryPath {
     mutating func descend(to components: ArraySlice<String>, create: Bool) throws(Failure) -> Int32 {
         var shared = 0
         for (held, wanted) in zip(levels, components) {
-            guard held.name == wanted else { break }
+            guard UTF8Bytes.equal(held.name, wanted) else { break }
             shared += 1
         }
         truncate(to: shared)

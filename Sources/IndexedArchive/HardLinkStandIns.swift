@@ -28,16 +28,18 @@ struct HardLinkStandIns: Sendable {
     /// Costs a pass over `entries` only when a selected member is a hard link: choosing one member
     /// among 50,000 must not build a table of all their names.
     init(entries: [ArchiveEntry], selected: (ArchiveEntry) -> Bool) {
-        var targets = Set<String>()
+        // Keyed by bytes: a link to "é" must not find "e\u{301}" (``ExactName``).
+        var targets = Set<ExactName>()
         for entry in entries where entry.kind == .hardLink && selected(entry) {
-            if let name = entry.linkTarget { targets.insert(ArchiveEntry.name(of: name)) }
+            if let name = entry.linkTarget { targets.insert(ExactName(ArchiveEntry.name(of: name))) }
         }
         guard !targets.isEmpty else { return }
-        var latest: [String: (entry: ArchiveEntry, selected: Bool)] = [:]
+        var latest: [ExactName: (entry: ArchiveEntry, selected: Bool)] = [:]
         for entry in entries {
-            let isSelected = (entry.kind == .hardLink || targets.contains(entry.name)) && selected(entry)
-            if entry.kind == .hardLink, isSelected, let name = entry.linkTarget,
-                let target = latest[ArchiveEntry.name(of: name)], !target.selected,
+            let name = ExactName(entry.name)
+            let isSelected = (entry.kind == .hardLink || targets.contains(name)) && selected(entry)
+            if entry.kind == .hardLink, isSelected, let target = entry.linkTarget,
+                let target = latest[ExactName(ArchiveEntry.name(of: target))], !target.selected,
                 target.entry.kind == .regular
             {
                 let offset = target.entry.headerOffset
@@ -48,7 +50,7 @@ struct HardLinkStandIns: Sendable {
                     replaced.insert(entry.headerOffset)
                 }
             }
-            if targets.contains(entry.name) { latest[entry.name] = (entry, isSelected) }
+            if targets.contains(name) { latest[name] = (entry, isSelected) }
         }
     }
 

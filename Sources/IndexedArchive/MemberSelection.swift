@@ -1,3 +1,5 @@
+import Tar
+
 /// Members chosen by name as extraction chooses them (``ExtractOptions/members``): a name selects
 /// the member of that name, with or without a folder's trailing `/`, and everything under it.
 ///
@@ -24,12 +26,12 @@ public struct MemberSelection: Sendable {
         var matched = Set<String>()
         for path in paths where matched.count < names.count {
             TarConsumer.forEachAncestor(of: path) { name in
-                if names.contains(name) { matched.insert(name) }
-                if names.contains(name + "/") { matched.insert(name + "/") }
+                if names.containsExactly(name) { matched.insert(name) }
+                if names.containsExactly(name + "/") { matched.insert(name + "/") }
                 return true
             }
         }
-        var reported = Set<String>()
-        return order.filter { !matched.contains($0) && reported.insert($0).inserted }
+        var reported = Set<ExactName>()
+        return order.filter { !matched.containsExactly($0) && reported.insert(ExactName($0)).inserted }
     }
 }

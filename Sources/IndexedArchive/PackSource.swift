@@ -17,8 +17,7 @@ public struct PackSource: Sendable, Hashable {
     }
 
     static func lastComponent(of path: String) -> String {
-        let trimmed = path.split(separator: "/", omittingEmptySubsequences: true)
-        return trimmed.last.map(String.init) ?? "."
+        PathBytes.lastComponent(path) ?? "."
     }
 
     /// The archive path with redundant slashes and `.` removed, or an error saying why it cannot

@@ -24,8 +24,8 @@ enum PixzIndex {
             // start of the stream, global header included.
             let offset = pendingOffset ?? (isFirst ? 0 : entry.headerOffset)
             isFirst = false
-            let last = entry.name.split(separator: "/").last.map(String.init) ?? entry.name
-            if last.hasPrefix("._") {
+            let last = PathBytes.lastComponent(entry.name) ?? entry.name
+            if last.utf8.starts(with: "._".utf8) {
                 pendingOffset = pendingOffset ?? offset
                 return
             }

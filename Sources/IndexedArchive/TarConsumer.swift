@@ -78,8 +78,10 @@ struct TarConsumer {
         guard filter.count <= fewMembers else {
             // Many members: look each of the path's ancestors up in the set.
             var found = false
+            // By bytes, as the few-members walk below compares: the set's own lookup would also
+            // take a canonically equivalent name (``ExactName``).
             forEachAncestor(of: path) { name in
-                found = filter.contains(name) || filter.contains(name + "/")
+                found = filter.containsExactly(name) || filter.containsExactly(name + "/")
                 return !found
             }
             return found
@@ -93,9 +95,8 @@ struct TarConsumer {
         let slash = UInt8(ascii: "/")
         var name = path.utf8[...]
         if name.last == slash { name = name.dropLast() }
-        var candidate = Substring(name)
-        while body(String(candidate)), let cut = candidate.utf8.lastIndex(of: slash) {
-            candidate = candidate[..<cut]
+        while body(String(decoding: name, as: UTF8.self)), let cut = name.lastIndex(of: slash) {
+            name = name[..<cut]
         }
     }
 

@@ -36,7 +36,7 @@ struct TarSerializer {
     /// How many bytes of ``current`` are x86 machine code.
     private var codeInCurrent = 0
     private var hardLinks: [FileIdentity: String] = [:]
-    private var archivePaths: Set<String> = []
+    private var archivePaths: Set<ExactName> = []
 
     /// Where each new chunk's array comes from: the pipeline gives them back once compressed.
     private let buffers: ByteArrayPool?
@@ -216,7 +216,7 @@ struct TarSerializer {
 
     /// Whether an archive path is already taken; two members with one name would make extraction
     /// depend on order.
-    func contains(archivePath: String) -> Bool { archivePaths.contains(archivePath) }
+    func contains(archivePath: String) -> Bool { archivePaths.contains(ExactName(archivePath)) }
 
     /// Encodes a member's headers and records it in the index. The content follows through
     /// `append`, then `endMember`.
@@ -227,7 +227,7 @@ struct TarSerializer {
     /// its folder is already in the stream, and no link points at it.
     mutating func beginMember(_ header: TarHeader, incompressible: Bool = false, into ready: inout [Chunk]) throws {
         var header = header
-        if header.kind == .directory && !header.path.hasSuffix("/") { header.path += "/" }
+        if header.kind == .directory && !UTF8Bytes.endsWithSlash(header.path) { header.path += "/" }
         let encoded = try TarEncoder.encode(Self.tarHeader(for: header))
         let goesApart = incompressible && header.kind == .regular && header.size <= apartMaxMember
         let entry = ArchiveEntry(
@@ -240,7 +240,7 @@ struct TarSerializer {
         writingApart = goesApart
         writingCode = false
         append(encoded, into: &ready)
-        archivePaths.insert(header.path.hasSuffix("/") ? String(header.path.dropLast()) : header.path)
+        archivePaths.insert(ExactName(UTF8Bytes.droppingTrailingSlash(header.path)))
         if goesApart {
             apartEntries.append(entry)
         } else {

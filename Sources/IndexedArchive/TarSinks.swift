@@ -91,7 +91,7 @@ struct MemberListing {
 
     /// Forgets the last member, which the damage cut (salvage).
     mutating func dropLast(ifNamed path: String?) {
-        if let path, entries.last?.path == path { entries.removeLast() }
+        if let path, let last = entries.last, UTF8Bytes.equal(last.path, path) { entries.removeLast() }
     }
 }
 
@@ -154,7 +154,7 @@ struct MemberCapture {
     }
 
     mutating func begin(_ header: TarHeader) {
-        guard bytes == nil, header.path == name || header.path == name + "/" else { return }
+        guard bytes == nil, UTF8Bytes.equal(UTF8Bytes.droppingTrailingSlash(header.path), name) else { return }
         capturing = true
         bytes = []
     }

@@ -148,8 +148,8 @@ public enum TarEncoder {
             throw TarError(code: .invalidValue, message: "empty path")
         }
         if header.kind == .directory {
-            if !path.hasSuffix("/") { path += "/" }
-        } else if path.hasSuffix("/") {
+            if !UTF8Bytes.endsWithSlash(path) { path += "/" }
+        } else if UTF8Bytes.endsWithSlash(path) {
             // Readers treat a trailing slash as a directory, so this could not round-trip.
             throw TarError(code: .invalidValue, message: "path \"\(path)\" ends in '/' but the member is not a directory")
         }

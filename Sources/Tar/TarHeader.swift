@@ -112,13 +112,13 @@ extension TarHeader {
         var kind = TarEntryKind(typeflag: fields.typeflag)
         var path = overrides.path ?? fields.path
         var size = overrides.size ?? fields.size
-        if kind == .regular, path.hasSuffix("/") {
+        if kind == .regular, UTF8Bytes.endsWithSlash(path) {
             kind = .directory
         }
         if fields.typeflag == UInt8(ascii: "5") {
             size = 0
         }
-        if kind == .directory, !path.hasSuffix("/") {
+        if kind == .directory, !UTF8Bytes.endsWithSlash(path) {
             path += "/"
         }
         let linkTarget: String? =

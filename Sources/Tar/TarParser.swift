@@ -695,7 +695,7 @@ extension TarParser {
             guard let realSize = pax.realSize else { throw bad("no real size (GNU.sparse.realsize or GNU.sparse.size)") }
             map.realSize = realSize
         }
-        guard header.kind == .regular, !header.path.hasSuffix("/") else {
+        guard header.kind == .regular, !UTF8Bytes.endsWithSlash(header.path) else {
             throw bad("a sparse map on a member that is not a regular file")
         }
         header.size = map.realSize

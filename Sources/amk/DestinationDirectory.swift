@@ -1,4 +1,5 @@
 import IndexedArchive
+import Tar
 
 #if canImport(Glibc)
     import Glibc
@@ -19,9 +20,9 @@ struct DestinationDirectory {
     /// Creates `path` and its missing parents, mode 0755 (less the umask) as the engine uses.
     /// - Throws: ``ArchiveError`` `.io` naming the folder that could not be created.
     init(creating path: String) throws {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += (prefix.isEmpty || prefix.hasSuffix("/") ? "" : "/") + component
+        var prefix = UTF8Bytes.startsWithSlash(path) ? "/" : ""
+        for component in PathBytes.components(path) {
+            prefix += (prefix.isEmpty || UTF8Bytes.endsWithSlash(prefix) ? "" : "/") + component
             if mkdir(prefix, 0o755) == 0 {
                 created.append(prefix)
             } else if errno != EEXIST {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IndexedArchive
+import Tar
 
 /// `amk extract A [MEMBER...] [-C DIR]`: writes members under a directory, and nowhere else
 /// (with `-O`, only the files' content, to standard output).
@@ -216,10 +217,9 @@ struct ExtractCommand: AsyncParsableCommand {
 
     /// The content bytes of the regular members `members` selects (all when empty).
     static func contentBytes(_ entries: [ArchiveEntry], selectedBy members: [String]) -> UInt64 {
-        let prefixes = members.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        return entries.reduce(0) { total, entry in
+        entries.reduce(0) { total, entry in
             guard entry.kind == .regular else { return total }
-            let selected = prefixes.isEmpty || prefixes.contains { entry.name == $0 || entry.name.hasPrefix($0 + "/") }
+            let selected = members.isEmpty || members.contains { PathBytes.isSameOrUnder(entry.name, $0) }
             return selected ? total + entry.size : total
         }
     }

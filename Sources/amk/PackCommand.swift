@@ -283,7 +283,7 @@ struct PackCommand: AsyncParsableCommand {
     /// on the archive being written).
     static func isDenied(_ error: ArchiveError, under directories: [String]) -> Bool {
         guard error.code == .io(errno: EACCES) || error.code == .io(errno: EPERM), let path = error.path else { return false }
-        return directories.contains { path == $0 || path.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") }
+        return directories.contains { PathBytes.isSameOrUnder(path, $0) }
     }
 
     func packOptions() -> PackOptions {
