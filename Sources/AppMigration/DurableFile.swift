@@ -123,7 +123,9 @@ public enum DurableFile {
         guard stat(directory, &info) == 0 else { return 0 }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         var removed = 0
-        for stale in names where stale.hasPrefix(prefix) {
+        // By bytes: `hasPrefix` would also take the temporaries of a canonically equivalent name
+        // (`cafe\u{301}` for `caf\u{E9}`), another file whose write may be under way.
+        for stale in names where stale.utf8.starts(with: prefix.utf8) {
             if unlink("\(directory)/\(stale)") == 0 { removed += 1 }
         }
         return removed
@@ -138,14 +140,17 @@ public enum DurableFile {
         guard retrying({ fsync(fd) }) == 0 else { throw DurableFileError(operation: "fsync directory", path: path, errno: errno) }
     }
 
+    // On bytes: a `/` followed by a combining mark is one `Character` that is not "/".
     static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == bytes.startIndex ? "/" : String(decoding: bytes[..<slash], as: UTF8.self)
     }
 
     static func name(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(decoding: bytes[bytes.index(after: slash)...], as: UTF8.self)
     }
 
     private static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {

@@ -105,4 +105,25 @@ import Testing
             #expect(try DurableFile.removeStaleTemporaries(for: scratch.path("nowhere/a")) == 0)
         }
     }
+
+    @Test func staleTemporariesOfAnEquivalentNameStay() throws {
+        try TransferScratch.with { scratch in
+            for name in [".caf\u{E9}.amk-tmp-1", ".cafe\u{301}.amk-tmp-2"] {
+                let fd = open(scratch.path(name), O_WRONLY | O_CREAT | O_EXCL, 0o600)
+                #expect(fd >= 0)
+                close(fd)
+            }
+            let removed = try DurableFile.removeStaleTemporaries(for: scratch.path("caf\u{E9}"))
+            #expect(removed == 1)
+            var info = stat()
+            #expect(lstat(scratch.path(".cafe\u{301}.amk-tmp-2"), &info) == 0, "the decomposed name's temporary stays")
+            #expect(lstat(scratch.path(".caf\u{E9}.amk-tmp-1"), &info) != 0)
+        }
+    }
+
+    @Test func parentAndNameSplitAtTheByteSlash() {
+        #expect(Array(DurableFile.parent(of: "a/\u{301}b").utf8) == Array("a".utf8))
+        #expect(Array(DurableFile.name(of: "a/\u{301}b").utf8) == Array("\u{301}b".utf8))
+        #expect(DurableFile.parent(of: "/x") == "/" && DurableFile.parent(of: "x") == "." && DurableFile.name(of: "x") == "x")
+    }
 }
