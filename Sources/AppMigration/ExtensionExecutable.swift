@@ -1,4 +1,5 @@
 public import Foundation
+import IndexedArchive
 
 /// An extension that runs in a process of its own: an executable whose entry point is a type
 /// conforming to the extension protocols (see ``AppMigrationExtension/main()``).
@@ -52,7 +53,7 @@ public struct ExtensionExecutable: ResourcesExporting, ResourcesImporting {
 
     /// The name errors and the archive's metadata give it by default: the executable's file name.
     public var name: String {
-        path.split(separator: "/").last.map(String.init) ?? "extension"
+        PathBytes.lastComponent(path) ?? "extension"
     }
 
     /// 0: the host asks the process.

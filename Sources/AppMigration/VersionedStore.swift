@@ -111,7 +111,8 @@ public struct VersionedStore: Sendable {
 
     func path(_ model: String, _ kind: String) -> String {
         precondition(
-            !model.isEmpty && !model.contains("/") && !model.hasPrefix(".") && !model.contains("\0"),
+            !model.isEmpty && !model.utf8.contains(UInt8(ascii: "/")) && model.utf8.first != UInt8(ascii: ".")
+                && !model.utf8.contains(0),
             "a model name must be a plain file name: '\(model)'")
         return directory.appending(path: "\(model).\(kind)", directoryHint: .notDirectory).path(percentEncoded: false)
     }

@@ -165,8 +165,9 @@ public enum ArchiveStreamReader {
         while true {
             var info = statvfs()
             if statvfs(candidate, &info) == 0 { return UInt64(info.f_bavail) * UInt64(info.f_frsize) }
-            guard let slash = candidate.lastIndex(of: "/"), slash != candidate.startIndex else { return 4 << 30 }
-            candidate = String(candidate[..<slash])
+            let bytes = candidate.utf8
+            guard let slash = bytes.lastIndex(of: PathBytes.slash), slash != bytes.startIndex else { return 4 << 30 }
+            candidate = String(decoding: bytes[..<slash], as: UTF8.self)
         }
     }
 

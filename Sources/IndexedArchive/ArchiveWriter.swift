@@ -70,10 +70,12 @@ actor ArchiveWriter {
         try await write(StreamHeader.encode(check: .crc64))
     }
 
+    /// Cut at the last byte `/` (a `/` followed by a combining mark is one `Character`).
     static func directoryAndName(of path: String) -> (directory: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let directory = String(path[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: PathBytes.slash) else { return (".", path) }
+        let directory = String(decoding: bytes[..<slash], as: UTF8.self)
+        return (directory.isEmpty ? "/" : directory, String(decoding: bytes[bytes.index(after: slash)...], as: UTF8.self))
     }
 
     private static func createTemporary(for path: String) throws -> (Int32, String?) {

@@ -82,6 +82,20 @@ extension EngineSuites {
             #expect(listing(dir.path) == ["a", "b", "race.tar.xz"], "no temporary file is left")
         }
 
+        /// The destination's folder is cut at its last byte `/`: a name that starts with a
+        /// combining mark makes "/" and the mark one `Character`, which once put the temporary
+        /// one folder up, under a name holding a `/`, and failed.
+        @Test func aDestinationWhoseNameStartsWithACombiningMarkIsWritten() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            try FileManager.default.createDirectory(atPath: dir.path + "/out", withIntermediateDirectories: false)
+            let destination = dir.path + "/out/\u{301}x.tar.xz"
+            try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(destination), options: testOptions())
+            #expect(try await ArchiveReader(path: destination).entries().map(\.path) == ["src/", "src/a.txt"])
+            #expect(EngineSuites.HostileNameTests.byteListing(dir.path + "/out") == [Array("\u{301}x.tar.xz".utf8)])
+            #expect(listing(dir.path) == ["out", "src"])
+        }
+
         @Test func aDestinationInAMissingDirectoryIsAnError() async throws {
             let dir = try TemporaryDirectory()
             try dir.file("src/a.txt", "a")
