@@ -17,7 +17,7 @@ struct ArchiveLayout: Sendable {
     var paths: MemberPathList?
     /// The selection ``index`` was decoded for, when it holds only the members the selection
     /// chooses (see `selecting` in ``read(file:path:maxIndexBytes:maxEntries:maxDecoderMemory:pathsOnly:selecting:)``).
-    var selection: Set<String>? = nil
+    var selection: MemberFilter? = nil
     /// Members the rich index lists, all of them even when ``index`` holds a selection.
     var memberCount: Int? = nil
     /// Whether the last block is a pixz file index.
@@ -33,7 +33,7 @@ struct ArchiveLayout: Sendable {
     /// The whole index is still decoded and checked.
     static func read(
         file: ArchiveFile, path: String, maxIndexBytes: Int?, maxEntries: Int?, maxDecoderMemory: UInt64,
-        pathsOnly: Bool = false, selecting: Set<String>? = nil
+        pathsOnly: Bool = false, selecting: MemberFilter? = nil
     ) throws -> ArchiveLayout {
         precondition(selecting.map { $0.count <= TarConsumer.fewMembers } ?? true, "a selection of more than a few members")
         var fileIndex: XZFileIndex?
@@ -48,7 +48,7 @@ struct ArchiveLayout: Sendable {
         }
         var index: ArchiveIndex?
         var paths: MemberPathList?
-        var selection: Set<String>?
+        var selection: MemberFilter?
         var memberCount: Int?
         var pixz = false
         var dataBlocks = fileIndex?.blocks.count ?? 0
@@ -102,7 +102,7 @@ struct ArchiveLayout: Sendable {
                         } else {
                             let bytes = try richBlock.first(nil)
                             let keep = selecting.map { members in
-                                { (path: ArraySlice<UInt8>) in TarConsumer.selected(utf8: path, byFew: members) }
+                                { (path: ArraySlice<UInt8>) in members.selects(utf8: path) }
                             }
                             let decoded = try ArchiveIndex.decode(
                                 bytes, maxEntries: entryLimit, archiveSize: archiveSize,

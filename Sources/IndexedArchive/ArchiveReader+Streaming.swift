@@ -47,7 +47,7 @@ extension ArchiveReader {
         }
         // A reader opened for a selection extracts that selection by random access; anything
         // else needs the whole index.
-        if let selection, options.members != selection {
+        if let selection, options.memberFilter != selection {
             return try await whole().extract(to: directory, options: options)
         }
         // A selected hard link whose target the selection's index left out: the whole index
@@ -62,7 +62,7 @@ extension ArchiveReader {
         }
         // Computed with the selection below and kept for the whole stream, should it come to that.
         var standIns = HardLinkStandIns()
-        if let index, let blocks, let members = options.members {
+        if let index, let blocks, let members = options.memberFilter {
             // Matching millions of paths against the selection takes long enough to hold up the
             // cooperative pool: it runs on a decode thread.
             let selected: [ArchiveEntry]
@@ -122,7 +122,7 @@ extension ArchiveReader {
                 if let extractTo {
                     let extractor = try Extractor(
                         destination: extractTo.directory, options: extractTo.options, archiveSize: archiveSize)
-                    consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.members, standIns: extractTo.standIns)
+                    consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.memberFilter, standIns: extractTo.standIns)
                 }
                 return consumer
             },

@@ -50,7 +50,7 @@ public final class ArchiveReader: Sendable {
     /// The selection ``index`` holds the entries of, for a reader opened by
     /// ``open(path:selecting:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``;
     /// nil when it holds every member.
-    let selection: Set<String>?
+    let selection: MemberFilter?
     /// Members the rich index lists, whether ``index`` holds them all or a selection.
     let memberCount: Int?
     /// The limits the reader was opened with.
@@ -206,7 +206,7 @@ public final class ArchiveReader: Sendable {
     /// Without a version 2 rich index, or with more members, this is
     /// ``open(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
     package static func open(
-        path: String, selecting members: Set<String>, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
+        path: String, selecting members: MemberFilter, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
         maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
         maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
     ) async throws -> ArchiveReader {
@@ -235,7 +235,7 @@ public final class ArchiveReader: Sendable {
     /// end of the file and decoding the index (seconds for millions of members) would otherwise
     /// hold one of the cooperative pool's threads, and with them the tasks that wait for one.
     private static func opened(
-        path: String, file: ArchiveFile? = nil, limits: Limits, selecting: Set<String>? = nil
+        path: String, file: ArchiveFile? = nil, limits: Limits, selecting: MemberFilter? = nil
     ) async throws -> ArchiveReader {
         let thread = WorkerThreadPool(threads: 1, name: "amk-open")
         defer { thread.shutdown() }

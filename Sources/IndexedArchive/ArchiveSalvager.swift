@@ -33,7 +33,7 @@ public enum ArchiveSalvager {
         defer { io.shutdown() }
         // Where each member's headers start, for resuming after a damaged block.
         let memberStarts = indexEntries.map { $0.map(\.headerOffset).sorted() }
-        let filter = options.members
+        let filter = options.memberFilter
         // The consumer, its extractor and the files they write stay in this one job.
         let (walk, recovered, recoveredSet, unfinished) = try await io.run { flag -> (Walk, [String], Set<ExactName>, String?) in
             let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
@@ -103,7 +103,7 @@ public enum ArchiveSalvager {
     /// the walk stops at the damage.
     static func walkBlocks(
         file: ArchiveFile, consumer: inout TarConsumer, flag: CancellationFlag,
-        memberStarts: [UInt64]? = nil, filter: Set<String>? = nil
+        memberStarts: [UInt64]? = nil, filter: MemberFilter? = nil
     ) throws -> Walk {
         var walk = Walk()
         var check: XZCheck

@@ -74,7 +74,7 @@ public enum ArchiveStreamReader {
             options.byteLimitReason = "the free space at the destination"
         }
         let chosen = options
-        let filter = options.members
+        let filter = options.memberFilter
         // The pipe is read on one thread while the other decodes, checks and writes.
         let io = WorkerThreadPool(threads: 2, name: "amk-stream")
         defer { io.shutdown() }

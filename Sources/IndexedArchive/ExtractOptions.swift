@@ -7,8 +7,19 @@ public struct ExtractOptions: Sendable {
     ///
     /// A name selects the member of exactly its bytes: `"caf\u{E9}"` does not take a member named
     /// `"cafe\u{301}"`, a different file on disk. A `Set<String>` holds only one of two such
-    /// names (`String` equality is canonical equivalence), so to take both, select their folder.
-    public var members: Set<String>? = nil
+    /// names (`String` equality is canonical equivalence); ``selection`` keeps both.
+    public var members: Set<String>? {
+        get { selection?.names }
+        set { selection = newValue.map { MemberSelection($0) } }
+    }
+    /// The same choice as ``members``, with every distinct name kept, two canonically
+    /// equivalent ones included (`amk extract` passes its arguments this way).
+    public var selection: MemberSelection? = nil
+    /// The selection as the engine matches it.
+    package var memberFilter: MemberFilter? {
+        get { selection?.filter }
+        set { selection = newValue.map { MemberSelection($0.names) } }
+    }
     /// Strip a leading `/` from absolute member paths instead of refusing them.
     public var allowAbsolutePaths: Bool = false
     /// Restore permission bits from the archive. Set-user-ID and set-group-ID bits of files are

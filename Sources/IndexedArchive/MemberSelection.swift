@@ -6,16 +6,19 @@ import Tar
 /// `amk list A NAME…` lists what `amk extract A NAME…` would write, and reports the names that
 /// select nothing as extraction does, with the same rule.
 public struct MemberSelection: Sendable {
-    /// The names, as stored in the archive (not escaped).
-    public let names: Set<String>
+    /// The names, as stored in the archive (not escaped). Of two canonically equivalent names,
+    /// which `Set<String>` holds as one, the selection still matches both.
+    public var names: Set<String> { Set(filter.names) }
+    /// The names as bytes (``MemberFilter``).
+    package let filter: MemberFilter
 
     public init(_ names: some Sequence<String>) {
-        self.names = Set(names)
+        self.filter = MemberFilter(names)
     }
 
     /// Whether one of the names is `path` or a folder above it.
     public func selects(_ path: String) -> Bool {
-        TarConsumer.selected(path, by: names)
+        filter.selects(path)
     }
 
     /// The names that select none of `paths`, in `order` (the order they were given in).
@@ -23,15 +26,16 @@ public struct MemberSelection: Sendable {
     /// One pass over the paths, looking each path's ancestors up among the names: linear in the
     /// members however many names there are.
     public func unmatched(in paths: some Sequence<String>, order: [String]) -> [String] {
-        var matched = Set<String>()
-        for path in paths where matched.count < names.count {
+        var matched = Set<ExactName>()
+        for path in paths where matched.count < filter.distinctFolders {
             TarConsumer.forEachAncestor(of: path) { name in
-                if names.containsExactly(name) { matched.insert(name) }
-                if names.containsExactly(name + "/") { matched.insert(name + "/") }
+                if filter.contains(exactly: name) { matched.insert(ExactName(name)) }
                 return true
             }
         }
         var reported = Set<ExactName>()
-        return order.filter { !matched.containsExactly($0) && reported.insert(ExactName($0)).inserted }
+        return order.filter {
+            !matched.contains(ExactName(UTF8Bytes.droppingTrailingSlash($0))) && reported.insert(ExactName($0)).inserted
+        }
     }
 }

@@ -44,7 +44,7 @@ struct TarConsumer {
     /// Checked against `expected` (when the archive has an index), extracting through
     /// `extractor` the members `filter` selects: a full or selected extraction, or (without an
     /// extractor) a verification.
-    init(expected: [ArchiveEntry]?, extractor: Extractor? = nil, filter: Set<String>? = nil) {
+    init(expected: [ArchiveEntry]?, extractor: Extractor? = nil, filter: MemberFilter? = nil) {
         self.init(conformance: expected.map(IndexConformance.init), extraction: extractor.map { ExtractionSink($0, filter: filter) })
     }
 
@@ -73,20 +73,8 @@ struct TarConsumer {
 
     /// Whether `path` is a member of `filter` (with or without a directory's trailing `/`) or
     /// lies under one of its directories; nil selects everything.
-    static func selected(_ path: String, by filter: Set<String>?) -> Bool {
-        guard let filter else { return true }
-        guard filter.count <= fewMembers else {
-            // Many members: look each of the path's ancestors up in the set.
-            var found = false
-            // By bytes, as the few-members walk below compares: the set's own lookup would also
-            // take a canonically equivalent name (``ExactName``).
-            forEachAncestor(of: path) { name in
-                found = filter.containsExactly(name) || filter.containsExactly(name + "/")
-                return !found
-            }
-            return found
-        }
-        return selected(utf8: path.utf8[...], byFew: filter)
+    static func selected(_ path: String, by filter: MemberFilter?) -> Bool {
+        filter?.selects(path) ?? true
     }
 
     /// Calls `body` with `path` (without a folder's trailing `/`), then each folder above it,
@@ -102,26 +90,6 @@ struct TarConsumer {
 
     /// Up to this many members, a selection is matched byte by byte against each path.
     static let fewMembers = 16
-
-    /// ``selected(_:by:)`` for a selection of at most ``fewMembers`` members, on a path's bytes:
-    /// without making a string for every ancestor of every member of the archive (choosing one
-    /// member of a real tree's 13,890 spent a third of its CPU making them), or for the path
-    /// itself (the index's names are bytes until a member is chosen).
-    static func selected<Path: BidirectionalCollection<UInt8>>(utf8 path: Path, byFew filter: Set<String>) -> Bool {
-        let slash = UInt8(ascii: "/")
-        var name = path[...]
-        if name.last == slash { name = name.dropLast() }
-        func under(_ target: Substring.UTF8View) -> Bool {
-            guard name.starts(with: target) else { return false }
-            let end = name.index(name.startIndex, offsetBy: target.count)
-            return end == name.endIndex || name[end] == slash
-        }
-        for member in filter {
-            let target = Substring(member).utf8
-            if under(target) || (target.last == slash && under(target.dropLast())) { return true }
-        }
-        return false
-    }
 
     private var wantsChecksum: Bool { conformance != nil || listing?.checksums == true }
 

@@ -99,12 +99,12 @@ struct MemberListing {
 struct ExtractionSink {
     let extractor: Extractor
     /// Members to extract; nil means all.
-    let filter: Set<String>?
+    let filter: MemberFilter?
     /// Selected links whose target is not selected (indexed archives only).
     let standIns: HardLinkStandIns
     private var writing = false
 
-    init(_ extractor: Extractor, filter: Set<String>?, standIns: HardLinkStandIns = HardLinkStandIns()) {
+    init(_ extractor: Extractor, filter: MemberFilter?, standIns: HardLinkStandIns = HardLinkStandIns()) {
         self.extractor = extractor
         self.filter = filter
         self.standIns = standIns

@@ -119,7 +119,7 @@ struct ExtractCommand: AsyncParsableCommand {
             let names = toStdout ? STDERR_FILENO : STDOUT_FILENO
             options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: names) }
         }
-        if !members.isEmpty { options.members = Set(members) }
+        if !members.isEmpty { options.selection = MemberSelection(members) }
         let showProgress = progress ?? (StandardError.isTerminal && !verbose)
         let summary: ExtractSummary
         do {
@@ -183,7 +183,7 @@ struct ExtractCommand: AsyncParsableCommand {
         // A few members: the index's other entries are checked but never made.
         let reader =
             members.isEmpty
-            ? try await ArchiveReader.open(path: path) : try await ArchiveReader.open(path: path, selecting: Set(members))
+            ? try await ArchiveReader.open(path: path) : try await ArchiveReader.open(path: path, selecting: MemberFilter(members))
         var options = options
         var bar: ProgressBar?
         if showProgress {

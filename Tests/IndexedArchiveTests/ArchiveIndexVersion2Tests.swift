@@ -285,9 +285,9 @@ extension EngineSuites {
             add("a/b/c2.txt", .regular, size: 9)  // named twice: both are kept
             let index = ArchiveIndex(entries: entries, tarSize: offset + 1024, chunkSize: 1 << 20, metadata: ["k": "v"])
             let decoded = try ArchiveIndex.decode(
-                index.encoded(), keeping: { TarConsumer.selected(utf8: $0, byFew: selection) })
+                index.encoded(), keeping: { MemberFilter(selection).selects(utf8: $0) })
             #expect(decoded.kept)
-            #expect(decoded.index.entries == entries.filter { TarConsumer.selected($0.path, by: selection) })
+            #expect(decoded.index.entries == entries.filter { TarConsumer.selected($0.path, by: MemberFilter(selection)) })
             #expect(decoded.index.tarSize == index.tarSize && decoded.index.metadata == ["k": "v"])
             // A version 1 index has no names section to choose from: it is decoded whole.
             let one = try ArchiveIndex.decode(index.encodedVersion1(), keeping: { _ in false })

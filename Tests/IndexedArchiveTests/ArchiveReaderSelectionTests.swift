@@ -20,9 +20,9 @@ extension EngineSuites {
         func theSelectionsEntriesAreTheOnesAFullReaderSelects(selection: Set<String>) async throws {
             let packed = try await PackedTree.make()
             let whole = try await ArchiveReader.open(path: packed.archive)
-            let reader = try await ArchiveReader.open(path: packed.archive, selecting: selection)
-            #expect(reader.selection == selection)
-            let expected = try await whole.entries().filter { TarConsumer.selected($0.path, by: selection) }
+            let reader = try await ArchiveReader.open(path: packed.archive, selecting: MemberFilter(selection))
+            #expect(reader.selection == MemberFilter(selection))
+            let expected = try await whole.entries().filter { TarConsumer.selected($0.path, by: MemberFilter(selection)) }
             #expect(try await reader.entries() == expected)
             // What the whole index says of the archive is unchanged.
             let (info, wholeInfo) = (try await reader.info(), try await whole.info())
@@ -36,7 +36,7 @@ extension EngineSuites {
             let packed = try await PackedTree.make()
             var options = ExtractOptions()
             options.members = selection
-            let reader = try await ArchiveReader.open(path: packed.archive, selecting: selection)
+            let reader = try await ArchiveReader.open(path: packed.archive, selecting: MemberFilter(selection))
             let ours = try await reader.extract(to: packed.dir.path + "/selected", options: options)
             let theirs = try await ArchiveReader.open(path: packed.archive).extract(to: packed.dir.path + "/whole", options: options)
             #expect(ours.entries == theirs.entries && ours.entries > 0)
@@ -54,7 +54,7 @@ extension EngineSuites {
         /// A member not chosen, another selection, `verify`: the reader opens the whole index.
         @Test func everythingElseIsAnsweredFromTheWholeIndex() async throws {
             let packed = try await PackedTree.make()
-            let reader = try await ArchiveReader.open(path: packed.archive, selecting: ["src/docs/notes.txt"])
+            let reader = try await ArchiveReader.open(path: packed.archive, selecting: MemberFilter(["src/docs/notes.txt"]))
             let whole = try await ArchiveReader.open(path: packed.archive)
             #expect(try await reader.contents(of: "src/run.sh") == Array("#!/bin/sh\necho hi\n".utf8))
             #expect(try await reader.entry(named: "src/media/noise.bin") == whole.entry(named: "src/media/noise.bin"))
@@ -75,7 +75,7 @@ extension EngineSuites {
             let packed = try await PackedTree.make()
             var options = ExtractOptions()
             options.members = ["src"]
-            let reader = try await ArchiveReader.open(path: packed.archive, selecting: ["src"])
+            let reader = try await ArchiveReader.open(path: packed.archive, selecting: MemberFilter(["src"]))
             #expect(try await reader.entries().count == packed.summary.entries)
             let summary = try await reader.extract(to: packed.dir.path + "/out", options: options)
             #expect(summary.entries == packed.summary.entries)
@@ -88,7 +88,7 @@ extension EngineSuites {
         @Test func manyMembersOpenTheWholeIndex() async throws {
             let packed = try await PackedTree.make()
             let many = Set((0...TarConsumer.fewMembers).map { "src/absent-\($0)" } + ["src/run.sh"])
-            let reader = try await ArchiveReader.open(path: packed.archive, selecting: many)
+            let reader = try await ArchiveReader.open(path: packed.archive, selecting: MemberFilter(many))
             #expect(reader.selection == nil)
             #expect(try await reader.entries().count == packed.summary.entries)
         }

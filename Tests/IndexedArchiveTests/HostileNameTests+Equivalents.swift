@@ -165,6 +165,29 @@ extension EngineSuites.HostileNameTests {
         #expect(selection.unmatched(in: ["t/caf\u{E9}/same", "t/K"], order: ["t/cafe\u{301}/same", "t/\u{212A}"]).count == 2)
     }
 
+    /// Both of two equivalent names can be asked for together (`amk extract` passes its
+    /// arguments this way): few names, compared in turn, and many, looked up.
+    @Test(arguments: [false, true])
+    func aFilterTakesBothTwins(_ many: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        for file in Self.equivalentFiles + Self.fillers { try Self.writeExactly(dir.path + "/src/" + file.path, file.content) }
+        let archive = dir.path + "/packed.tar.xz"
+        try await ArchivePacker.pack([PackSource(path: dir.path + "/src/t", archivePath: "t")], to: .file(archive), options: testOptions())
+        let twins = [0, 1, 4, 5].map { Self.equivalentFiles[$0] }
+        var options = ExtractOptions()
+        options.selection = MemberSelection((twins + (many ? Self.fillers : [])).map(\.path))
+        #expect(options.memberFilter?.count == twins.count + (many ? Self.fillers.count : 0))
+        #expect(options.members?.count == twins.count - 2 + (many ? Self.fillers.count : 0), "a set holds one of each pair")
+        try await ArchiveReader(path: archive).extract(to: dir.path + "/out", options: options)
+        Self.expectEachInItsPlace(dir.path + "/out", twins, "both twins")
+        let selection = MemberSelection(twins.map(\.path))
+        #expect(twins.allSatisfy { selection.selects($0.path) })
+        #expect(selection.unmatched(in: twins.map(\.path), order: twins.map(\.path)).isEmpty)
+        #expect(
+            selection.unmatched(in: [twins[0].path], order: twins.map(\.path)).map { Array($0.utf8) }
+                == twins.dropFirst().map { Array($0.path.utf8) })
+    }
+
     /// A hard link names the latest member of its target's exact bytes: extracted alone (its
     /// target written in its place) or read, it has that member's content, not the equivalent's
     /// that came later.

@@ -71,6 +71,31 @@ extension AMKTests {
             #expect(try snapshot("s/d") == original)
         }
 
+        /// Two names that Swift calls equal (precomposed and decomposed `é`) are two members:
+        /// named together on the command line, both are extracted, and each is listed alone.
+        @Test func canonicallyEquivalentNamesAreSelectedApart() throws {
+            try UserAttributes.python(
+                """
+                import os
+                os.makedirs(b'e')
+                open(b'e/caf\\xc3\\xa9', 'wb').write(b'precomposed')
+                open(b'e/cafe\\xcc\\x81', 'wb').write(b'decomposed')
+                open(b'e/other', 'wb').write(b'other')
+                """, in: tree.root)
+            #expect(try amk("pack", "e", "-o", "e.tar.xz").status == 0)
+            let both = try amk("extract", "e.tar.xz", "-C", "both", "e/caf\u{E9}", "e/cafe\u{301}")
+            #expect(both.status == 0, "\(both.stderr)")
+            let written = try UserAttributes.python(
+                "import os, sys; sys.stdout.write(repr(sorted((n, open(b'both/e/' + n, 'rb').read()) for n in os.listdir(b'both/e'))))",
+                in: tree.root)
+            #expect(written == "[(b'cafe\\xcc\\x81', b'decomposed'), (b'caf\\xc3\\xa9', b'precomposed')]")
+            for (name, other) in [("e/caf\u{E9}", "e/cafe\u{301}"), ("e/cafe\u{301}", "e/caf\u{E9}")] {
+                let listed = try amk("list", "e.tar.xz", name)
+                #expect(listed.status == 0, "\(listed.stderr)")
+                #expect(listed.stdout.split(separator: "\n").map { Array($0.utf8) } == [Array(name.utf8)], "not \(other)")
+            }
+        }
+
         @Test func listingShowsTheBytesAndSelectionTakesThemBack() throws {
             #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
             let listed = try amk("list", "a.tar.xz")
