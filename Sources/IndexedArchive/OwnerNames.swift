@@ -22,18 +22,20 @@ import Tar
 enum OwnerNames {
     private static let users = Mutex<[UInt64: String?]>([:])
     private static let groups = Mutex<[UInt64: String?]>([:])
-    private static let userIDs = Mutex<[String: uid_t?]>([:])
-    private static let groupIDs = Mutex<[String: gid_t?]>([:])
+    // Keyed by bytes: `"\u{212A}evin"` (Kelvin sign) is not the user `Kevin`, though Swift's
+    // `==` says so, and must not find Kevin's cached id (``ExactName``).
+    private static let userIDs = Mutex<[ExactName: uid_t?]>([:])
+    private static let groupIDs = Mutex<[ExactName: gid_t?]>([:])
 
     static func user(_ uid: UInt64) -> String? { cached(uid, in: users, lookUp: lookUpUser) }
 
     static func group(_ gid: UInt64) -> String? { cached(gid, in: groups, lookUp: lookUpGroup) }
 
     /// The local id of the user named `name`, if this system knows one; looked up once.
-    static func uid(named name: String) -> uid_t? { cached(name, in: userIDs, lookUp: lookUpUserID) }
+    static func uid(named name: String) -> uid_t? { cached(ExactName(name), in: userIDs) { lookUpUserID($0.string) } }
 
     /// The local id of the group named `name`, if this system knows one; looked up once.
-    static func gid(named name: String) -> gid_t? { cached(name, in: groupIDs, lookUp: lookUpGroupID) }
+    static func gid(named name: String) -> gid_t? { cached(ExactName(name), in: groupIDs) { lookUpGroupID($0.string) } }
 
     /// `lookUp(key)`, asked once per process; a miss (nil) is remembered too. Two threads may both
     /// look up a key not yet in `table`: they find the same answer, and the lock is never held
