@@ -1,4 +1,5 @@
 public import Foundation
+import IndexedArchive
 
 #if canImport(Glibc)
     import Glibc
@@ -142,16 +143,11 @@ public enum DurableFile {
 
     // On bytes: a `/` followed by a combining mark is one `Character` that is not "/".
     static func parent(of path: String) -> String {
-        let bytes = path.utf8
-        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        return slash == bytes.startIndex ? "/" : String(decoding: bytes[..<slash], as: UTF8.self)
+        guard let (parent, _) = PathBytes.splitAtLastSlash(path) else { return "." }
+        return parent.isEmpty ? "/" : parent
     }
 
-    static func name(of path: String) -> String {
-        let bytes = path.utf8
-        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return String(decoding: bytes[bytes.index(after: slash)...], as: UTF8.self)
-    }
+    static func name(of path: String) -> String { PathBytes.splitAtLastSlash(path)?.name ?? path }
 
     private static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
         while true {

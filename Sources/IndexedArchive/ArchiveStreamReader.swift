@@ -165,9 +165,8 @@ public enum ArchiveStreamReader {
         while true {
             var info = statvfs()
             if statvfs(candidate, &info) == 0 { return UInt64(info.f_bavail) * UInt64(info.f_frsize) }
-            let bytes = candidate.utf8
-            guard let slash = bytes.lastIndex(of: PathBytes.slash), slash != bytes.startIndex else { return 4 << 30 }
-            candidate = String(decoding: bytes[..<slash], as: UTF8.self)
+            guard let (parent, _) = PathBytes.splitAtLastSlash(candidate), !parent.isEmpty else { return 4 << 30 }
+            candidate = parent
         }
     }
 

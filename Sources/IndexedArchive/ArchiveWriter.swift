@@ -72,10 +72,8 @@ actor ArchiveWriter {
 
     /// Cut at the last byte `/` (a `/` followed by a combining mark is one `Character`).
     static func directoryAndName(of path: String) -> (directory: String, name: String) {
-        let bytes = path.utf8
-        guard let slash = bytes.lastIndex(of: PathBytes.slash) else { return (".", path) }
-        let directory = String(decoding: bytes[..<slash], as: UTF8.self)
-        return (directory.isEmpty ? "/" : directory, String(decoding: bytes[bytes.index(after: slash)...], as: UTF8.self))
+        guard let (directory, name) = PathBytes.splitAtLastSlash(path) else { return (".", path) }
+        return (directory.isEmpty ? "/" : directory, name)
     }
 
     private static func createTemporary(for path: String) throws -> (Int32, String?) {

@@ -16,10 +16,7 @@ public struct ExtractOptions: Sendable {
     /// equivalent ones included (`amk extract` passes its arguments this way).
     public var selection: MemberSelection? = nil
     /// The selection as the engine matches it.
-    package var memberFilter: MemberFilter? {
-        get { selection?.filter }
-        set { selection = newValue.map { MemberSelection($0.names) } }
-    }
+    package var memberFilter: MemberFilter? { selection?.filter }
     /// Strip a leading `/` from absolute member paths instead of refusing them.
     public var allowAbsolutePaths: Bool = false
     /// Restore permission bits from the archive. Set-user-ID and set-group-ID bits of files are

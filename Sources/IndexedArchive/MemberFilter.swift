@@ -31,7 +31,7 @@ package struct MemberFilter: Sendable, Equatable {
     package func contains(exactly name: String) -> Bool { exact.contains(ExactName(name)) }
 
     /// How many names there are once a folder's trailing `/` is set aside.
-    package var distinctFolders: Int { exact.count }
+    package var distinctNames: Int { exact.count }
 
     package static func == (lhs: MemberFilter, rhs: MemberFilter) -> Bool { lhs.exact == rhs.exact }
 

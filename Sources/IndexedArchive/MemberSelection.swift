@@ -27,7 +27,7 @@ public struct MemberSelection: Sendable {
     /// members however many names there are.
     public func unmatched(in paths: some Sequence<String>, order: [String]) -> [String] {
         var matched = Set<ExactName>()
-        for path in paths where matched.count < filter.distinctFolders {
+        for path in paths where matched.count < filter.distinctNames {
             TarConsumer.forEachAncestor(of: path) { name in
                 if filter.contains(exactly: name) { matched.insert(ExactName(name)) }
                 return true

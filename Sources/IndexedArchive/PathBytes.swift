@@ -35,6 +35,14 @@ package enum PathBytes {
         return end == name.endIndex || name[end] == slash
     }
 
+    /// `path` cut at its last `/` byte: what comes before it (empty for a slash at the start) and
+    /// after it; nil without a slash.
+    package static func splitAtLastSlash(_ path: String) -> (parent: String, name: String)? {
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: self.slash) else { return nil }
+        return (String(decoding: bytes[..<slash], as: UTF8.self), String(decoding: bytes[bytes.index(after: slash)...], as: UTF8.self))
+    }
+
     /// The last non-empty component of `path`, if it has one.
     package static func lastComponent(_ path: String) -> String? {
         path.utf8.split(separator: slash, omittingEmptySubsequences: true).last.map { String(decoding: $0, as: UTF8.self) }

@@ -18,12 +18,3 @@ package struct ExactName: Hashable, Sendable, CustomStringConvertible {
 
     package var description: String { string }
 }
-
-extension Set<String> {
-    /// The element whose bytes are `name`'s, if there is one. `contains` would also answer for a
-    /// canonically equivalent name (``ExactName``).
-    package func containsExactly(_ name: String) -> Bool {
-        guard let found = firstIndex(of: name) else { return false }
-        return UTF8Bytes.equal(self[found], name)
-    }
-}

@@ -54,7 +54,4 @@ package enum UTF8Bytes {
     package static func droppingTrailingSlash(_ path: String) -> String {
         endsWithSlash(path) ? String(decoding: path.utf8.dropLast(), as: UTF8.self) : path
     }
-
-    /// Whether `path`'s first byte is `/`: `hasPrefix("/")` is false for `/` and a combining mark.
-    package static func startsWithSlash(_ path: String) -> Bool { path.utf8.first == UInt8(ascii: "/") }
 }

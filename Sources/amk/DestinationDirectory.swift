@@ -20,7 +20,7 @@ struct DestinationDirectory {
     /// Creates `path` and its missing parents, mode 0755 (less the umask) as the engine uses.
     /// - Throws: ``ArchiveError`` `.io` naming the folder that could not be created.
     init(creating path: String) throws {
-        var prefix = UTF8Bytes.startsWithSlash(path) ? "/" : ""
+        var prefix = PathBytes.isAbsolute(path) ? "/" : ""
         for component in PathBytes.components(path) {
             prefix += (prefix.isEmpty || UTF8Bytes.endsWithSlash(prefix) ? "" : "/") + component
             if mkdir(prefix, 0o755) == 0 {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import IndexedArchive
-import Tar
 
 /// `amk extract A [MEMBER...] [-C DIR]`: writes members under a directory, and nowhere else
 /// (with `-O`, only the files' content, to standard output).
@@ -182,8 +181,11 @@ struct ExtractCommand: AsyncParsableCommand {
     ) async throws -> ExtractSummary {
         // A few members: the index's other entries are checked but never made.
         let reader =
-            members.isEmpty
-            ? try await ArchiveReader.open(path: path) : try await ArchiveReader.open(path: path, selecting: MemberFilter(members))
+            if let filter = options.memberFilter {
+                try await ArchiveReader.open(path: path, selecting: filter)
+            } else {
+                try await ArchiveReader.open(path: path)
+            }
         var options = options
         var bar: ProgressBar?
         if showProgress {
@@ -217,10 +219,10 @@ struct ExtractCommand: AsyncParsableCommand {
 
     /// The content bytes of the regular members `members` selects (all when empty).
     static func contentBytes(_ entries: [ArchiveEntry], selectedBy members: [String]) -> UInt64 {
-        entries.reduce(0) { total, entry in
-            guard entry.kind == .regular else { return total }
-            let selected = members.isEmpty || members.contains { PathBytes.isSameOrUnder(entry.name, $0) }
-            return selected ? total + entry.size : total
+        let selection = members.isEmpty ? nil : MemberSelection(members)
+        return entries.reduce(0) { total, entry in
+            guard entry.kind == .regular, selection?.selects(entry.path) ?? true else { return total }
+            return total + entry.size
         }
     }
 

@@ -8,7 +8,7 @@ extension EngineSuites {
         @Test func namesAreKeptByTheirBytesInTheOrderGiven() {
             let filter = MemberFilter(["b", "caf\u{E9}", "cafe\u{301}", "b", "a/", "a"])
             #expect(filter.names.map { Array($0.utf8) } == ["b", "caf\u{E9}", "cafe\u{301}", "a/", "a"].map { Array($0.utf8) })
-            #expect(filter.distinctFolders == 4, "a folder's trailing / is not part of its name")
+            #expect(filter.distinctNames == 4, "a folder's trailing / is not part of its name")
             #expect(filter.contains(exactly: "a") && filter.contains(exactly: "cafe\u{301}") && !filter.contains(exactly: "a/"))
             #expect(filter == MemberFilter(["a", "b", "cafe\u{301}", "caf\u{E9}"]))
             #expect(filter != MemberFilter(["a", "b", "caf\u{E9}"]), "one of the twins missing")
