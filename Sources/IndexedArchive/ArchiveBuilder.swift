@@ -158,7 +158,7 @@ public actor ArchiveBuilder {
             path: entry.archivePath, kind: kind, size: size, mode: status?.mode ?? entry.mode, uid: uid, gid: gid,
             mtime: status?.mtime ?? entry.mtime, linkTarget: linkTarget,
             userName: OwnerNames.user(uid), groupName: OwnerNames.group(gid))
-        header.extendedAttributes = entry.extendedAttributes
+        header.extendedAttributeList = entry.extendedAttributeList
         return header
     }
 

@@ -261,7 +261,7 @@ final class DirectoryWalker: Sendable {
             inode: UInt64(info.st_ino),
             linkCount: UInt64(info.st_nlink)
         )
-        if readsExtendedAttributes { entry.extendedAttributes = try ExtendedAttributes.read(path: sourcePath) }
+        if readsExtendedAttributes { entry.extendedAttributeList = try ExtendedAttributes.read(path: sourcePath) }
         return entry
     }
 }

@@ -26,6 +26,16 @@ public struct EnumeratedEntry: Sendable, Hashable {
     public var inode: UInt64
     /// Hard links to this inode.
     public var linkCount: UInt64
-    /// Extended attributes, when the enumeration reads them (``PackOptions/storeExtendedAttributes``).
-    public var extendedAttributes: [String: [UInt8]] = [:]
+    /// Extended attributes, when the enumeration reads them (``PackOptions/storeExtendedAttributes``),
+    /// sorted by the bytes of their names. Names are distinct as bytes, so two that differ only in
+    /// Unicode normalization are both here.
+    public var extendedAttributeList: [ExtendedAttribute] = []
+
+    /// The extended attributes as a dictionary from name to value. Names that differ only in
+    /// Unicode normalization are one `String` key, which keeps one of their values;
+    /// ``extendedAttributeList`` keeps them all. Setting this replaces the list.
+    public var extendedAttributes: [String: [UInt8]] {
+        get { extendedAttributeList.byName }
+        set { extendedAttributeList = [ExtendedAttribute](newValue) }
+    }
 }

@@ -12,18 +12,20 @@ import Tar
 ///
 /// Links are never followed. A file system without extended attributes reads as having none.
 enum ExtendedAttributes {
-    /// The attributes of `path` (not following a link). Names keep their bytes (`RawName`).
-    static func read(path: String) throws(ArchiveError) -> [String: [UInt8]] {
+    /// The attributes of `path` (not following a link), sorted by the bytes of their names so that
+    /// the same attributes make the same archive. Names keep their bytes (`RawName`), and two that
+    /// differ only in Unicode normalization stay two attributes.
+    static func read(path: String) throws(ArchiveError) -> [ExtendedAttribute] {
         var size = listNames(path, nil, 0)
         if size < 0 {
-            if errno == ENOTSUP || errno == EPERM { return [:] }
+            if errno == ENOTSUP || errno == EPERM { return [] }
             throw SystemCall.error("list extended attributes", path: path)
         }
-        guard size > 0 else { return [:] }
+        guard size > 0 else { return [] }
         var names = [CChar](repeating: 0, count: size)
         size = names.withUnsafeMutableBufferPointer { listNames(path, $0.baseAddress, $0.count) }
         guard size >= 0 else { throw SystemCall.error("list extended attributes", path: path) }
-        var attributes: [String: [UInt8]] = [:]
+        var attributes: [ExtendedAttribute] = []
         for raw in names.prefix(size).split(separator: 0) {
             let bytes = raw.map { UInt8(bitPattern: $0) }
             let name = RawName.decode(bytes)
@@ -34,19 +36,18 @@ enum ExtendedAttributes {
             var value = [UInt8](repeating: 0, count: length)
             let read = value.withUnsafeMutableBytes { getValue(path, name, $0.baseAddress, $0.count) }
             guard read >= 0 else { throw SystemCall.error("read extended attribute '\(name)'", path: path) }
-            attributes[name] = Array(value.prefix(read))
+            attributes.append(ExtendedAttribute(name: name, value: Array(value.prefix(read))))
         }
-        return attributes
+        return attributes.sortedByName()
     }
 
     /// Sets `attributes` on the open file `fd`; returns the names that could not be set (the file
     /// system refuses them, or the name space needs privileges), with why.
-    static func write(_ attributes: [String: [UInt8]], to fd: Int32) -> [String] {
+    static func write(_ attributes: [ExtendedAttribute], to fd: Int32) -> [String] {
         var failed: [String] = []
-        for name in attributes.keys.sorted() {
-            let value = attributes[name]!
-            let result = value.withUnsafeBytes { setValue(fd, name, $0.baseAddress, $0.count) }
-            if result != 0 { failed.append("\(name) (\(String(cString: strerror(errno))))") }
+        for attribute in attributes {
+            let result = attribute.value.withUnsafeBytes { setValue(fd, attribute.name, $0.baseAddress, $0.count) }
+            if result != 0 { failed.append("\(attribute.name) (\(String(cString: strerror(errno))))") }
         }
         return failed
     }

@@ -669,8 +669,8 @@ final class Extractor {
 
     /// Sets the member's extended attributes on `fd` when asked to; refusals become a warning.
     private func restoreExtendedAttributes(_ header: TarHeader, fd: Int32) {
-        guard options.restoreExtendedAttributes, !header.extendedAttributes.isEmpty else { return }
-        let failed = ExtendedAttributes.write(header.extendedAttributes, to: fd)
+        guard options.restoreExtendedAttributes, !header.extendedAttributeList.isEmpty else { return }
+        let failed = ExtendedAttributes.write(header.extendedAttributeList, to: fd)
         if !failed.isEmpty {
             record(
                 ExtractWarning(

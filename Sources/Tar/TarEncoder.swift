@@ -77,8 +77,8 @@ public enum TarEncoder {
         if needsPax(groupName, limit: 31) {
             PaxRecords.append(key: "gname", value: groupName, to: &records)
         }
-        for name in header.extendedAttributes.keys.sorted() {
-            PaxRecords.append(key: PaxRecords.xattrPrefix + name, bytes: header.extendedAttributes[name]!, to: &records)
+        for attribute in header.extendedAttributeList {
+            PaxRecords.append(key: PaxRecords.xattrPrefix + attribute.name, bytes: attribute.value, to: &records)
         }
 
         let ustarMtime = UInt64(clamping: max(0, min(header.mtime.seconds, Int64(UstarBlock.maxOctal11))))
@@ -166,9 +166,16 @@ public enum TarEncoder {
         ] {
             if let value, value.utf8.contains(0) { throw fail("\(name) contains a NUL byte") }
         }
-        for name in header.extendedAttributes.keys
-        where name.isEmpty || name.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
-            throw fail("extended attribute name \"\(UstarBlock.escaped(name))\" is empty or contains '=', a newline or NUL")
+        var attributeNames = Set<ExactName>()
+        for attribute in header.extendedAttributeList {
+            let name = attribute.name
+            if name.isEmpty || name.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
+                throw fail("extended attribute name \"\(UstarBlock.escaped(name))\" is empty or contains '=', a newline or NUL")
+            }
+            // A reader keeps the last of two records for one name: the first value would be lost.
+            guard attributeNames.insert(ExactName(name)).inserted else {
+                throw fail("extended attribute name \"\(UstarBlock.escaped(name))\" appears twice")
+            }
         }
         switch header.kind {
         case .regular:

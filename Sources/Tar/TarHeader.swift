@@ -30,10 +30,21 @@ public struct TarHeader: Sendable, Equatable {
     public var deviceMajor: UInt32
     /// The device minor number, for character and block devices.
     public var deviceMinor: UInt32
-    /// Extended attributes (name to value), stored as pax `SCHILY.xattr.<name>` records as GNU tar
-    /// and bsdtar write them; values are bytes. Names must not contain `=`, a newline or NUL.
-    /// Empty unless set.
-    public var extendedAttributes: [String: [UInt8]] = [:]
+    /// Extended attributes, in the order they are stored as pax `SCHILY.xattr.<name>` records (as
+    /// GNU tar `--xattrs` and bsdtar write them). Names are distinct as bytes; they must not be
+    /// empty or contain `=`, a newline or NUL. Empty unless set.
+    public var extendedAttributeList: [ExtendedAttribute] = []
+
+    /// The extended attributes as a dictionary from name to value.
+    ///
+    /// Two names that differ only in Unicode normalization (`user.café` precomposed and with a
+    /// combining accent) are one `String` key: reading keeps the later one's value, so a header
+    /// that holds both shows one here. ``extendedAttributeList`` keeps every attribute. Setting
+    /// this replaces the list, sorted by the bytes of the names.
+    public var extendedAttributes: [String: [UInt8]] {
+        get { extendedAttributeList.byName }
+        set { extendedAttributeList = [ExtendedAttribute](newValue) }
+    }
 
     /// Creates a header.
     public init(
@@ -95,8 +106,21 @@ extension TarHeader {
     struct Overrides {
         var path: String?
         var linkPath: String?
-        /// `SCHILY.xattr.*` records of the member's own `x` header.
-        var extendedAttributes: [String: [UInt8]] = [:]
+        /// `SCHILY.xattr.*` records of the member's own `x` header, in order, distinct as bytes.
+        var extendedAttributes: [ExtendedAttribute] = []
+        /// Where each name is in ``extendedAttributes``, so that a repeated record replaces the
+        /// earlier value (the last record wins, as for every pax keyword) in constant time.
+        var extendedAttributePositions: [ExactName: Int] = [:]
+
+        /// Records one `SCHILY.xattr.<name>` value; a name already recorded (as bytes) is replaced.
+        mutating func setExtendedAttribute(name: String, value: [UInt8]) {
+            if let position = extendedAttributePositions[ExactName(name)] {
+                extendedAttributes[position].value = value
+            } else {
+                extendedAttributePositions[ExactName(name)] = extendedAttributes.count
+                extendedAttributes.append(ExtendedAttribute(name: name, value: value))
+            }
+        }
         var size: UInt64?
         var mtime: TarTimestamp?
         var uid: UInt64?
@@ -142,6 +166,6 @@ extension TarHeader {
             deviceMajor: fields.deviceMajor,
             deviceMinor: fields.deviceMinor
         )
-        self.extendedAttributes = overrides.extendedAttributes
+        self.extendedAttributeList = overrides.extendedAttributes
     }
 }

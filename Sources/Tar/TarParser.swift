@@ -423,6 +423,7 @@ public struct TarParser: Sendable {
         default:
             var merged = pending.overrides.merged(over: globals, except: pending.cleared)
             merged.extendedAttributes = pending.overrides.extendedAttributes
+            merged.extendedAttributePositions = pending.overrides.extendedAttributePositions
             // A sparse member's real name: held below to the rules of every name.
             if let name = pending.sparse.name { merged.path = name }
             let oldGNUSparse = fields.typeflag == UInt8(ascii: "S")
@@ -564,8 +565,11 @@ public struct TarParser: Sendable {
                 guard let time = PaxRecords.parseTime(value) else { throw bad("not a decimal time") }
                 overrides.mtime = time
             }
-        case _ where !global && key.hasPrefix(PaxRecords.xattrPrefix) && key.utf8.count > PaxRecords.xattrPrefix.utf8.count:
-            overrides.extendedAttributes[String(key.dropFirst(PaxRecords.xattrPrefix.count))] = Array(bytes)
+        case _ where !global && key.utf8.starts(with: PaxRecords.xattrPrefix.utf8) && key.utf8.count > PaxRecords.xattrPrefix.utf8.count:
+            // Cut at the byte, not the character: a combining mark after the prefix's dot is one
+            // `Character` with it, and `hasPrefix`/`dropFirst` would miss the record or eat the mark.
+            let name = String(decoding: key.utf8.dropFirst(PaxRecords.xattrPrefix.utf8.count), as: UTF8.self)
+            overrides.setExtendedAttribute(name: name, value: Array(bytes))
         default:
             if key.hasPrefix("GNU.sparse.") {
                 // Only a member's own header can say how its content is laid out.

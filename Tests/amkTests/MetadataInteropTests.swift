@@ -63,6 +63,38 @@ extension AMKTests {
             #expect(try attribute("x/d/f.txt", "user.comment") == "68656c6c6f20ff")
         }
 
+        /// A file's attribute names and values as Python sees them: (name bytes, value bytes) in hex,
+        /// sorted.
+        func attributeBytes(_ path: String) throws -> String {
+            try UserAttributes.python(
+                "import os; print(sorted((os.fsencode(n).hex(), os.getxattr('\(path)', n).hex()) for n in os.listxattr('\(path)')))",
+                in: tree.root)
+        }
+
+        /// Linux attribute names are bytes: `user.café` precomposed and with a combining accent
+        /// (equal as Swift `String`s) are two attributes of one file, and so is a name that is not
+        /// UTF-8. All come back with their own values, through amk and through GNU tar. amk once
+        /// kept them in a `String`-keyed dictionary: one of the pair was lost, with exit status 0.
+        @Test func attributeNamesKeepTheirBytes() throws {
+            try UserAttributes.python(
+                #"""
+                import os
+                for name, value in [(b'user.caf\xc3\xa9', b'one'), (b'user.cafe\xcc\x81', b'two'), (b'user.\xff\xfe', b'three')]:
+                    os.setxattr('d/f.txt', name, value)
+                """#, in: tree.root)
+            let source = try attributeBytes("d/f.txt")
+            #expect(source.contains("757365722e636166c3a9") && source.contains("757365722e63616665cc81"), "\(source)")
+            #expect(try amk("pack", "d", "-o", "a.tar.xz", "--xattrs").status == 0)
+            let restored = try amk("extract", "a.tar.xz", "-C", "x", "--xattrs")
+            #expect(restored.status == 0, "\(restored.stderr)")
+            #expect(try attributeBytes("x/d/f.txt") == source)
+            if ChildProcess.lookUp("tar") != nil {
+                let gnu = try ShellPipeline.run("mkdir g && tar --xattrs --xattrs-include='*' -xJf a.tar.xz -C g", in: tree.root)
+                #expect(gnu.status == 0, "\(gnu.stderr)")
+                #expect(try attributeBytes("g/d/f.txt") == source)
+            }
+        }
+
         @Test(.enabled(if: ChildProcess.lookUp("tar") != nil, "needs GNU tar"))
         func ownerNamesAreStoredBesideTheIds() throws {
             #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
