@@ -102,8 +102,10 @@ struct TarConsumer {
             let maxKeys = 256
             let maxBytes = 64 * 1024
             var kept = metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-            for record in records where record.key.hasPrefix("AMK.") {
-                let key = String(record.key.dropFirst(4))
+            // The prefix is matched and cut as bytes: a key whose first character is a combining
+            // mark makes one `Character` of it and the dot, which `hasPrefix` would not match.
+            for record in records where record.key.utf8.starts(with: "AMK.".utf8) {
+                let key = String(decoding: record.key.utf8.dropFirst(4), as: UTF8.self)
                 kept += key.utf8.count + record.value.utf8.count - (metadata[key].map { key.utf8.count + $0.utf8.count } ?? 0)
                 guard kept <= maxBytes, metadata[key] != nil || metadata.count < maxKeys else {
                     throw ArchiveError(

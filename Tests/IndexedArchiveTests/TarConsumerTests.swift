@@ -68,6 +68,22 @@ extension EngineSuites {
             #expect(try await reader.entries().map(\.path) == ["a.txt"])
         }
 
+        /// A key is what follows the bytes `AMK.`, even when it starts with a combining mark (one
+        /// `Character` with the dot, which a character-wise `hasPrefix` did not match: the key was
+        /// dropped). Keys equal as Swift `String`s are one dictionary key; the later value wins.
+        @Test(.enabled(if: toolExists("xz")))
+        func keysAreCutAfterThePrefixsBytes() async throws {
+            let directory = try TemporaryDirectory()
+            let globals = [[(key: "AMK.\u{301}mark", value: "1"), (key: "AMK.plain", value: "2"), (key: "AMKX.no", value: "3")]]
+            let reader = try await Self.reader(try Self.stream(globals), in: directory)
+            let metadata = try await reader.metadata()
+            #expect(
+                metadata.keys.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) } == [
+                    Array("plain".utf8), Array("\u{301}mark".utf8)
+                ])
+            #expect(metadata["\u{301}mark"] == "1")
+        }
+
         /// (path, members asked for, selected?): a member, with or without a directory's slash,
         /// selects itself and everything under it, and nothing that merely starts with its name.
         static let selections: [(String, [String], Bool)] = [
