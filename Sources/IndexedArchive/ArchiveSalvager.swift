@@ -35,11 +35,12 @@ public enum ArchiveSalvager {
         let memberStarts = indexEntries.map { $0.map(\.headerOffset).sorted() }
         let filter = options.memberFilter
         // The consumer, its extractor and the files they write stay in this one job.
-        let (walk, recovered, recoveredSet, unfinished) = try await io.run { flag -> (Walk, [String], Set<ExactName>, String?) in
+        let (walk, recovered, recoveredSet, unfinished, unmade) = try await io.run {
+            flag -> (Walk, [String], Set<ExactName>, String?, [String]) in
             let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
             extractor.skipsLinksToMissingTargets = true
             var consumer = TarConsumer(listing: MemberListing(), extraction: ExtractionSink(extractor, filter: filter))
-            let walk: Walk
+            var walk: Walk
             do {
                 walk = try walkBlocks(file: file, consumer: &consumer, flag: flag, memberStarts: memberStarts, filter: filter)
             } catch {
@@ -47,33 +48,42 @@ public enum ArchiveSalvager {
                 throw error
             }
             let unfinished = consumer.unfinishedMember
+            if walk.damage == nil, walk.stop == nil, let unfinished {
+                // Every xz block verified, but the tar stream they hold stops inside a member (it
+                // was cut before it was compressed, or a size field claims more than there is):
+                // the member is lost, and the archive is not whole.
+                walk.damageOffset = walk.blocksEnd
+                walk.damage = "the tar stream ends inside member '\(TerminalSafe.name(unfinished))', which is cut short"
+            }
             consumer.extractor?.abandonCurrent()
             try? consumer.extractor?.finish()
             let skipped = Set(
                 (consumer.extractor?.warnings ?? []).filter { $0.kind == .missingLinkTarget }.map { ExactName($0.member) })
-            // Hard links whose target the damage took were seen but not made.
-            var whole = (consumer.collected ?? []).map(\.path).filter { !skipped.contains(ExactName($0)) }
+            // Hard links whose target the damage took (or that the archive never held before
+            // them) were seen but not made: they are lost, damage or not.
+            let all = (consumer.collected ?? []).map(\.path)
+            var whole = all.filter { !skipped.contains(ExactName($0)) }
             if let unfinished, let last = whole.last, UTF8Bytes.equal(last, unfinished) { whole.removeLast() }
             // With a selection, only the selected members were written, and only they are reported.
             let recovered = whole.filter { TarConsumer.selected($0, by: filter) }
             let recoveredSet = Set(recovered.map(ExactName.init))
+            let unmade = all.filter { skipped.contains(ExactName($0)) && TarConsumer.selected($0, by: filter) }
             // The tar headers have whole seconds; the index, when readable, has the nanoseconds.
             if let indexEntries {
                 consumer.extractor?.restoreTimes(from: indexEntries.filter { recoveredSet.contains(ExactName($0.path)) })
             }
-            return (walk, recovered, recoveredSet, unfinished)
+            return (walk, recovered, recoveredSet, unfinished, unmade)
         }
         let selected = { (path: String) in TarConsumer.selected(path, by: filter) }
-        var lost: [String]
-        if let indexEntries {
-            lost = indexEntries.map(\.path).filter { selected($0) && !recoveredSet.contains(ExactName($0)) }
-        } else if let unfinished, selected(unfinished) {
-            lost = [unfinished]
-        } else {
-            lost = []
-        }
         let stoppedShort = walk.damage != nil || walk.stop != nil
-        if !stoppedShort { lost = [] }
+        var lost: [String]
+        if let indexEntries, stoppedShort {
+            // What the index names past the damage was never seen; it is lost too.
+            lost = indexEntries.map(\.path).filter { selected($0) && !recoveredSet.contains(ExactName($0)) }
+        } else {
+            lost = unmade
+            if let unfinished, selected(unfinished) { lost.append(unfinished) }
+        }
         return SalvageReport(
             recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || !stoppedShort,
             goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
@@ -86,6 +96,8 @@ public enum ArchiveSalvager {
         var damageOffset: UInt64?
         var damage: String?
         var stop: String?
+        /// The file offset just past the last block walked (where the xz Index begins).
+        var blocksEnd: UInt64 = 0
     }
 
     /// Blocks that decode to at most this many bytes are held whole while their check is
@@ -154,12 +166,23 @@ public enum ArchiveSalvager {
                         walk.damage = problem
                         return walk
                     }
+                    walk.blocksEnd = offset
                     // Another stream may follow (`cat a.xz b.xz`, or xz's own concatenations):
                     // its blocks continue the same tar stream.
-                    guard let next = try nextStream(file: file, indexOffset: offset) else { return walk }
-                    offset = next.offset
-                    check = next.check
-                    continue
+                    switch try nextStream(file: file, indexOffset: offset) {
+                    case .none:
+                        return walk
+                    case .stream(let next, let nextCheck):
+                        offset = next
+                        check = nextCheck
+                        continue
+                    case .damaged(let at, let problem):
+                        // The last stream's footer is whole, but what lies between this stream
+                        // and it is not a stream: its blocks cannot be found.
+                        walk.damageOffset = at
+                        walk.damage = problem
+                        return walk
+                    }
                 }
                 let info = try head.withUnsafeBytes { try BlockHeaderInfo.parse($0, check: check, fileOffset: offset) }
                 // A header without a compressed size (xz's single-threaded blocks) gives no end:
@@ -216,8 +239,10 @@ public enum ArchiveSalvager {
                 if case .io = error.code { throw error }
                 // A limit of the caller's is no damage either: the bytes were sound, and the
                 // report must say which limit, not send the user looking for a bad block.
-                if error.code == .limitExceeded {
-                    walk.stop = error.member.map { "member '\($0)': \(error.message)" } ?? error.message
+                // So is a member the extraction refuses (a path that would leave the destination):
+                // the salvage stops there, as an extraction does, naming the member.
+                if error.code == .limitExceeded || error.code == .unsafePath {
+                    walk.stop = error.member.map { "member '\(TerminalSafe.name($0))': \(error.message)" } ?? error.message
                     return walk
                 }
                 if walk.damage == nil {
@@ -258,14 +283,27 @@ public enum ArchiveSalvager {
         }
     }
 
-    /// The stream that follows the one whose xz Index starts at `indexOffset`, or `nil` when the
-    /// Index is the last one in the file.
+    /// What follows the xz stream whose Index starts at `indexOffset`.
+    enum NextStream {
+        /// That Index is the file's last: nothing follows but stream padding.
+        case none
+        /// Another stream's blocks start at `offset`, with its check type.
+        case stream(offset: UInt64, check: XZCheck)
+        /// Something follows that is not a stream, from `offset`, for the reason given.
+        case damaged(offset: UInt64, String)
+    }
+
+    /// The stream that follows the one whose xz Index starts at `indexOffset`.
     ///
-    /// The Index is walked forward (its records are variable-length integers) only to learn its
-    /// size, a piece of the file at a time; the footer after it must give the same size, and
-    /// after stream padding another Stream Header must follow. Anything else is left to
-    /// ``endOfStreamProblem(file:indexOffset:)``, which has already judged the end of the file.
-    static func nextStream(file: ArchiveFile, indexOffset: UInt64) throws -> (offset: UInt64, check: XZCheck)? {
+    /// ``endOfStreamProblem(file:indexOffset:)`` has already found a whole Stream Footer at the
+    /// end of the file; when the Index it points to is this one, nothing follows. Otherwise this
+    /// stream's Index is walked forward (its records are variable-length integers) only to learn
+    /// its size, a piece of the file at a time; the footer after it must give the same size, and
+    /// after stream padding (zero bytes in fours) another Stream Header must follow. Anything
+    /// else is damage at the first offset that is wrong: a cut between two streams would
+    /// otherwise pass for the end of the archive and lose the later streams' members unreported.
+    static func nextStream(file: ArchiveFile, indexOffset: UInt64) throws -> NextStream {
+        if let last = try lastIndexOffset(file: file), last == indexOffset { return .none }
         var position = indexOffset + 1  // past the Index Indicator
         var piece: [UInt8] = []
         var pieceStart = position
@@ -287,24 +325,57 @@ public enum ArchiveSalvager {
             }
             return nil
         }
-        guard let records = try vli() else { return nil }
+        let damagedIndex = NextStream.damaged(offset: indexOffset, "the xz Index at offset \(indexOffset) is damaged")
+        guard let records = try vli() else { return damagedIndex }
         var remaining = records
         while remaining > 0 {
-            guard try vli() != nil, try vli() != nil else { return nil }
+            guard try vli() != nil, try vli() != nil else { return damagedIndex }
             remaining -= 1
         }
         let indexEnd = (position - indexOffset + 3) / 4 * 4 + 4 + indexOffset  // padding, CRC32
-        guard indexEnd <= file.size, file.size - indexEnd >= UInt64(StreamFooter.size) else { return nil }
+        guard indexEnd <= file.size, file.size - indexEnd >= UInt64(StreamFooter.size) else { return damagedIndex }
         let footer = try file.read(at: indexEnd, count: StreamFooter.size)
         guard let size = try? footer.withUnsafeBytes({ try StreamFooter.decode($0, fileOffset: indexEnd).indexSize }),
             size == indexEnd - indexOffset
-        else { return nil }
-        var next = indexEnd + UInt64(StreamFooter.size)
+        else {
+            return .damaged(offset: indexEnd, "the Stream Footer at offset \(indexEnd) is damaged")
+        }
+        let streamEnd = indexEnd + UInt64(StreamFooter.size)
+        var next = streamEnd
         while file.size - next >= 4, try file.read(at: next, count: 4).allSatisfy({ $0 == 0 }) { next += 4 }
-        guard file.size - next >= UInt64(StreamHeader.size) else { return nil }
+        guard file.size - next >= UInt64(StreamHeader.size) else {
+            return .damaged(
+                offset: next, "after the stream that ends at offset \(streamEnd), \(file.size - next) bytes are not an xz stream")
+        }
         let header = try file.read(at: next, count: StreamHeader.size)
-        guard let check = try? header.withUnsafeBytes({ try StreamHeader.decode($0, fileOffset: next) }) else { return nil }
-        return (next + UInt64(StreamHeader.size), check)
+        guard let check = try? header.withUnsafeBytes({ try StreamHeader.decode($0, fileOffset: next) }) else {
+            // Zero bytes that are not a whole word of padding: the next header is misaligned.
+            let why =
+                header.first == 0
+                ? "stream padding after offset \(streamEnd) is not a multiple of four bytes"
+                : next == streamEnd
+                    ? "the bytes at offset \(next), after a stream's end, are not an xz Stream Header"
+                    : "the bytes at offset \(next), after \(next - streamEnd) bytes of stream padding, are not an xz Stream Header"
+            return .damaged(offset: next, why)
+        }
+        return .stream(offset: next + UInt64(StreamHeader.size), check: check)
+    }
+
+    /// Where the Index of the file's last stream begins, as its Stream Footer (after any stream
+    /// padding) says, or `nil` when there is no whole footer at the end.
+    static func lastIndexOffset(file: ArchiveFile) throws -> UInt64? {
+        var end = file.size
+        while end >= 4 + UInt64(StreamFooter.size) {
+            guard try file.read(at: end - 4, count: 4).allSatisfy({ $0 == 0 }) else { break }
+            end -= 4
+        }
+        guard end >= UInt64(StreamFooter.size) else { return nil }
+        let footerOffset = end - UInt64(StreamFooter.size)
+        let bytes = try file.read(at: footerOffset, count: StreamFooter.size)
+        guard let indexSize = try? bytes.withUnsafeBytes({ try StreamFooter.decode($0, fileOffset: footerOffset).indexSize }),
+            footerOffset >= indexSize
+        else { return nil }
+        return footerOffset - indexSize
     }
 
     /// Why the end of the file is not the end of a whole xz stream, or `nil` when it is.

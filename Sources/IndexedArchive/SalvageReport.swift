@@ -3,7 +3,8 @@ public struct SalvageReport: Sendable {
     /// Members written whole, every byte from a block whose check verified.
     public var recovered: [String]
     /// Members known to be lost: from the index when it could still be read, otherwise the member
-    /// that was cut by the damage.
+    /// that was cut by the damage; and hard links that could not be made because the archive does
+    /// not hold their target before them, damage or not.
     public var lost: [String]
     /// Whether ``lost`` is the complete list (the index could be read), or only the member the
     /// damage cut, with an unknown number after it.
@@ -19,7 +20,7 @@ public struct SalvageReport: Sendable {
     public var damage: String?
     /// Why the salvage stopped although the bytes were sound, if it did: a limit of
     /// ``ExtractOptions`` (``ExtractOptions/maxBytes``, ``ExtractOptions/maxEntries``) was
-    /// reached. The member it stopped in is in ``lost``, with those after it when the index
-    /// names them.
+    /// reached, or the extraction refused a member (a path that would leave the destination).
+    /// The member it stopped in is in ``lost``, with those after it when the index names them.
     public var stop: String? = nil
 }

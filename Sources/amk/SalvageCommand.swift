@@ -80,9 +80,14 @@ struct SalvageCommand: AsyncParsableCommand {
         lines.append(
             "recovered \(recovered) \(recovered == 1 ? "member" : "members") from \(report.goodBlocks) good \(report.goodBlocks == 1 ? "block" : "blocks")"
         )
-        guard report.damageOffset != nil || report.stop != nil else {
+        guard report.damageOffset != nil || report.stop != nil || !report.lost.isEmpty else {
             lines.append("no damage found")
             return lines
+        }
+        if report.damageOffset == nil, report.stop == nil {
+            // Every block verified, yet members could not be made: hard links whose target the
+            // archive does not hold before them.
+            lines.append("no damage found in the blocks, but hard links without their target were not made")
         }
         if let offset = report.damageOffset {
             lines.append("damage at offset \(offset): \(TerminalSafe.message(report.damage ?? "unknown"))")

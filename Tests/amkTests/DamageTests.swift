@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -78,6 +79,28 @@ extension AMKTests {
                 #expect(try tree.read("rescued/data/file\(index).bin") == tree.read("src/data/file\(index).bin"))
             }
             #expect(!tree.exists("rescued/data/file9.bin"))
+        }
+
+        /// Every block verifies, but a hard link's target is not in the archive before it: salvage
+        /// names the link lost and exits 1 (it said "no damage found" and exited 0).
+        @Test(.enabled(if: ChildProcess.lookUp("python3") != nil && ChildProcess.lookUp("xz") != nil, "needs python3 and xz"))
+        func aHardLinkWithoutItsTargetIsNamedLost() throws {
+            let made = try ShellPipeline.run(
+                """
+                python3 -c "
+                import tarfile, io
+                with tarfile.open('fwd.tar', 'w', format=tarfile.USTAR_FORMAT) as t:
+                    h = tarfile.TarInfo('h'); h.type = tarfile.LNKTYPE; h.linkname = 'f'; t.addfile(h)
+                    f = tarfile.TarInfo('f'); f.size = 4; t.addfile(f, io.BytesIO(b'data'))
+                " && xz fwd.tar
+                """, in: tree.root)
+            #expect(made.status == 0, "\(made.stderr)")
+            let result = try AMKProcess.run(["salvage", tree.path("fwd.tar.xz"), "-C", tree.path("rescued")])
+            #expect(result.status == 1, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            #expect(!lines.contains("no damage found"), "\(result.stdout)")
+            #expect(lines.contains("lost 1 member:") && lines.contains("  h"), "\(result.stdout)")
+            #expect(try tree.read("rescued/f") == Array("data".utf8))
         }
 
         /// A whole archive salvages everything, reports no damage and exits 0.

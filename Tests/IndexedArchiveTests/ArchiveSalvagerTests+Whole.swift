@@ -1,0 +1,91 @@
+import Foundation
+import IndexedArchive
+import Tar
+import TestSupport
+import Testing
+
+extension EngineSuites.ArchiveSalvagerTests {
+    /// "Whole" means every member came back, not only that every xz block verified: found by an
+    /// attacker's archives, each of which salvaged with "no damage found" and exit status 0 while
+    /// members were missing.
+
+    /// A hard link whose target the archive does not hold before it (here, after it) cannot be
+    /// made. Extraction refuses it; salvage skips it, and must report it lost.
+    @Test(.enabled(if: toolExists("xz")), arguments: ReadMode.allCases)
+    func aHardLinkWithoutItsTargetIsLost(mode: ReadMode) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarHardLink("h", to: "f"), tarFile("f", "data")])
+        let archive = dir.path + "/a.tar.xz"
+        _ = try await hostileArchive(tar, mode: mode, at: archive)
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        #expect(report.damage == nil, "\(report.damage ?? "")")
+        #expect(report.recovered == ["f"])
+        #expect(report.lost == ["h"])
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/out/h"))
+    }
+
+    /// Every block verifies, but the tar stream inside stops 3,000 bytes into a 100,000-byte
+    /// member (the tar was cut before it was compressed, or its size field lies): damage, naming
+    /// the member, which is lost; the member before it is recovered.
+    @Test(.enabled(if: toolExists("xz")))
+    func aTarStreamCutInsideAMemberIsDamage() async throws {
+        let dir = try TemporaryDirectory()
+        let big = String(repeating: "b", count: 100_000)
+        let whole = try tarStream([tarFile("a.txt", "a"), tarFile("big.bin", big)])
+        let cut = Array(whole.prefix(512 + 512 + 512 + 3000))
+        let archive = dir.path + "/cut.tar.xz"
+        try await writeBytes(archive, try await xzTool(cut))
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        #expect(report.damage?.contains("ends inside member 'big.bin'") == true, "\(report.damage ?? "nil")")
+        #expect(report.damageOffset != nil)
+        #expect(report.recovered == ["a.txt"])
+        #expect(report.lost == ["big.bin"])
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/out/big.bin"))
+    }
+
+    /// Two xz streams, the tar stream split between them: what lies between the streams must be
+    /// stream padding (zero bytes in fours) and then a Stream Header. Three bytes of padding, or a
+    /// damaged header, is damage at that offset; the last stream's footer being whole does not make
+    /// the archive whole. Four bytes of padding is whole.
+    @Test(.enabled(if: toolExists("xz")), arguments: ["padding 4", "padding 3", "header"])
+    func damageBetweenStreamsIsReported(variant: String) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("d/a", String(repeating: "a", count: 5000)), tarFile("d/b", "b"), tarFile("d/c", "c")])
+        let first = try await xzTool(Array(tar.prefix(2048)))
+        var second = try await xzTool(Array(tar.dropFirst(2048)))
+        var between: [UInt8] = []
+        switch variant {
+        case "padding 4": between = [0, 0, 0, 0]
+        case "padding 3": between = [0, 0, 0]
+        default: second[8] ^= 0x01  // the Stream Header's CRC32
+        }
+        let archive = dir.path + "/multi.tar.xz"
+        try await writeBytes(archive, first + between + second)
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        if variant == "padding 4" {
+            #expect(report.damage == nil, "\(report.damage ?? "")")
+            #expect(report.recovered == ["d/a", "d/b", "d/c"])
+            #expect(report.lost.isEmpty)
+        } else {
+            #expect(report.damageOffset == UInt64(first.count), "\(report.damage ?? "nil")")
+            #expect(report.recovered.isEmpty)
+            #expect(report.lost == ["d/a"], "the member the first stream ends inside")
+        }
+    }
+
+    /// A member the extraction refuses ('..') stops the salvage as a limit does, naming the member;
+    /// it is not damage to the bytes.
+    @Test(.enabled(if: toolExists("xz")))
+    func aRefusedMemberStopsTheSalvageByName() async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("a.txt", "a"), tarFile("../evil", "e"), tarFile("b.txt", "b")])
+        let archive = dir.path + "/u.tar.xz"
+        try await writeBytes(archive, try await xzTool(tar))
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        #expect(report.damage == nil, "\(report.damage ?? "")")
+        #expect(report.stop?.contains("member '../evil'") == true, "\(report.stop ?? "nil")")
+        #expect(report.recovered == ["a.txt"])
+        #expect(report.lost == ["../evil"])
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/evil"))
+    }
+}
