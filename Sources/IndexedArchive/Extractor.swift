@@ -325,10 +325,19 @@ final class Extractor {
             guard targetParent >= 0 else { throw failure("dup", member: header.path) }
             defer { SystemCall.close(targetParent) }
             var target = stat()
-            guard
-                RawName.withCString(targetParts.last!, { fstatat(targetParent, $0, &target, AT_SYMLINK_NOFOLLOW) }) == 0 || errno != ENOENT
-            else { throw missingTarget }
+            let targetFound = RawName.withCString(targetParts.last!, { fstatat(targetParent, $0, &target, AT_SYMLINK_NOFOLLOW) }) == 0
+            guard targetFound || errno != ENOENT else { throw missingTarget }
             let parent = try parent(of: parts, member: header.path, create: true)
+            // Already that very file: a link to itself (GNU tar stores a file named twice on its
+            // command line so), or a link extracted again over its own tree. Removing the name
+            // first would remove the target with it, and the link would then have nothing to
+            // point at: the file just written (or the user's) would be lost.
+            var existing = stat()
+            if targetFound, RawName.withCString(name, { fstatat(parent, $0, &existing, AT_SYMLINK_NOFOLLOW) }) == 0,
+                existing.st_dev == target.st_dev, existing.st_ino == target.st_ino
+            {
+                return
+            }
             _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
             guard
                 RawName.withCString(

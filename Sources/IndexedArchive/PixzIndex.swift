@@ -1,3 +1,5 @@
+import Tar
+
 /// pixz's file index: the last block of a pixz archive, which lets `pixz -l` list and `pixz -x`
 /// extract our archives.
 ///
@@ -30,7 +32,8 @@ enum PixzIndex {
                 return
             }
             pendingOffset = nil
-            out.append(contentsOf: entry.path.utf8)
+            // The bytes of the tar header, which pixz compares with what libarchive reads there.
+            out.append(contentsOf: RawName.encode(entry.path))
             out.append(0)
             out.appendLE(offset)
         }

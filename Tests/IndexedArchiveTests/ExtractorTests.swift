@@ -97,6 +97,31 @@ extension EngineSuites {
             #expect(try await readBytes(out + "/src/docs/big.json") == Samples.text2Point5M)
         }
 
+        /// `tar -cf x d d/a` stores `d/a` twice, the second time as a hard link to itself. The link
+        /// is the file already there: removing the name before linking removed the file just
+        /// written (or, over an existing tree, the user's) and then failed with "No such file".
+        @Test(.enabled(if: toolExists("xz")), arguments: ReadMode.allCases)
+        func aHardLinkToItselfKeepsTheFile(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarDirectory("d"), tarFile("d/a", "precious"), tarHardLink("d/a", to: "d/a")])
+            let reader = try await hostileArchive(tar, mode: mode, at: dir.path + "/self.tar.xz")
+            try await reader.extract(to: dir.path + "/out")
+            #expect(try await readBytes(dir.path + "/out/d/a") == Array("precious".utf8))
+            // Extracted again over the same tree, and with a link that already is its target.
+            try await reader.extract(to: dir.path + "/out")
+            #expect(try await readBytes(dir.path + "/out/d/a") == Array("precious".utf8))
+            let linked = try tarStream([tarFile("b", "shared"), tarHardLink("c", to: "b")])
+            let twice = try await hostileArchive(linked, mode: mode, at: dir.path + "/linked.tar.xz")
+            try await twice.extract(to: dir.path + "/again")
+            try await twice.extract(to: dir.path + "/again")
+            var b = stat()
+            var c = stat()
+            lstat(dir.path + "/again/b", &b)
+            lstat(dir.path + "/again/c", &c)
+            #expect(b.st_ino == c.st_ino && b.st_nlink == 2)
+            #expect(try await readBytes(dir.path + "/again/c") == Array("shared".utf8))
+        }
+
         @Test func aSymlinkAlreadyAtAFilesPathIsReplacedNotFollowed() async throws {
             let packed = try await PackedTree.make()
             let out = packed.dir.path + "/out"

@@ -35,6 +35,15 @@ extension EngineSuites {
             #expect(PixzIndex.hasMagic(payload))
         }
 
+        /// A name that is not UTF-8 is written as the bytes of its tar header, not as the
+        /// library's escaped form (U+10FF00 + byte), which pixz would compare with the header and
+        /// find different.
+        @Test func aNameThatIsNotUTF8IsWrittenAsItsBytes() {
+            let name = RawName.decode(Array("caf".utf8) + [0xE9] + Array(".txt".utf8))
+            let payload = PixzIndex.encode(entries: [Self.entry(name, at: 0)], tarSize: 2048)
+            #expect(payload == PixzIndex.magic + Array("caf".utf8) + [0xE9] + Array(".txt".utf8) + [0] + Self.le(0) + [0] + Self.le(2048))
+        }
+
         @Test func anArchiveWithoutMembersHasOnlyTheMagicAndItsLength() {
             let payload = PixzIndex.encode(entries: [], tarSize: 1024)
             #expect(payload == PixzIndex.magic + [0] + Self.le(1024))

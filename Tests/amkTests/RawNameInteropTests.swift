@@ -111,6 +111,22 @@ extension AMKTests {
             #expect(content == "latin-1 name")
         }
 
+        /// pixz checks its file index against the names libarchive reads from the tar headers, so
+        /// the index must hold the same bytes: it held the library's escaped form, and `pixz -d`
+        /// refused the whole archive ("Index and archive differ").
+        @Test(.enabled(if: ChildProcess.lookUp("pixz") != nil && ChildProcess.lookUp("tar") != nil, "needs pixz and GNU tar"))
+        func pixzReadsAmksNamesThroughItsIndex() throws {
+            let original = try snapshot("d")
+            #expect(try amk("pack", "d", "-o", "a.tar.xz").status == 0)
+            let whole = try shell("mkdir p && pixz -d < a.tar.xz | tar -xf - -C p")
+            #expect(whole.status == 0, "\(whole.stderr)")
+            #expect(try snapshot("p/d") == original)
+            let listed = try shell("pixz -l a.tar.xz | od -An -tx1 | tr -d ' \n'")
+            #expect(listed.stdout.contains("642f636166e92e747874"), "d/caf\\xe9.txt as its bytes: \(listed.stdout)")
+            let one = try shell("pixz -x \"$(printf 'd/dir\\377/sub/in')\" < a.tar.xz | tar -xOf -")
+            #expect(one.status == 0 && one.stdout == "inside a folder whose name is not UTF-8", "\(one.stdout) \(one.stderr)")
+        }
+
         @Test(
             .enabled(
                 if: ChildProcess.lookUp("tar") != nil && ChildProcess.lookUp("bsdtar") != nil && ChildProcess.lookUp("xz") != nil,
