@@ -702,7 +702,8 @@ final class Extractor {
     /// matter.
     func restoreTimes(from entries: [ArchiveEntry]) {
         guard output == nil else { return }
-        let wanted = entries.filter { $0.mtime.nanoseconds != 0 && $0.kind != .symbolicLink }
+        // A symbolic link too: AT_SYMLINK_NOFOLLOW sets its own time, as the extraction did.
+        let wanted = entries.filter { $0.mtime.nanoseconds != 0 }
         let (root, options) = (self.root, self.options)
         let runs = min(max(1, options.parallelism), wanted.count / Self.entriesPerTimeRun)
         guard runs > 1 else {

@@ -72,7 +72,8 @@ import Testing
 
     /// The nanoseconds a stream restores from the index at its end go to the names members were
     /// written under: with `stripComponents`, the folder written as `x` is the archive's `x/x`,
-    /// and gets its time, not the time of the archive's `x` (which was not written at all).
+    /// and gets its time, not the time of the archive's `x` (which was not written at all). A
+    /// symbolic link gets its own (it kept whole seconds on a stream, where a file kept them all).
     @Test func aStrippedStreamRestoresNanosecondsUnderTheStrippedNames() async throws {
         let dir = try TemporaryDirectory()
         let root = dir.path + "/x"
@@ -82,7 +83,10 @@ import Testing
             var times = [timespec(tv_sec: seconds, tv_nsec: nanoseconds), timespec(tv_sec: seconds, tv_nsec: nanoseconds)]
             _ = utimensat(AT_FDCWD, path, &times, 0)
         }
+        try FileManager.default.createSymbolicLink(atPath: root + "/x/l", withDestinationPath: "f")
         setTime(root + "/x/f", 1_600_000_000, 111)
+        var linkTimes = [timespec(tv_sec: 1_600_000_050, tv_nsec: 444), timespec(tv_sec: 1_600_000_050, tv_nsec: 444)]
+        _ = utimensat(AT_FDCWD, root + "/x/l", &linkTimes, AT_SYMLINK_NOFOLLOW)
         setTime(root + "/x", 1_600_000_100, 222)
         setTime(root, 1_600_000_200, 333)
         let archive = dir.path + "/a.tar.xz"
@@ -99,6 +103,7 @@ import Testing
             return [info.st_mtim.tv_sec, info.st_mtim.tv_nsec]
         }
         #expect(mtime(out + "/x/f") == [1_600_000_000, 111])
+        #expect(mtime(out + "/x/l") == [1_600_000_050, 444], "a symbolic link's own time, nanoseconds too")
         #expect(mtime(out + "/x") == [1_600_000_100, 222], "the archive's x/x, written as x")
     }
 

@@ -58,6 +58,23 @@ extension EngineSuites {
             #expect(wrong.isEmpty, "\(wrong.count) of \(entries.count) without their time, e.g. \(wrong.prefix(3))")
         }
 
+        /// A symbolic link member gets its own time, nanoseconds included; its target keeps its own.
+        @Test func aSymbolicLinkGetsItsOwnTime() throws {
+            let dir = try TemporaryDirectory()
+            let root = dir.path + "/out"
+            var entries = try Self.tree(in: root, folders: 1, files: 1)
+            try FileManager.default.createSymbolicLink(atPath: root + "/top/d0/link", withDestinationPath: "f0")
+            let target = Self.mtime(root + "/top/d0/f0")
+            var link = entries[1].renamed("top/d0/link")
+            link.kind = .symbolicLink
+            link.mtime = TarTimestamp(seconds: 1_500_000_000, nanoseconds: 123_456_789)
+            entries = [link]
+            let extractor = try Extractor(destination: root, options: ExtractOptions(), archiveSize: 0)
+            extractor.restoreTimes(from: entries)
+            #expect(Self.mtime(root + "/top/d0/link") == [1_500_000_000, 123_456_789])
+            #expect(Self.mtime(root + "/top/d0/f0") == target, "the link's time went to its target")
+        }
+
         /// Stripped names, a member that is not there and a symbolic link in the way: each run
         /// skips what it cannot reach, never follows a link, and sets the rest.
         @Test func stripsSkipsAndNeverFollowsALink() throws {
