@@ -7,8 +7,8 @@
 /// a list of these keeps both, which is why ``TarHeader/extendedAttributeList`` is the stored form.
 public struct ExtendedAttribute: Sendable, Hashable {
     /// The name, with its namespace (`user.comment`, `com.apple.quarantine`). A name that is not
-    /// valid UTF-8 keeps its bytes (``RawName``). It must not be empty or contain `=`, a newline
-    /// or NUL, which a pax record cannot carry.
+    /// valid UTF-8 keeps its bytes (``RawName``). It must not be empty or contain NUL; `=` and `%`
+    /// are written `%3D` and `%25` in the record's keyword, as GNU tar writes and reads them.
     public var name: String
     /// The value's bytes, which may hold anything, NUL included.
     public var value: [UInt8]

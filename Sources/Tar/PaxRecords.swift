@@ -5,6 +5,53 @@ enum PaxRecords {
     /// and bsdtar write them.
     static let xattrPrefix = "SCHILY.xattr."
 
+    /// The keyword for the extended attribute `name`: the prefix, then the name with `%` and `=`
+    /// written `%25` and `%3D`, as GNU tar writes them (a keyword ends at its first `=`). Every
+    /// other byte, a newline included, is written as it is, which GNU tar and bsdtar read back.
+    static func xattrKeyword(_ name: String) -> String {
+        var bytes = Array(xattrPrefix.utf8)
+        for byte in RawName.encode(name) {
+            switch byte {
+            case UInt8(ascii: "%"): bytes += Array("%25".utf8)
+            case UInt8(ascii: "="): bytes += Array("%3D".utf8)
+            default: bytes.append(byte)
+            }
+        }
+        return RawName.decode(bytes)
+    }
+
+    /// The attribute name a `SCHILY.xattr.` keyword's remainder stands for: each `%` and two hex
+    /// digits is that byte. GNU tar writes `%25` and `%3D` so and bsdtar every byte outside
+    /// printable ASCII as well (`user.caf%C3%A9`); both write a literal `%` as `%25`, so decoding
+    /// every escape reads both. A `%` not followed by two hex digits stays as it is.
+    static func xattrName(_ encoded: some Collection<UInt8>) -> String {
+        let bytes = Array(encoded)
+        guard bytes.contains(UInt8(ascii: "%")) else { return RawName.decode(bytes) }
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hex(bytes[index + 1]),
+                let low = hex(bytes[index + 2])
+            {
+                out.append(high << 4 | low)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return RawName.decode(out)
+    }
+
     /// Appends one record whose value is bytes (an extended attribute's value need not be text),
     /// finding the self-referential length by iterating until the digit count is stable (it can
     /// grow at most twice, e.g. 9 -> 10 -> 11).

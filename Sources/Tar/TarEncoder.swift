@@ -78,7 +78,7 @@ public enum TarEncoder {
             PaxRecords.append(key: "gname", value: groupName, to: &records)
         }
         for attribute in header.extendedAttributeList {
-            PaxRecords.append(key: PaxRecords.xattrPrefix + attribute.name, bytes: attribute.value, to: &records)
+            PaxRecords.append(key: PaxRecords.xattrKeyword(attribute.name), bytes: attribute.value, to: &records)
         }
 
         let ustarMtime = UInt64(clamping: max(0, min(header.mtime.seconds, Int64(UstarBlock.maxOctal11))))
@@ -169,8 +169,9 @@ public enum TarEncoder {
         var attributeNames = Set<ExactName>()
         for attribute in header.extendedAttributeList {
             let name = attribute.name
-            if name.isEmpty || name.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
-                throw fail("extended attribute name \"\(UstarBlock.escaped(name))\" is empty or contains '=', a newline or NUL")
+            // `=` and `%` are escaped in the keyword (`PaxRecords.xattrKeyword`); a NUL cannot be.
+            if name.isEmpty || name.utf8.contains(0) {
+                throw fail("extended attribute name \"\(UstarBlock.escaped(name))\" is empty or contains NUL")
             }
             // A reader keeps the last of two records for one name: the first value would be lost.
             guard attributeNames.insert(ExactName(name)).inserted else {

@@ -32,7 +32,7 @@ public struct TarHeader: Sendable, Equatable {
     public var deviceMinor: UInt32
     /// Extended attributes, in the order they are stored as pax `SCHILY.xattr.<name>` records (as
     /// GNU tar `--xattrs` and bsdtar write them). Names are distinct as bytes; they must not be
-    /// empty or contain `=`, a newline or NUL. Empty unless set.
+    /// empty or contain NUL (`=` and `%` are escaped as GNU tar escapes them). Empty unless set.
     public var extendedAttributeList: [ExtendedAttribute] = []
 
     /// The extended attributes as a dictionary from name to value.

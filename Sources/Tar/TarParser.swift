@@ -568,7 +568,7 @@ public struct TarParser: Sendable {
         case _ where !global && key.utf8.starts(with: PaxRecords.xattrPrefix.utf8) && key.utf8.count > PaxRecords.xattrPrefix.utf8.count:
             // Cut at the byte, not the character: a combining mark after the prefix's dot is one
             // `Character` with it, and `hasPrefix`/`dropFirst` would miss the record or eat the mark.
-            let name = String(decoding: key.utf8.dropFirst(PaxRecords.xattrPrefix.utf8.count), as: UTF8.self)
+            let name = PaxRecords.xattrName(RawName.encode(key).dropFirst(PaxRecords.xattrPrefix.utf8.count))
             overrides.setExtendedAttribute(name: name, value: Array(bytes))
         default:
             if key.hasPrefix("GNU.sparse.") {
