@@ -346,7 +346,9 @@ extension MigrationSystem {
     ///
     /// Handshakes run side by side (at most ``TransferLimits/concurrentHandshakes``), so a peer
     /// that connects and says nothing cannot hold the real sender back until its handshake
-    /// deadline: the listener keeps accepting while it waits.
+    /// deadline: the listener keeps accepting while it waits, and when every slot is taken and a
+    /// connection waits, the oldest handshake gives up its slot once it has had
+    /// ``TransferLimits/handshakeSlotAge``.
     private func pairedSender(
         on listener: TransferListener, code: PairingCode, acceptTimeout: Duration?,
         limits: TransferLimits, onRefused: (@Sendable (TransferError) -> Void)?
@@ -371,12 +373,70 @@ extension MigrationSystem {
                     }
                 }
             }
-            accept()
-            var accepting = true
-            var handshakes = 0
+            var accepting = false
             var wrongCodes = 0
             var failure: (any Error)?
             var paired: (Int32, SecureChannel)?
+            /// Handshakes under way, with when each began.
+            var inFlight: [Int32: ContinuousClock.Instant] = [:]
+            /// Handshakes closed to let a waiting connection in; their tasks are ending.
+            var evicted: Set<Int32> = []
+            /// A connection accepted while every handshake slot was taken.
+            var waiting: Int32?
+            var ticking = false
+            func start(_ fd: Int32) {
+                inFlight[fd] = .now
+                group.addTask {
+                    do {
+                        let channel = try await TransferHandshake.receiver(
+                            fd, code: code, until: ContinuousClock.now + limits.handshake, timeout: limits.handshake)
+                        return .handshake(fd, .success(channel))
+                        // cancellation: the handshake's outcome goes to the loop, which closes the connection
+                    } catch {
+                        return .handshake(fd, .failure(error))
+                    }
+                }
+            }
+            /// Starts the waiting connection's handshake when a slot is free, or frees the slot of
+            /// the oldest handshake once it has had ``TransferLimits/handshakeSlotAge`` (a real
+            /// sender answers in milliseconds); then accepts the next connection. So connections
+            /// that say nothing hold a slot only while nobody else waits, and only for that long:
+            /// they cannot keep the real sender out until their own 30 s deadline (nor until the
+            /// sender's, which is as long).
+            func fill() {
+                guard paired == nil, failure == nil else { return }
+                if let fd = waiting {
+                    if inFlight.count < limits.concurrentHandshakes {
+                        waiting = nil
+                        start(fd)
+                    } else if let (oldest, began) = inFlight.min(by: { $0.value < $1.value }) {
+                        let due = began + limits.handshakeSlotAge
+                        if due <= .now {
+                            inFlight[oldest] = nil
+                            evicted.insert(oldest)
+                            // Ends its handshake's reads at once; the loop closes it when it returns.
+                            shutdown(oldest, Int32(SHUT_RDWR))
+                            waiting = nil
+                            start(fd)
+                        } else if !ticking {
+                            ticking = true
+                            group.addTask {
+                                do {
+                                    try await Task.sleep(until: due, clock: .continuous)
+                                } catch {
+                                    // cancellation: the group is being cancelled; the loop ends without looking at this tick
+                                }
+                                return .tick
+                            }
+                        }
+                    }
+                }
+                if waiting == nil, !accepting {
+                    accepting = true
+                    accept()
+                }
+            }
+            fill()
             while let event = try await group.next() {
                 switch event {
                 case .accepted(.success(let fd)):
@@ -385,31 +445,30 @@ extension MigrationSystem {
                         close(fd)
                         continue
                     }
-                    handshakes += 1
-                    group.addTask {
-                        do {
-                            let channel = try await TransferHandshake.receiver(
-                                fd, code: code, until: ContinuousClock.now + limits.handshake, timeout: limits.handshake)
-                            return .handshake(fd, .success(channel))
-                            // cancellation: the handshake's outcome goes to the loop, which closes the connection
-                        } catch {
-                            return .handshake(fd, .failure(error))
-                        }
-                    }
-                    if handshakes < limits.concurrentHandshakes {
-                        accepting = true
-                        accept()
-                    }
+                    waiting = fd
+                    fill()
                 case .accepted(.failure(let error)):
                     accepting = false
                     if paired == nil, failure == nil { failure = error }
                     group.cancelAll()
+                case .tick:
+                    ticking = false
+                    fill()
+                case .handshake(let fd, _) where evicted.contains(fd):
+                    evicted.remove(fd)
+                    close(fd)
+                    onRefused?(
+                        TransferError(
+                            .timedOut,
+                            "a connection to \(endpoint) had not completed the handshake within "
+                                + "\(TransferSocket.seconds(limits.handshakeSlotAge)) while another waited; it was closed"))
+                    fill()
                 case .handshake(let fd, .success(let channel)) where paired == nil && failure == nil:
-                    handshakes -= 1
+                    inFlight[fd] = nil
                     paired = (fd, channel)
                     group.cancelAll()
                 case .handshake(let fd, let outcome):
-                    handshakes -= 1
+                    inFlight[fd] = nil
                     close(fd)
                     guard paired == nil, failure == nil else { continue }
                     guard case .failure(let error) = outcome, let refusal = error as? TransferError else {
@@ -429,12 +488,10 @@ extension MigrationSystem {
                             continue
                         }
                     }
-                    if !accepting {
-                        accepting = true
-                        accept()
-                    }
+                    fill()
                 }
             }
+            if let waiting { close(waiting) }
             if let paired { return paired }
             throw failure ?? CancellationError()
         }
@@ -562,4 +619,6 @@ private enum PairingEvent: Sendable {
     case accepted(Result<Int32, any Error>)
     /// A connection's handshake ended.
     case handshake(Int32, Result<SecureChannel, any Error>)
+    /// The oldest handshake may have had its time, while a connection waits for a slot.
+    case tick
 }

@@ -44,4 +44,10 @@ struct TransferLimits: Sendable {
     /// Handshakes a receiver runs side by side: enough that silent connections cannot crowd the
     /// real sender out, few enough that a flood of them cannot exhaust descriptors.
     var concurrentHandshakes = 8
+
+    /// How long a handshake keeps its slot while another connection waits for one: a sender that
+    /// holds the code completes the handshake in a few round trips, well inside 2 s on any link a
+    /// transfer is practical over; a connection still silent by then is closed for the waiting one.
+    /// Eight silent connections renewed before their 30 s deadline once locked the sender out.
+    var handshakeSlotAge: Duration = .seconds(2)
 }

@@ -267,6 +267,33 @@ import TransferTestSupport
         }
     }
 
+    /// Silent connections that take every handshake slot (and would hold them 20 s each) do not
+    /// lock the real sender out: while it waits, the oldest gives up its slot once it has had
+    /// `handshakeSlotAge`, and is reported. Eight such connections, renewed before their deadline,
+    /// once kept a sender out until its own 30 s ran out.
+    @Test func silentConnectionsInEverySlotGiveWayToAWaitingSender() async throws {
+        try await Scratch.with { scratch in
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 20_000)
+            let (listener, code) = try Self.listenOnLoopback()
+            var limits = TransferLimits(idle: .seconds(20))
+            limits.handshake = .seconds(20)
+            limits.concurrentHandshakes = 3
+            limits.handshakeSlotAge = .milliseconds(500)
+            async let received = Self.receive(into: destination, on: listener, code: code, limits: limits)
+            let silent = try (0..<3).map { _ in try rawConnect(listener.endpoint) }
+            defer { for fd in silent { close(fd) } }
+            try await Task.sleep(for: .milliseconds(200))
+            let start = ContinuousClock.now
+            let sent = await capture { try await Self.send(source)(listener.endpoint, code) }
+            let outcome = await received
+            _ = try outcome.result.get()
+            _ = try sent.get()
+            #expect(ContinuousClock.now - start < .seconds(10), "the real sender waited \(ContinuousClock.now - start)")
+            #expect(outcome.refusals.contains { $0.message.contains("while another waited") }, "\(outcome.refusals)")
+            #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
+        }
+    }
+
     /// A receiver of another version is refused by the sender, naming both versions.
     @Test func aReceiverOfAnotherVersionIsRefusedBySender() async throws {
         try await Scratch.with { scratch in
