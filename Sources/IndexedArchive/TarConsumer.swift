@@ -142,6 +142,7 @@ struct TarConsumer {
             current = nil
         case .end(let offset):
             endOffset = offset
+            if trailing != nil, let entries = listing?.entries { trailing!.bound = TrailingBytes.indexBound(for: entries) }
         }
     }
 

@@ -183,11 +183,21 @@ struct MemberCapture {
     }
 }
 
-/// The bytes after the end-of-archive marker (our index blocks, in a streamed archive), kept up
-/// to `limit`.
+/// The bytes after the end-of-archive marker (our index blocks, in a streamed archive), kept while
+/// they can be an index, and up to `limit` and ``bound``.
+///
+/// Only an index is worth keeping: bytes that do not start with its magic (a foreign archive's
+/// zero padding, or anything a hostile stream appends) are dropped as they come, and an index is
+/// held to what one of the members seen can take. A 3 MB stream of one member followed by 1.2 GiB
+/// of filler once made a receiver hold 2 GB, within the allowance proportional to the stream.
 struct TrailingBytes {
     var limit: Int
+    /// What an index of the members the stream held can take (``indexBound(for:)``), once the tar
+    /// stream has ended; no bound before.
+    var bound: Int = .max
     private(set) var bytes: [UInt8] = []
+    /// False once the first bytes are not an index's magic: nothing more is kept.
+    private(set) var mayBeIndex = true
 
     init(limit: Int) {
         self.limit = limit
@@ -195,12 +205,32 @@ struct TrailingBytes {
 
     /// Keeps what of `piece` (which starts at stream offset `start`) lies from `from` on.
     mutating func keep(_ piece: UnsafeRawBufferPointer, at start: UInt64, from: UInt64) throws(ArchiveError) {
+        guard mayBeIndex else { return }
         let end = start + UInt64(piece.count)
         guard end > from else { return }
         let skip = Int(max(start, from) - start)
-        guard bytes.count + (piece.count - skip) <= limit else {
-            throw ArchiveError(.limitExceeded, "more than \(limit) bytes follow the tar stream", offset: from)
+        if bytes.count < ArchiveIndex.magic.count {
+            let wanted = ArchiveIndex.magic.count - bytes.count
+            let head = UnsafeRawBufferPointer(rebasing: piece[skip..<min(piece.count, skip + wanted)])
+            guard ArchiveIndex.magic[bytes.count...].starts(with: head) else {
+                mayBeIndex = false
+                bytes = []
+                return
+            }
+        }
+        let most = min(limit, bound)
+        guard bytes.count + (piece.count - skip) <= most else {
+            throw ArchiveError(.limitExceeded, "more than \(most) bytes of index follow the tar stream", offset: from)
         }
         bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: piece[skip...]))
+    }
+
+    /// The most bytes an index of `entries` (and pixz's after it) can take: each member's path
+    /// and link target, and fewer than 256 bytes of fixed fields in either layout; twice that, for
+    /// sections a later minor version may add, and 1 MiB for the header and the metadata.
+    static func indexBound(for entries: [ArchiveEntry]) -> Int {
+        var total = 0
+        for entry in entries { total &+= entry.path.utf8.count &+ (entry.linkTarget?.utf8.count ?? 0) &+ 256 }
+        return (1 << 20) &+ 2 &* total
     }
 }

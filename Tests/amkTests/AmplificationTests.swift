@@ -94,6 +94,30 @@ extension AMKTests {
             #expect(try Data(contentsOf: tree.url("rescued/small.txt")) == Data("small".utf8))
         }
 
+        /// Read from a pipe, what follows the tar stream is kept only while it can be our index:
+        /// filler after the end marker is dropped as it comes (a 3 MB stream with 1.2 GiB of it
+        /// made a receiver hold 2 GB, then fail), and an "index" is held to what one of the
+        /// members seen can take.
+        @Test(arguments: [Array("filler".utf8), ArchiveIndex.magic])
+        func aStreamKeepsOnlyAnIndexAfterTheTar(prefix: [UInt8]) throws {
+            let tar = try Self.smallTar()
+            let trailing = try Craft.zeroBlock(chunks: 512, prefix: prefix)
+            _ = try write(
+                "trailing.tar.xz",
+                try Craft.archive(
+                    dataBlocks: [try Craft.block(tar), trailing], entries: [Self.smallEntry], tarSize: UInt64(tar.count + (512 << 20))))
+            let run = try ShellPipeline.run(
+                "s=0; cat trailing.tar.xz | \(AMKProcess.timeTool) -f %M -o rss \"$AMK\" verify - || s=$?; tail -1 rss >&2; exit $s",
+                in: tree.root)
+            let peak = Int(run.stderr.split(separator: "\n").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? .max
+            #expect(peak < Self.bound, "peaked at \(peak / 1024) MiB: \(run.stderr)")
+            if prefix == ArchiveIndex.magic {
+                #expect(run.status != 0 && run.stderr.contains("bytes of index follow the tar stream"), "\(run.stderr)")
+            } else {
+                #expect(run.status == 0 && run.stdout == "OK: 1 member verified\n", "\(run.stdout) \(run.stderr)")
+            }
+        }
+
         @Test func aGibibyteMemberIsWrittenAsItIsDecoded() throws {
             // big.bin's 1 GiB of zeros is one block: extraction writes it slice by slice.
             let head = try Self.header("big.bin", size: Self.gibibyte)
