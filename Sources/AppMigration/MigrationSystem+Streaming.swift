@@ -51,11 +51,26 @@ extension MigrationSystem {
         fromDescriptor descriptor: Int32, into container: MigrationDataContainer, using migrationExtension: Extension,
         named name: String? = nil, progress: Progress? = nil
     ) async throws -> ResourcesImportRequest {
+        try await importResources(
+            fromDescriptor: descriptor, into: container, using: migrationExtension, named: name, progress: progress,
+            onceReceived: {})
+    }
+
+    /// ``importResources(fromDescriptor:into:using:named:progress:)``, with `onceReceived` called
+    /// after the whole archive has arrived and verified and before the importer runs: a transfer
+    /// checks there that the stream ended with the sender's end record (the end of the descriptor
+    /// alone does not say so), and by throwing, imports nothing.
+    func importResources<Extension: ResourcesImporting>(
+        fromDescriptor descriptor: Int32, into container: MigrationDataContainer, using migrationExtension: Extension,
+        named name: String? = nil, progress: Progress? = nil, onceReceived: @escaping @Sendable () async throws -> Void
+    ) async throws -> ResourcesImportRequest {
         let name = name ?? Self.defaultName(of: migrationExtension)
         let settings = self
         return try await logged(importOf: "a stream (descriptor \(descriptor))", into: container, name: name) {
             try await runImport(into: container, using: migrationExtension, name: name, progress: progress) { staging in
-                try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
+                let request = try await settings.receiveArchive(from: descriptor, into: container, staging: staging, name: name)
+                try await onceReceived()
+                return request
             }
         }
     }

@@ -318,7 +318,17 @@ extension MigrationSystem {
         let imported = await capture {
             try await importResources(
                 fromDescriptor: engineEnd, into: container, using: importer, named: name,
-                progress: progress)
+                progress: progress,
+                onceReceived: {
+                    // The engine saw the stream end, which the relay gives it however it ended: a
+                    // sender that holds the code could cut the stream after the archive's last
+                    // bytes (releasing them with an empty record) and have it imported without
+                    // its end record. Only the end record completes a transfer.
+                    guard case .finished = await relay.ending() else {
+                        throw AppMigrationError(
+                            .unreadableArchive, "the stream did not end with the sender's end record", extensionName: name)
+                    }
+                })
         }
         // An import that failed before the stream's end leaves the relay running: stop it, and
         // let go of the connection before answering on it.

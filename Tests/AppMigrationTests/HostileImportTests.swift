@@ -136,12 +136,63 @@ import TransferTestSupport
     }
 }
 
+extension HostileImportTests {
+    /// A sender that holds the code sends a whole, sound archive, then an empty data record (which
+    /// releases the archive's last bytes to the engine) and closes without the end record: nothing
+    /// is imported. It was: the engine saw a complete archive and the end of its stream, and the
+    /// receiver exited 0. With the end record, the same archive imports.
+    @Test(arguments: [RawSender.Ending.emptyRecordThenClose, .endRecord])
+    func onlyTheEndRecordCompletesAReceive(_ ending: RawSender.Ending) async throws {
+        try await Scratch.with { scratch in
+            let bytes = try HostileArchive.indexed([HostileArchive.directory("Documents"), HostileArchive.file("Documents/new.txt", "data")]
+            )
+            let destination = try scratch.container("destination")
+            try write("mine", to: "keep.txt", in: destination.documentsDirectory)
+            let before = try snapshot(destination.containerRootDirectory)
+            let listener = try TransferListener(Self.loopback)
+            let code = PairingCode.random()
+            async let received = capture {
+                try await quickSystem.receive(
+                    MergingMigration(), into: destination, on: listener, pairingCode: code,
+                    acceptTimeout: .seconds(30), idleTimeout: .seconds(30))
+            }
+            _ = await capture { try await RawSender.send(bytes, to: listener.endpoint, code: code, ending: ending) }
+            let outcome = await received
+            let landed = FileManager.default.fileExists(
+                atPath: destination.documentsDirectory.appending(path: "new.txt").path(percentEncoded: false))
+            switch ending {
+            case .endRecord:
+                _ = try outcome.get()
+                #expect(landed)
+            case .emptyRecordThenClose:
+                guard case .failure(let error) = outcome else {
+                    Issue.record("a stream without its end record was imported")
+                    return
+                }
+                #expect((error as? TransferError)?.code == .connectionLost, "\(error)")
+                #expect("\(error)".contains("without its end record"), "\(error)")
+                #expect(!landed)
+                #expect(try snapshot(destination.containerRootDirectory) == before)
+            }
+        }
+    }
+}
+
 /// A paired sender speaking the transfer protocol by hand, so that it can send any bytes as the
 /// archive: the hostile archive arrives authentic, and only the import stands in its way.
 enum RawSender {
-    /// Connects to `endpoint`, pairs with `code`, sends `archive` in records and the end record,
-    /// and reads the receiver's status.
-    static func send(_ archive: [UInt8], to endpoint: TransferEndpoint, code: PairingCode) async throws {
+    /// How the hand-written sender ends its stream.
+    enum Ending: Sendable {
+        /// With the end record, as a sender does.
+        case endRecord
+        /// With an empty data record, which releases the archive's last record to the engine, and
+        /// then by closing: no end record.
+        case emptyRecordThenClose
+    }
+
+    /// Connects to `endpoint`, pairs with `code`, sends `archive` in records and ends as `ending`
+    /// says, and reads the receiver's status.
+    static func send(_ archive: [UInt8], to endpoint: TransferEndpoint, code: PairingCode, ending: Ending = .endRecord) async throws {
         try await offPool {
             let fd = try rawConnect(endpoint)
             defer { close(fd) }
@@ -154,7 +205,10 @@ enum RawSender {
                 guard sendAll(fd, PairedPeer.record(channel, .data, piece)) else { return }
                 offset += piece.count
             }
-            guard sendAll(fd, PairedPeer.record(channel, .end)) else { return }
+            switch ending {
+            case .endRecord: guard sendAll(fd, PairedPeer.record(channel, .end)) else { return }
+            case .emptyRecordThenClose: guard sendAll(fd, PairedPeer.record(channel, .data, [])) else { return }
+            }
             shutdown(fd, Int32(SHUT_WR))
             _ = PairedPeer.readRecord(fd, channel)
         }
