@@ -201,7 +201,9 @@ extension MigrationSystem {
         switch status {
         case .frame(let frame):
             // A success the sender cannot share: its export failed after the receiver was done.
-            if case .failure(let error) = exported { throw error }
+            // An export we stopped because the receiver answered early failed only of that (as a
+            // cancellation, or an extension "that ignored it"): the receiver's early word is the cause.
+            if case .failure(let error) = exported, !stoppedExport { throw error }
             throw TransferError(.notAPeer, "the receiver at \(endpoint) reported success for an incomplete archive: \(frame.message)")
         case .timedOut(let got) where got == 0:
             if case .failure(let error) = exported {

@@ -615,6 +615,35 @@ import TransferTestSupport
         }
     }
 
+    /// A receiver that holds the code and reports success before the archive has all gone: the
+    /// sender stops its export and says the receiver reported success for an incomplete archive.
+    /// It said "cancelled", or blamed its own extension, whose export it had stopped itself.
+    @Test(.timeLimit(.minutes(1))) func aReceiverThatReportsSuccessEarlyIsNamed() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 12 << 20)
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
+            let code = PairingCode.random()
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                if let channel = PairedPeer.actAsReceiver(fd, code: code) {
+                    _ = sendAll(fd, PairedPeer.record(channel, .statusOK, Array("all done".utf8)))
+                    _ = readToEnd(fd)
+                }
+                close(fd)
+                close(listening)
+            }
+            peer.start()
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender succeeded") {
+                    _ = try await quickSystem.send(
+                        TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                        to: endpoint, pairingCode: code)
+                })
+            #expect(error.message.contains("reported success for an incomplete archive"), "\(error)")
+        }
+    }
+
     /// A receiver that pairs and then reads nothing: once the connection's buffers are full, the
     /// sender waits for it, and cuts it off after the idle timeout.
     @Test(.timeLimit(.minutes(1))) func aReceiverThatStopsReadingIsCutOffAsIdle() async throws {
