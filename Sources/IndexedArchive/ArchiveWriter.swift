@@ -1,3 +1,4 @@
+import Tar
 import XZ
 
 #if canImport(Glibc)
@@ -14,6 +15,12 @@ import XZ
 /// a killed process leaves nothing behind; where the file system refuses `O_TMPFILE` (and on other
 /// systems), to a hidden temporary file beside the destination, created with `O_EXCL`. Then `rename(2)` puts it in place and the directory is synced. It never seeks, so
 /// a pipe or a socket works as well as a file.
+///
+/// What the destination path names decides how, as with `tar -cf`: a symbolic link is followed
+/// (its target is replaced, not the link); a device, a FIFO or a socket is written into as it is
+/// (replacing `/dev/null` with a regular file would break the system); a file that is replaced
+/// keeps its permissions, and as root its owner (a backup kept `0600` must not become readable by
+/// all); a folder is refused.
 actor ArchiveWriter {
     private let destination: ArchiveDestination
     private let io: WorkerThreadPool
@@ -21,6 +28,9 @@ actor ArchiveWriter {
     private var ownsDescriptor = false
     /// The named temporary file, when `O_TMPFILE` was not available.
     private var temporaryPath: String?
+    /// The file the archive replaces once complete (the destination, its link followed), or nil
+    /// when the destination is written into as it is (a device, a FIFO, a socket).
+    private var finalPath: String?
     private var index = XZIndexBuilder()
     private var pending: [Int: EncodedBlock] = [:]
     private var nextSequence = 0
@@ -56,15 +66,16 @@ actor ArchiveWriter {
         case .fileDescriptor(let descriptor):
             fd = descriptor
         case .file(let path):
-            let (descriptor, temporary) = try await io.run(
+            let opened = try await io.run(
                 abandonOnCancel: true,
-                discard: { fd, temporary in
-                    SystemCall.close(fd)
-                    if let temporary { SystemCall.unlink(temporary) }
+                discard: { opened in
+                    SystemCall.close(opened.fd)
+                    if let temporary = opened.temporary { SystemCall.unlink(temporary) }
                 }
-            ) { _ in try ArchiveWriter.createTemporary(for: path) }
-            fd = descriptor
-            temporaryPath = temporary
+            ) { _ in try ArchiveWriter.openDestination(path) }
+            fd = opened.fd
+            temporaryPath = opened.temporary
+            finalPath = opened.final
             ownsDescriptor = true
         }
         try await write(StreamHeader.encode(check: .crc64))
@@ -74,6 +85,62 @@ actor ArchiveWriter {
     static func directoryAndName(of path: String) -> (directory: String, name: String) {
         guard let (directory, name) = PathBytes.splitAtLastSlash(path) else { return (".", path) }
         return (directory.isEmpty ? "/" : directory, name)
+    }
+
+    /// An opened destination: the descriptor written, its temporary name if it has one, and the
+    /// path it is renamed to when complete (nil: written in place).
+    struct Opened: Sendable {
+        var fd: Int32
+        var temporary: String?
+        var final: String?
+    }
+
+    /// Opens what `path` names for writing the archive (see the type's discussion).
+    static func openDestination(_ path: String) throws -> Opened {
+        let target = try followingLinks(path)
+        var info = stat()
+        let exists = SystemCall.reaching(target) { stat($0, &info) } == 0
+        if exists {
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                break
+            case S_IFDIR:
+                throw ArchiveError(.io(errno: EISDIR), "the destination is a folder, not an archive file", path: path)
+            default:
+                // A device, a FIFO or a socket: written into, as `tar -cf` writes into it.
+                let fd = try SystemCall.open(target, O_WRONLY)
+                return Opened(fd: fd, temporary: nil, final: nil)
+            }
+        }
+        let (fd, temporary) = try createTemporary(for: target)
+        if exists {
+            // The replacement is the same file to whoever could read it: owner first (chown clears
+            // the set-id bits), then the permissions.
+            if geteuid() == 0 { _ = fchown(fd, info.st_uid, info.st_gid) }
+            _ = fchmod(fd, info.st_mode & 0o7777)
+        }
+        return Opened(fd: fd, temporary: temporary, final: target)
+    }
+
+    /// `path` with a final symbolic link followed (up to 40 of them, as the kernel does); a link
+    /// whose target does not exist yet names where the archive goes.
+    static func followingLinks(_ path: String) throws -> String {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard SystemCall.reaching(current, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFLNK else {
+                return current
+            }
+            let capacity = Int(PATH_MAX)
+            var buffer = [CChar](repeating: 0, count: capacity + 1)
+            let count = buffer.withUnsafeMutableBufferPointer { room in
+                SystemCall.reaching(current) { readlink($0, room.baseAddress!, capacity) }
+            }
+            guard count > 0 else { throw SystemCall.error("read the link", path: current) }
+            let target = RawName.decode(buffer.prefix(count).map { UInt8(bitPattern: $0) })
+            current = PathBytes.isAbsolute(target) ? target : directoryAndName(of: current).directory + "/" + target
+        }
+        throw ArchiveError(.io(errno: ELOOP), "too many symbolic links", path: path)
     }
 
     private static func createTemporary(for path: String) throws -> (Int32, String?) {
@@ -139,8 +206,9 @@ actor ArchiveWriter {
         let encodedIndex = index.encoded()
         try await write(encodedIndex)
         try await write(StreamFooter.encode(check: .crc64, indexSize: UInt64(encodedIndex.count)))
-        guard case .file(let path) = destination else {
+        guard case .file = destination, let path = finalPath else {
             finished = true
+            closeDescriptor()
             return
         }
         let fd = self.fd

@@ -123,5 +123,81 @@ extension EngineSuites {
             #expect(UInt64(after.st_size) == summary.archiveBytes)
             #expect(listing(dir.path) == ["src", "x.tar.xz"])
         }
+
+        static func pack(_ dir: TemporaryDirectory, to destination: String) async throws {
+            try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(destination), options: testOptions())
+        }
+
+        /// An archive replaced keeps the permissions (and, as root, the owner) of the file it
+        /// replaces, as `tar -cf` keeps them by writing in place: a backup kept `0600` became
+        /// `0644`, readable by everyone.
+        @Test func aReplacedArchiveKeepsItsPermissionsAndOwner() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            try dir.file("x.tar.xz", "old")
+            let archive = dir.path + "/x.tar.xz"
+            chmod(archive, 0o600)
+            if getuid() == 0 { chown(archive, 65534, 65534) }
+            try await Self.pack(dir, to: archive)
+            var after = stat()
+            lstat(archive, &after)
+            #expect(after.st_mode & 0o7777 == 0o600)
+            if getuid() == 0 { #expect(after.st_uid == 65534 && after.st_gid == 65534) }
+            #expect(try await ArchiveReader(path: archive).entries().count == 2)
+        }
+
+        /// A symbolic link is followed, as `tar -cf` follows it: the file it names is replaced (or
+        /// made, when it does not exist yet), and the link stays a link.
+        @Test(arguments: [true, false])
+        func aLinkIsFollowed(targetExists: Bool) async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            if targetExists { try dir.file("real.tar.xz", "old") }
+            try FileManager.default.createSymbolicLink(atPath: dir.path + "/link", withDestinationPath: "real.tar.xz")
+            try await Self.pack(dir, to: dir.path + "/link")
+            var info = stat()
+            lstat(dir.path + "/link", &info)
+            #expect(info.st_mode & S_IFMT == S_IFLNK, "the link was replaced")
+            #expect(try await ArchiveReader(path: dir.path + "/real.tar.xz").entries().count == 2)
+        }
+
+        /// A FIFO is written into, not replaced: the reader at its other end gets the archive.
+        @Test(.enabled(if: toolExists("xz")))
+        func aFIFOIsWrittenInto() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let fifo = dir.path + "/fifo"
+            #expect(mkfifo(fifo, 0o644) == 0)
+            async let read = runTool(["sh", "-c", "cat '\(fifo)' > '\(dir.path)/got.tar.xz'"])
+            try await Self.pack(dir, to: fifo)
+            _ = try await read
+            var info = stat()
+            lstat(fifo, &info)
+            #expect(info.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced")
+            #expect(try await ArchiveReader(path: dir.path + "/got.tar.xz").entries().count == 2)
+        }
+
+        /// A device is written into, not replaced: `amk pack d -o /dev/null` as root once left a
+        /// regular file where the null device was. (A private null device, made here.)
+        @Test(.enabled(if: getuid() == 0, "mknod needs root"))
+        func aDeviceIsWrittenInto() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let device = dir.path + "/null"
+            let nullDevice = dev_t((1 << 8) | 3)  // major 1, minor 3, in Linux's encoding
+            #expect(mknod(device, S_IFCHR | 0o666, nullDevice) == 0)
+            try await Self.pack(dir, to: device)
+            var info = stat()
+            lstat(device, &info)
+            #expect(info.st_mode & S_IFMT == S_IFCHR, "the device was replaced")
+        }
+
+        @Test func aFolderIsRefused() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let error = await expectArchiveError("folder") { try await Self.pack(dir, to: dir.path + "/src") }
+            #expect(error?.code == .io(errno: EISDIR))
+            #expect(error?.message.contains("folder") == true, "\(String(describing: error))")
+        }
     }
 }
