@@ -240,6 +240,9 @@ public actor ArchiveBuilder {
         if file.grew {
             try tolerateChange("grew while it was read", stored: "only the first \(size) bytes are stored", path: entry.sourcePath)
         }
+        if file.modified {
+            try tolerateChange(Self.modified, stored: Self.storedAsRead, path: entry.sourcePath)
+        }
         rememberIfLinked(entry)
         try await begin(
             header(for: entry, kind: .regular, size: size, status: file.status), source: entry.sourcePath,
@@ -283,6 +286,12 @@ public actor ArchiveBuilder {
         }
         record(PackWarning(path: path, message: "\(change); \(stored)"))
     }
+
+    /// A file written in place while it was read keeps its size, so only its modification time
+    /// tells (as GNU tar's "file changed as we read it"): stored silently, it would be a mix of
+    /// old and new bytes that the file never held.
+    static let modified = "was modified while it was read"
+    static let storedAsRead = "what was read is stored, which may mix its old and new content"
 
     private func storeLargeFile(_ entry: EnumeratedEntry) async throws {
         let fileSystem = self.fileSystem
@@ -356,14 +365,18 @@ public actor ArchiveBuilder {
             remaining -= UInt64(bytes.count)
             reads.recycle(bytes)
         }
-        let grew = try await io.run(abandonOnCancel: true) { _ -> Bool in
+        let (grew, modified) = try await io.run(abandonOnCancel: true) { _ -> (Bool, Bool) in
             let job = watchdog?.begin(.read, job: path)
             defer { if let job { watchdog?.end(job) } }
             var probe = [UInt8](repeating: 0, count: 1)
-            return try descriptor.use { fd in try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } } > 0
+            let grew = try descriptor.use { fd in try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } } > 0
+            let after = try descriptor.use { fd in FileStatus(try fileSystem.fstat(fd, path)) }
+            return (grew, after.mtime != status.mtime)
         }
         if grew {
             try tolerateChange("grew while it was read", stored: "only the first \(status.size) bytes are stored", path: path)
+        } else if modified {
+            try tolerateChange(Self.modified, stored: Self.storedAsRead, path: path)
         }
         try await end(checksum: checksum, path: entry.archivePath, bytes: status.size)
     }

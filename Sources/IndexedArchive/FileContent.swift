@@ -15,6 +15,8 @@ struct FileContent: Sendable {
     var checksum: UInt64
     /// Bytes that were there past the size `fstat` reported.
     var grew: Bool
+    /// The modification time moved while the file was read: what was read may mix old and new.
+    var modified = false
 
     static func read(path: String, fileSystem: FileSystem) throws -> FileContent {
         let fd = try fileSystem.openForReading(path)
@@ -28,6 +30,8 @@ struct FileContent: Sendable {
         let count = try bytes.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) }
         let grew = count > Int(status.size)
         bytes.removeLast(bytes.count - min(count, Int(status.size)))
-        return FileContent(status: status, bytes: bytes, checksum: CRC.crc64(bytes), grew: grew)
+        let after = FileStatus(try fileSystem.fstat(fd, path))
+        return FileContent(
+            status: status, bytes: bytes, checksum: CRC.crc64(bytes), grew: grew, modified: after.mtime != status.mtime)
     }
 }

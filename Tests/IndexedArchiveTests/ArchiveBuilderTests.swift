@@ -247,5 +247,52 @@ extension EngineSuites {
             let expected = delta > 0 ? original + [UInt8](repeating: 0, count: delta) : Array(original.dropLast(-delta))
             #expect(stored == expected)
         }
+
+        /// `fstat` reports a later modification time from its second call on for `victim`, as if
+        /// the file were written in place while it was read.
+        static func rewrittenWhileRead(_ victim: String) -> FileSystem {
+            let calls = Mutex(0)
+            var fs = FileSystem.system
+            fs.fstat = { fd, path in
+                var info = try FileSystem.system.fstat(fd, path)
+                if path == victim,
+                    calls.withLock({ count in
+                        count += 1
+                        return count
+                    }) > 1
+                {
+                    info.st_mtim.tv_sec += 1
+                }
+                return info
+            }
+            return fs
+        }
+
+        /// A file rewritten in place keeps its size: only its modification time tells. The pack
+        /// fails naming it (it stored a mix of old and new bytes, silently), or with changes
+        /// allowed stores what it read, with a warning.
+        @Test(arguments: ["small.txt", "large.bin"])
+        func aFileModifiedWhileReadFailsOrIsStoredWithAWarning(_ name: String) async throws {
+            let dir = try TemporaryDirectory()
+            let original = name == "large.bin" ? Samples.noise1Point2M : Array("small content".utf8)
+            try dir.file("src/" + name, original)
+            let victim = dir.path + "/src/" + name
+            var options = testOptions()
+            options.fileSystem = Self.rewrittenWhileRead(victim)
+            let archive = dir.path + "/m.tar.xz"
+            let error = await expectArchiveError(name) {
+                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            }
+            #expect(error?.code == .changedWhileReading)
+            #expect(error?.path == victim)
+            #expect(error?.message.contains("modified while it was read") == true, "\(String(describing: error))")
+            #expect(!exists(archive))
+
+            options.fileSystem = Self.rewrittenWhileRead(victim)
+            options.changedWhileReading = .warn
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            #expect(summary.warnings.map(\.path) == [victim])
+            #expect(try await ArchiveReader(path: archive).contents(of: "src/" + name) == original)
+        }
     }
 }
