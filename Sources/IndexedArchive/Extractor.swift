@@ -38,7 +38,16 @@ final class Extractor {
     private let isRoot = geteuid() == 0
     private var path: DirectoryPath
     /// The file being written.
-    private var current: OpenFile?
+    private var current: OpenFile? {
+        // Known to the process, so that an exit that skips the unwinding still removes it.
+        didSet {
+            if let current, current.parent >= 0 {
+                UnfinishedFiles.begin(ObjectIdentifier(self), parent: current.parent, name: current.temporary ?? current.name)
+            } else if oldValue != nil {
+                UnfinishedFiles.end(ObjectIdentifier(self))
+            }
+        }
+    }
     /// Directories created or reused, in archive order; their metadata is applied at the end.
     private var directories: [TarHeader] = []
     private(set) var entries = 0
@@ -80,6 +89,8 @@ final class Extractor {
 
     deinit {
         abandonCurrent()
+        // Its folder's descriptor closes below: a number that may be reused must not stay listed.
+        UnfinishedFiles.end(ObjectIdentifier(self))
         path.closeAll()
         if root >= 0 { SystemCall.close(root) }
     }

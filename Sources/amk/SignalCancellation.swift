@@ -1,4 +1,5 @@
 import Dispatch
+import IndexedArchive
 
 #if canImport(Glibc)
     import Glibc
@@ -28,6 +29,18 @@ enum SignalCancellation {
     /// under the ten seconds a container runtime waits before its SIGKILL.
     static let gracePeriod: DispatchTimeInterval = .seconds(5)
 
+    /// A second signal this soon after the first is taken as the same interruption, not as the
+    /// user insisting.
+    static let sameInterruption: Duration = .seconds(1)
+
+    /// Exits without unwinding, first removing the files extractions were writing: otherwise one
+    /// would stay cut short under its own name, or as a temporary beside the file it was to replace.
+    static func exitNow() -> Never {
+        UnfinishedFiles.removeAll()
+        StandardError.line("amk: interrupted")
+        _exit(1)
+    }
+
     /// Which child of the race finished first.
     private enum Outcome<Value: Sendable>: Sendable {
         case finished(Value)
@@ -45,19 +58,22 @@ enum SignalCancellation {
         let received = SignalCounter()
         let deadline = DispatchWorkItem {
             // The work did not unwind in time: it is stuck where cancellation cannot reach it.
-            StandardError.line("amk: interrupted")
-            _exit(1)
+            exitNow()
         }
         var sources: [any DispatchSourceSignal] = []
         for number in signals {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                let count = received.increment()
+                let (count, sinceFirst) = received.increment()
+                // GNU `timeout` and a terminal's Ctrl-C reach amk both directly and through its
+                // process group: a second signal within moments of the first is the same request.
+                if count > 1, sinceFirst < sameInterruption {
+                    return
+                }
                 if count > 1 {
                     // The user insists: the cleanup of the first signal is taking too long.
-                    StandardError.line("amk: interrupted")
-                    _exit(1)
+                    exitNow()
                 }
                 DispatchQueue.global().asyncAfter(deadline: .now() + gracePeriod, execute: deadline)
                 continuation.yield(number)

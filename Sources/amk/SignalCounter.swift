@@ -1,11 +1,17 @@
 import Synchronization
 
-/// Counts signals received, from dispatch's handler threads.
+/// How many signals have arrived, and how long after the first the latest came. A Mutex makes it
+/// safe to share between the signal sources' handlers.
 final class SignalCounter: Sendable {
-    private let count = Atomic<Int>(0)
+    private let state = Mutex<(count: Int, first: ContinuousClock.Instant?)>((0, nil))
 
-    /// Adds one and returns the new count.
-    func increment() -> Int {
-        count.add(1, ordering: .relaxed).newValue
+    /// Adds one; returns the new count and the time since the first signal.
+    func increment() -> (count: Int, sinceFirst: Duration) {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.count += 1
+            if state.first == nil { state.first = now }
+            return (state.count, state.first.map { $0.duration(to: now) } ?? .zero)
+        }
     }
 }

@@ -89,12 +89,61 @@ extension AMKTests {
             #expect(result.stdout == "stalling\n")
         }
 
-        /// A second signal does not wait for the grace period.
+        /// A second signal a moment after the first is the same interruption (GNU `timeout` and a
+        /// terminal signal amk and its process group alike): the work is given its grace period
+        /// rather than cut short at once.
+        @Test func twoSignalsTogetherAreOneInterruption() async throws {
+            let process = try await Self.startStall()
+            try #require(process.isRunning, "amk _stall did not start")
+            let sent = ContinuousClock.now
+            #expect(kill(process.processIdentifier, SIGTERM) == 0)
+            try await Task.sleep(for: .milliseconds(10))
+            #expect(kill(process.processIdentifier, SIGTERM) == 0)
+            guard let elapsed = try await Self.exitTime(of: process, since: sent, within: .seconds(15), after: "the signals") else {
+                return
+            }
+            #expect(elapsed >= .seconds(4), "exited \(elapsed) after two signals 10 ms apart, before the grace period")
+            #expect(try AMKProcess.collect(process).status == 1)
+        }
+
+        /// Two signals 10 ms apart while a member is being written: the member is removed, or the
+        /// file it was replacing keeps its old content, and no temporary stays. The second signal
+        /// used to exit at once, leaving the member cut short under its own name (two runs in
+        /// three here) or a temporary beside the old file.
+        @Test(arguments: [false, true])
+        func twoSignalsMidFileLeaveNothingHalfWritten(replacing: Bool) throws {
+            let tree = try TestTree()
+            try tree.mkdir("d")
+            try tree.mkdir("out/d")
+            if replacing { try tree.write("out/d/big.txt", "old") }
+            // 40 MB of base64: slow enough to decode that the signals find it being written.
+            let run = try ShellPipeline.run(
+                """
+                head -c 30000000 /dev/urandom | base64 > d/big.txt
+                "$AMK" pack d -o a.tar.xz --preset 1 -q
+                "$AMK" extract a.tar.xz -C out & amk=$!
+                i=0; while ! ls -l /proc/$amk/fd 2> /dev/null | grep -q "out/d/" && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done
+                sleep 0.3
+                kill -INT $amk; sleep 0.01; kill -INT $amk 2> /dev/null || true
+                s=0; wait $amk || s=$?
+                echo "status $s"
+                """, in: tree.root)
+            #expect(run.stdout.contains("status 1"), "\(run.stdout) \(run.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: tree.path("out/d"))
+            if replacing {
+                #expect(left == ["big.txt"], "left behind: \(left)")
+                #expect(try tree.read("out/d/big.txt") == Array("old".utf8))
+            } else {
+                #expect(left.isEmpty, "left behind: \(left)")
+            }
+        }
+
+        /// A second signal, a second or more after the first, does not wait for the grace period.
         @Test func secondSignalExitsAtOnce() async throws {
             let process = try await Self.startStall()
             try #require(process.isRunning, "amk _stall did not start")
             #expect(kill(process.processIdentifier, SIGTERM) == 0)
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(1300))
             let sent = ContinuousClock.now
             #expect(kill(process.processIdentifier, SIGTERM) == 0)
             guard let elapsed = try await Self.exitTime(of: process, since: sent, within: .seconds(15), after: "the second signal") else {
