@@ -39,6 +39,12 @@ struct WatchdogState {
     private(set) var finished = false
     /// The work passed its point of no return.
     private(set) var committed = false
+    /// When the monitor last looked.
+    private var lastLook: ContinuousClock.Instant?
+
+    /// A monitor late by more than this past its interval was not running at all: the process was
+    /// stopped (Ctrl-Z, SIGSTOP) or the machine slept. Busy cores delay a thread by milliseconds.
+    static let suspension: Duration = .seconds(1)
 
     // MARK: - Heartbeats
 
@@ -132,8 +138,20 @@ struct WatchdogState {
 
     /// One look of the monitor at `now`, `answered` telling whether the caller already has its
     /// answer: the next step of the ladder.
+    ///
+    /// Time the whole process was suspended is nobody's silence: a pack stopped with Ctrl-Z for
+    /// a minute and resumed with `fg` failed as stalled the moment it woke. When the monitor
+    /// itself looks far later than its interval, the gap is taken off every silence (and the grace
+    /// period) before anything is judged.
     mutating func look(at now: ContinuousClock.Instant, policy: WatchdogPolicy, answered: Bool) -> MonitorAction {
         if finished || answered { return .stop }
+        if let lastLook, now - lastLook > policy.interval + Self.suspension {
+            let missed = now - lastLook - policy.interval
+            for stage in stages.keys { stages[stage]!.lastProgress += missed }
+            for job in jobs.keys { jobs[job]!.lastProgress += missed }
+            cancelledAt = cancelledAt.map { $0 + missed }
+        }
+        lastLook = now
         if let cancelledAt {
             guard now - cancelledAt >= policy.gracePeriod else { return .wait }
             let grace = "cancelled, it did not stop within \(StallReport.format(policy.gracePeriod))"

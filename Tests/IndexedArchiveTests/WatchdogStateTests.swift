@@ -24,6 +24,23 @@ extension EngineSuites {
             #expect(state.check(at: Self.at(5000), policy: Self.policy) == stall, "the first stall is kept")
         }
 
+        /// The monitor looking a minute late means the process was stopped (Ctrl-Z, then `fg`):
+        /// that minute is nobody's silence, and the stage has its whole timeout from the resume.
+        /// A stage silent across ordinary looks still stalls.
+        @Test func timeTheProcessWasSuspendedIsNotSilence() {
+            var state = WatchdogState()
+            state.begin(.read, at: Self.at(0))
+            #expect(state.look(at: Self.at(50), policy: Self.policy, answered: false) == .wait)
+            // Stopped for 65 s: the read's 100 ms timeout would have passed 650 times over.
+            #expect(state.look(at: Self.at(65_050), policy: Self.policy, answered: false) == .wait)
+            #expect(state.look(at: Self.at(65_080), policy: Self.policy, answered: false) == .wait)
+            guard case .cancel(let stall) = state.look(at: Self.at(65_150), policy: Self.policy, answered: false) else {
+                Issue.record("the stage did not stall after its timeout from the resume")
+                return
+            }
+            #expect(stall.stage == .read)
+        }
+
         @Test func aStageWithoutWorkNeverStalls() {
             var state = WatchdogState()
             state.begin(.compress, at: Self.at(0))
