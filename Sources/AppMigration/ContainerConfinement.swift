@@ -16,6 +16,8 @@ struct ContainerConfinement: Sendable {
     /// The container root's real path, split into components.
     let rootComponents: [String]
     let rootPath: String
+    /// The host's own folder (`.amk`) at the container's root, as a walk of the root reaches it.
+    let hostDirectoryPath: String
     let extensionName: String
 
     init(container: MigrationDataContainer, extensionName: String) throws {
@@ -27,6 +29,7 @@ struct ContainerConfinement: Sendable {
         }
         self.rootPath = real
         self.rootComponents = PathBytes.components(real)
+        self.hostDirectoryPath = (real == "/" ? "" : real) + "/" + MigrationDataContainer.hostDirectoryName
         self.extensionName = extensionName
     }
 

@@ -57,7 +57,11 @@ public final class ResourcesArchiver: Sendable {
                 extensionName: confinement.extensionName)
             enterEngine(watchdog)
             defer { leaveEngine(watchdog) }
-            try await builder.append(PackSource(path: source, archivePath: name))
+            var item = PackSource(path: source, archivePath: name)
+            // The host's own folder is not the app's data: appended alone it is refused, and
+            // with the whole container it is left out (it held the source's import status).
+            item.skipping = [confinement.hostDirectoryPath]
+            try await builder.append(item)
         case .host(let send):
             // The host resolves against its own working directory: make the path absolute here,
             // where a relative one means the extension's (the container).

@@ -153,6 +153,8 @@ final class DirectoryWalker: Sendable {
     private let exclusion: PackExclusion
     private let readsExtendedAttributes: Bool
     private let order: WalkOrder
+    /// Source paths not stored (``PackSource/skipping``), compared as bytes.
+    private let skipped: Set<ExactName>
 
     init(
         sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion(),
@@ -160,6 +162,7 @@ final class DirectoryWalker: Sendable {
     ) {
         self.readsExtendedAttributes = readsExtendedAttributes
         self.order = order
+        self.skipped = Set(sources.flatMap(\.skipping).map(ExactName.init))
         self.state = Mutex(State(pendingRoots: sources.reversed()))
         self.unreadable = unreadable
         self.fileSystem = fileSystem
@@ -193,6 +196,7 @@ final class DirectoryWalker: Sendable {
                     break
                 }
                 if exclusion.excludes(archivePath: archivePath) { continue }
+                if !isRoot, !skipped.isEmpty, skipped.contains(ExactName(sourcePath)) { continue }
                 do {
                     guard let entry = try describe(sourcePath: sourcePath, archivePath: archivePath, warnings: &warnings) else {
                         continue

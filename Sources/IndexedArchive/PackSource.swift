@@ -7,6 +7,10 @@ public struct PackSource: Sendable, Hashable {
     public var path: String
     /// Its path inside the archive: relative, `/`-separated, no `.` or `..` components.
     public var archivePath: String
+    /// Paths under `path` (as its walk reaches them: `path` + "/" + names) that are not stored,
+    /// with what they hold: the migration host's own folder, when an extension appends its whole
+    /// container.
+    package var skipping: [String] = []
 
     /// - Parameters:
     ///   - path: the file or directory on disk.

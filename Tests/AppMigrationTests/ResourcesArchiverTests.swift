@@ -129,6 +129,27 @@ import Testing
         }
     }
 
+    /// Appending the whole container stores the app's data but not the host's own folder (its
+    /// lock, its marker, the source's import status), which an importer copying everything back
+    /// would have carried into the destination.
+    @Test func theWholeContainerLeavesTheHostsFolderOut() async throws {
+        try await Scratch.with { scratch in
+            let archive = try await export(
+                in: scratch,
+                seed: { container in
+                    #expect(
+                        FileManager.default.fileExists(
+                            atPath: container.containerRootDirectory.appending(path: ".amk").path(percentEncoded: false)), "the premise")
+                }
+            ) { archiver, container in
+                try await archiver.appendItem(at: container.containerRootDirectory, pathInArchive: "everything")
+            }
+            let names = try await memberNames(of: archive)
+            #expect(names.contains("everything/Documents/profile.json"), "\(names)")
+            #expect(!names.contains { $0.hasPrefix("everything/.amk") }, "\(names.filter { $0.contains(".amk") })")
+        }
+    }
+
     @Test func backpressureInsideAppendItemIsNotAStall() async throws {
         // The extension's stage may be silent for 2 s. One append of 6 chunks, with one
         // compressor that takes 1.5 s per chunk and room for 2 chunks in flight, waits in
