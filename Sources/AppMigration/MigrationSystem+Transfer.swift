@@ -435,8 +435,9 @@ extension MigrationSystem {
                             group.addTask {
                                 do {
                                     try await Task.sleep(until: due, clock: .continuous)
-                                } catch {
                                     // cancellation: the group is being cancelled; the loop ends without looking at this tick
+                                } catch {
+                                    return .tick
                                 }
                                 return .tick
                             }
