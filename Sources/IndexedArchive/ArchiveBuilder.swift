@@ -35,10 +35,16 @@ public actor ArchiveBuilder {
     private let buffers: ByteArrayPool?
     private let reads = ByteArrayPool(limit: 2)
 
+    /// The file the archive replaces, by device and inode, when it is in what is packed: it is not
+    /// stored (tar skips its own archive so; the new one does not exist yet, but the old one, a
+    /// stale copy of the same data, would go into the new).
+    private let ownArchive: (device: UInt64, inode: UInt64)?
+
     init(
         options: PackOptions, io: WorkerThreadPool, channel: AsyncChannel<Chunk>, metadata: [String: String],
-        report: ProgressReport?, buffers: ByteArrayPool? = nil
+        report: ProgressReport?, buffers: ByteArrayPool? = nil, ownArchive: (device: UInt64, inode: UInt64)? = nil
     ) throws {
+        self.ownArchive = ownArchive
         self.buffers = buffers
         self.options = options
         self.report = report
@@ -92,7 +98,13 @@ public actor ArchiveBuilder {
         for try await batch in enumerator {
             for warning in batch.warnings { record(warning) }
             var index = 0
-            let entries = batch.entries
+            var entries = batch.entries
+            if let own = ownArchive,
+                let at = entries.firstIndex(where: { $0.kind == .regular && $0.device == own.device && $0.inode == own.inode })
+            {
+                record(PackWarning(path: entries[at].sourcePath, message: "skipped: it is the archive being replaced"))
+                entries.remove(at: at)
+            }
             while index < entries.count {
                 try Task.checkCancellation()
                 let entry = entries[index]

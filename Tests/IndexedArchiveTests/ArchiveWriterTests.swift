@@ -199,5 +199,19 @@ extension EngineSuites {
             #expect(error?.code == .io(errno: EISDIR))
             #expect(error?.message.contains("folder") == true, "\(String(describing: error))")
         }
+
+        /// Packing a folder into an archive inside it, again: the archive being replaced is not
+        /// stored (a stale copy of the same data went into the new one), with a warning; the new one
+        /// never is (it has no name until it is complete).
+        @Test func theArchiveBeingReplacedIsNotStored() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let archive = dir.path + "/src/self.tar.xz"
+            try await Self.pack(dir, to: archive)
+            #expect(try await ArchiveReader(path: archive).entries().map(\.path) == ["src/", "src/a.txt"])
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: testOptions())
+            #expect(try await ArchiveReader(path: archive).entries().map(\.path) == ["src/", "src/a.txt"])
+            #expect(summary.warnings.map(\.path) == [archive], "\(summary.warnings)")
+        }
     }
 }
