@@ -56,7 +56,7 @@ actor ArchiveWriter {
     private var displayPath: String {
         switch destination {
         case .file(let path): return path
-        case .fileDescriptor(let fd): return "file descriptor \(fd)"
+        case .fileDescriptor(let fd): return fd == STDOUT_FILENO ? "standard output" : "file descriptor \(fd)"
         }
     }
 

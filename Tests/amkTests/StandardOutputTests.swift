@@ -17,7 +17,9 @@ extension AMKTests {
         static let commands = [
             "list app.tar.xz", "list -l app.tar.xz", "list --json app.tar.xz", "list app.tar.xz app/docs",
             "cat app.tar.xz | \"$AMK\" list -", "info app.tar.xz", "info --json app.tar.xz", "verify app.tar.xz",
-            "extract -O app.tar.xz app/a.txt", "--version", "--help"
+            "extract -O app.tar.xz app/a.txt", "--version", "--help",
+            // An archive written to standard output is named so (it was "file descriptor 1").
+            "pack src/app -o - -q"
         ]
 
         @Test(arguments: commands)
