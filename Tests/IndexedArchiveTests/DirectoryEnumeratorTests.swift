@@ -178,6 +178,21 @@ extension EngineSuites {
             return fs
         }
 
+        /// A name listed and then gone (removed between the listing and its `lstat`) is left out
+        /// with a warning, with either tolerance: it is no longer there to store.
+        @Test(arguments: [PackOptions.Tolerance.fail, .warn])
+        func aFileRemovedAfterTheListingIsAWarning(_ unreadable: PackOptions.Tolerance) async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("root/here.txt", "here")
+            let root = dir.path + "/root"
+            var fs = FileSystem.system
+            fs.listDirectory = { path in try FileSystem.system.listDirectory(path) + (path == root ? ["gone.txt"] : []) }
+            let (entries, warnings, _) = try await Self.walk([PackSource(path: root)], unreadable: unreadable, fileSystem: fs)
+            #expect(entries.map(\.archivePath) == ["root", "root/here.txt"])
+            #expect(warnings.map(\.path) == [root + "/gone.txt"])
+            #expect(warnings.first?.message == "removed before it could be read")
+        }
+
         @Test func anUnreadableDirectoryFailsOrIsSkippedWithAWarning() async throws {
             let dir = try TemporaryDirectory()
             try dir.file("root/locked/inside.txt", "hidden")
