@@ -37,16 +37,7 @@ struct ExtendedAttributeTests {
     }
 
     @Test func recordsWrittenByHandAreRead() throws {
-        var stream = extendedHeader("x", paxRecord(Array("SCHILY.xattr.user.comment".utf8), [0x68, 0x69, 0xFF]))
-        stream += try TarEncoder.encode(TarHeader(path: "f", kind: .regular))
-        stream += TarEncoder.endOfArchive
-        var parser = TarParser()
-        var decoded: TarHeader?
-        try stream.withUnsafeBytes { bytes in
-            try parser.consume(bytes) { event in
-                if case .member(let member) = event { decoded = member.header }
-            }
-        }
+        let decoded = try member(withRecords: paxRecord(Array("SCHILY.xattr.user.comment".utf8), [0x68, 0x69, 0xFF]))
         #expect(decoded?.extendedAttributes == ["user.comment": [0x68, 0x69, 0xFF]])
     }
 
