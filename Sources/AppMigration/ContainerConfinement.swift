@@ -88,6 +88,9 @@ struct ContainerConfinement: Sendable {
         return resolved
     }
 
+    /// The longest `pathInArchive` accepted, in bytes (Linux's `PATH_MAX`).
+    static let maxPathInArchiveBytes = 4096
+
     static func realPath(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }
         defer { free(pointer) }
@@ -98,6 +101,14 @@ struct ContainerConfinement: Sendable {
     /// components before it. A path that would climb above the archive root, or is empty, is
     /// refused rather than silently rewritten.
     static func normalizedPathInArchive(_ given: String, extensionName: String) throws -> String {
+        // Longer than a path can be (PATH_MAX): no system could extract it, the archive's index
+        // would refuse it, and the host keeps every name for the whole export.
+        guard given.utf8.count <= maxPathInArchiveBytes else {
+            throw AppMigrationError(
+                .invalidPathInArchive,
+                "path in archive of \(given.utf8.count) bytes is longer than \(maxPathInArchiveBytes), the longest path a system takes",
+                extensionName: extensionName)
+        }
         var parts: [String] = []
         for part in PathBytes.components(given) {
             switch part {

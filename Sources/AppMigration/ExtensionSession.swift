@@ -48,7 +48,18 @@ struct ExtensionSession: Sendable {
         defer { pool.shutdown() }
         let process = try await blocking(pool) { try ExtensionProcess.spawn(executable, name: name, container: container) }
         do {
-            let hello = try await waitOnThread(pool) { try process.channel.receiveHello(within: .milliseconds(50)) }
+            // Saying hello is the extension's first work: a process that never does (a wrong
+            // executable that sleeps, one stuck in its start-up) stalls like one stuck anywhere
+            // else, instead of holding the host for good.
+            watchdog?.begin(PipelineStage.extensionCode)
+            let hello: ExtensionHello
+            do {
+                hello = try await waitOnThread(pool) { try process.channel.receiveHello(within: .milliseconds(50)) }
+                watchdog?.end(PipelineStage.extensionCode)
+            } catch {
+                watchdog?.end(PipelineStage.extensionCode)
+                throw error
+            }
             guard hello.version == ExtensionProtocol.version else {
                 throw AppMigrationError(
                     .extensionProcessFailed,
@@ -262,7 +273,10 @@ struct ExtensionSession: Sendable {
         while true {
             switch try await next() {
             case .heartbeat(let cpu, let completed, let total):
-                if cpu - cpuAtLastBeat >= MigrationSystem.importCPUSignOfLife {
+                // The figures are the extension's: any Int64, so no arithmetic that can trap.
+                if cpu.subtractingReportingOverflow(cpuAtLastBeat).partialValue >= MigrationSystem.importCPUSignOfLife,
+                    cpu > cpuAtLastBeat
+                {
                     cpuAtLastBeat = cpu
                     watchdog?.beat(PipelineStage.extensionCode)
                 }

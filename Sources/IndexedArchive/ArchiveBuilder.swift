@@ -176,6 +176,14 @@ public actor ArchiveBuilder {
 
     private func begin(_ header: TarHeader, source: String, incompressible: Bool = false) async throws {
         let name = header.path
+        // A name a reader would refuse (amk's, and so every extraction of this archive) is refused
+        // here, before an archive that cannot be read back is written.
+        let longest = TarParser.Limits().maxPathLength
+        for (what, value) in [("path", name), ("link target", header.linkTarget ?? "")] where value.utf8.count > longest {
+            throw ArchiveError(
+                .invalidArchivePath, "\(what) of \(value.utf8.count) bytes is longer than the \(longest) bytes a reader accepts",
+                path: source)
+        }
         if serializer.contains(archivePath: name) {
             throw ArchiveError(.invalidArchivePath, "'\(name)' is already in the archive", path: source, member: name)
         }

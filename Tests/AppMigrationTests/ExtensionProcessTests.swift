@@ -293,7 +293,7 @@ import Testing
             let source = try Self.seeded(scratch, "source")
             let archive = scratch.url("cancellable.tar.xz")
             let answer = await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive)
-            #expect(answer.appError?.code == .stalled, "\(String(describing: answer.error))")
+            #expect(answer.appError?.code == .stalled, "\(String(describing: answer.error)) after \(answer.elapsed)")
             #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
         }
     }
@@ -408,6 +408,63 @@ import Testing
             #expect(error.code == .extensionProcessFailed, "\(error)")
             #expect(error.message.contains(named), "\(error)")
             #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    /// A process that never says hello (here `sleep`) stalls like an extension stuck anywhere
+    /// else, for the export and for the import: the host used to wait for its hello for good.
+    @Test(arguments: [false, true])
+    func aProcessThatNeverSaysHelloStalls(importing: Bool) async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let url = scratch.url("mute.sh")
+            try Data("#!/bin/sh\nexec sleep 120\n".utf8).write(to: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
+            let mute = ExtensionExecutable(path: url.path(percentEncoded: false))
+            let answer: Answer
+            if importing {
+                let archive = scratch.url("good.tar.xz")
+                _ = await Self.export(ExtensionExecutable(path: Self.testExtension), from: source, to: archive)
+                answer = await Self.importArchive(archive, into: try scratch.container("destination"), using: mute)
+            } else {
+                answer = await Self.export(mute, from: source, to: scratch.url("mute.tar.xz"))
+            }
+            // It cannot be asked to stop before its hello either: it stalls, and is killed.
+            let error = answer.appError
+            #expect(
+                error?.code == .terminated && error?.message.contains("stage 'extension' made no progress") == true,
+                "\(String(describing: answer.error)) after \(answer.elapsed)")
+            #expect(answer.elapsed < Self.answerBound + .seconds(5), "answered after \(answer.elapsed)")
+        }
+    }
+
+    /// Heartbeat figures are the extension's: `Int64.max` then `Int64.min` CPU nanoseconds once
+    /// made the host trap on the subtraction (the whole host died, leaving its staging folder and
+    /// no status). They are only numbers: the import goes on and ends as the extension says.
+    @Test func extremeHeartbeatFiguresAreOnlyNumbers() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("good.tar.xz")
+            _ = await Self.export(ExtensionExecutable(path: Self.testExtension), from: source, to: archive)
+            let text = """
+                #!/usr/bin/env python3
+                import json, os, struct, time
+                def send(message):
+                    payload = json.dumps(message).encode()
+                    os.write(3, struct.pack('>I', len(payload)) + payload)
+                send({"protocol": "amk-extension", "version": 1, "exports": True, "imports": True})
+                os.read(3, 1 << 20)
+                for cpu in [2**63 - 1, -2**63, 0]:
+                    send({"heartbeat": {"cpuNanoseconds": cpu, "completed": 0, "total": 0}})
+                send({"finished": {}})
+                time.sleep(0.2)
+                """
+            let url = scratch.url("beats.py")
+            try Data(text.utf8).write(to: url)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
+            let answer = await Self.importArchive(
+                archive, into: try scratch.container("destination"), using: ExtensionExecutable(path: url.path(percentEncoded: false)))
+            #expect(answer.error == nil, "\(String(describing: answer.error))")
         }
     }
 

@@ -89,6 +89,24 @@ import Testing
         }
     }
 
+    /// A path in the archive longer than any path (an extension sent 100 KB names: the export
+    /// succeeded with an archive nothing could read, and 600 of them took the host to 2.7 GB) is
+    /// refused, by its length, without printing it.
+    @Test func aPathInArchiveLongerThanAPathCanBeIsRefused() async throws {
+        try await Scratch.with { scratch in
+            let long = String(repeating: "d/", count: 2048) + "x"
+            let error = await #expect(throws: AppMigrationError.self) {
+                _ = try await export(in: scratch) { archiver, container in
+                    try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"), pathInArchive: long)
+                }
+            }
+            #expect(error?.code == .invalidPathInArchive)
+            #expect(
+                error?.message.contains("\(long.utf8.count) bytes") == true && error?.message.contains("d/d/d/") == false,
+                "\(String(describing: error))")
+        }
+    }
+
     @Test func missingItemIsAClearError() async throws {
         try await Scratch.with { scratch in
             await #expect {

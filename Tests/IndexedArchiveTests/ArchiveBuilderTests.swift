@@ -294,5 +294,21 @@ extension EngineSuites {
             #expect(summary.warnings.map(\.path) == [victim])
             #expect(try await ArchiveReader(path: archive).contents(of: "src/" + name) == original)
         }
+
+        /// A member name longer than a reader accepts (64 KiB) is refused before anything is
+        /// written: the pack used to succeed with an archive no extraction could read.
+        @Test func aNameNoReaderAcceptsIsRefused() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            let long = String(repeating: "d/", count: 33_000) + "a.txt"
+            let archive = dir.path + "/long.tar.xz"
+            let error = await expectArchiveError("long name") {
+                try await ArchivePacker.pack(
+                    [PackSource(path: dir.path + "/src/a.txt", archivePath: long)], to: .file(archive), options: testOptions())
+            }
+            #expect(error?.code == .invalidArchivePath)
+            #expect(error?.message.contains("\(long.utf8.count) bytes") == true, "\(String(describing: error))")
+            #expect(!exists(archive))
+        }
     }
 }
