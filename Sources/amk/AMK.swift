@@ -4,7 +4,7 @@ import IndexedArchive
 
 /// `amk`: pack, inspect and extract indexed `.tar.xz` archives, and run app migrations.
 ///
-/// Exit status: 0 success, 1 failure (including an interruption by Ctrl-C or SIGTERM), 2 usage
+/// Exit status: 0 success, 1 failure (including an interruption by Ctrl-C, SIGTERM or SIGHUP), 2 usage
 /// error. ArgumentParser's own `main()` exits with 64 (`EX_USAGE`) for usage errors and prints
 /// runtime errors with an `Error:` prefix, so the root command brings its own ``main()``.
 @main

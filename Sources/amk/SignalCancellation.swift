@@ -21,8 +21,10 @@ import IndexedArchive
 /// SIGTERM would be ignored until its SIGKILL. So the first signal also starts a deadline: if the
 /// work has not unwound within ``gracePeriod``, the process exits as after a second signal.
 enum SignalCancellation {
-    /// The signals that cancel the work.
-    static let signals: [Int32] = [SIGINT, SIGTERM]
+    /// The signals that cancel the work: Ctrl-C, a service manager's stop, and SIGHUP, which a
+    /// closed terminal or a dropped ssh session sends (its default action killed amk mid-file,
+    /// leaving the member cut short or a temporary beside the file it replaced).
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     /// How long the work may take to unwind after the first signal before the process exits
     /// without it. Cancelled work normally stops within a fraction of a second; this is well

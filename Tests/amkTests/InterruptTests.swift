@@ -38,7 +38,7 @@ extension AMKTests {
             return elapsed
         }
 
-        @Test(arguments: [SIGINT, SIGTERM])
+        @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
         func signalCancelsPackCleanly(signal: Int32) async throws {
             let tree = try TestTree()
             // ~40 MiB of letters at preset 9 takes well over ten seconds on two cores.
