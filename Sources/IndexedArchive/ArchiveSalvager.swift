@@ -54,6 +54,10 @@ public enum ArchiveSalvager {
                 // the member is lost, and the archive is not whole.
                 walk.damageOffset = walk.blocksEnd
                 walk.damage = "the tar stream ends inside member '\(TerminalSafe.name(unfinished))', which is cut short"
+            } else if walk.damage == nil, walk.stop == nil, consumer.endOffset == nil {
+                // Cut between two members: whatever followed is unknown, as `verify` says.
+                walk.damageOffset = walk.blocksEnd
+                walk.damage = "the tar stream ends without its end-of-archive marker"
             }
             consumer.extractor?.abandonCurrent()
             try? consumer.extractor?.finish()

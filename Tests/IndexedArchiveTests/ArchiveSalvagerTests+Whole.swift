@@ -43,6 +43,20 @@ extension EngineSuites.ArchiveSalvagerTests {
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/out/big.bin"))
     }
 
+    /// Every block verifies, but the tar stream stops between two members, without its
+    /// end-of-archive marker: what followed is unknown, as `verify` says (salvage called it whole).
+    @Test(.enabled(if: toolExists("xz")))
+    func aTarStreamWithoutItsEndMarkerIsDamage() async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("a.txt", "a"), tarFile("b.txt", "b")], end: false)
+        let archive = dir.path + "/noend.tar.xz"
+        try await writeBytes(archive, try await xzTool(tar))
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        #expect(report.damage == "the tar stream ends without its end-of-archive marker", "\(report.damage ?? "nil")")
+        #expect(report.recovered == ["a.txt", "b.txt"])
+        #expect(!report.lostIsComplete)
+    }
+
     /// Two xz streams, the tar stream split between them: what lies between the streams must be
     /// stream padding (zero bytes in fours) and then a Stream Header. Three bytes of padding, or a
     /// damaged header, is damage at that offset; the last stream's footer being whole does not make
