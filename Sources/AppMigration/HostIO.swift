@@ -1,4 +1,5 @@
 import IndexedArchive
+import Synchronization
 
 /// The host's blocking file system work (free-space checks, creating and removing staging
 /// folders, clearing a container, writing the import status), done on threads of its own.
@@ -19,5 +20,16 @@ enum HostIO {
     /// a staging folder, recording a failure) must happen on the way out of a cancelled import too.
     static func runToCompletion(_ body: @escaping @Sendable () -> Void) async {
         await pool.runRegardless(body)
+    }
+
+    /// ``runToCompletion(_:)-(()->Void)`` for work whose answer the caller needs.
+    static func runToCompletion<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        // The job's thread sets it once; the caller reads it after the job is done.
+        let answer = Mutex<T?>(nil)
+        await pool.runRegardless {
+            let value = body()
+            answer.withLock { $0 = value }
+        }
+        return answer.withLock { $0! }
     }
 }

@@ -417,6 +417,9 @@ public struct MigrationSystem: Sendable {
         try await HostIO.run { try container.checkKnown(extensionName: name) }
         return try await ContainerLock.withLock(on: container, extensionName: name) {
             let staging = container.hostDirectory.appending(path: "staging-\(UUID().uuidString)", directoryHint: .isDirectory)
+            // What the root and the host's folder are now: after the extension has run, the host
+            // clears and records only if they still are (see ``PinnedContainer``).
+            let pinned = try await HostIO.run { try PinnedContainer(container, extensionName: name) }
             var extensionStarted = false
             let request: ResourcesImportRequest
             do {
@@ -434,14 +437,21 @@ public struct MigrationSystem: Sendable {
                 // Until the extension runs, only the staging folder has been written and the
                 // container is as it was; after, clear what the extension may have half-written.
                 let cleared = extensionStarted
-                await HostIO.runToCompletion {
+                let replaced = await HostIO.runToCompletion { () -> AppMigrationError? in
+                    // A root or host folder swapped for a link would have the clearing and the
+                    // status land in whatever the link names: another container, any folder.
+                    if let replaced = pinned.replacement(in: container, extensionName: name, after: error) { return replaced }
                     Self.removeStaging(staging, of: container)
                     if cleared { Self.clearContainer(container) }
                     // The import's own error is what the caller must see; a status that cannot
                     // be written is secondary to it.
                     try? MigrationStatus.record(.failure(error), in: container)
+                    return nil
                 }
-                throw error
+                throw replaced ?? error
+            }
+            if let replaced = await HostIO.runToCompletion({ pinned.replacement(in: container, extensionName: name, after: nil) }) {
+                throw replaced
             }
             // Outside the clause above: the data arrived whole, and a status that cannot be
             // written is no reason to clear it.

@@ -294,6 +294,50 @@ import Testing
         }
     }
 
+    /// An importer that moves its container's root (`root`) or host folder (`host`) away and
+    /// leaves a link to `target` in its place, writes a file, then fails (or succeeds).
+    struct Swapper: ResourcesImporting {
+        let resourcesImportProgress = Progress(totalUnitCount: 100)
+        var what = "root"
+        var target = URL(filePath: "/nonexistent")
+        var fails = true
+        struct Broken: Error {}
+        func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+            let manager = FileManager.default
+            let root = appContainer.containerRootDirectory
+            let moved = what == "root" ? root : root.appending(path: ".amk")
+            try manager.moveItem(at: moved, to: moved.deletingLastPathComponent().appending(path: moved.lastPathComponent + "-moved"))
+            try manager.createSymbolicLink(at: moved, withDestinationURL: target)
+            try Data("half".utf8).write(to: appContainer.documentsDirectory.appending(path: "half-written.txt"))
+            if fails { throw Broken() }
+        }
+    }
+
+    /// An importer that swaps its container's root, or its `.amk` folder, for a link: the host's
+    /// clearing and status must not follow it. A failed import's clearing once emptied another
+    /// app's marked container that the link named, and the status (a success's too) was written
+    /// into any folder.
+    @Test(arguments: [("root", true), ("host", true), ("host", false)])
+    func aContainerSwappedForALinkIsNeitherClearedNorRecordedThrough(what: String, fails: Bool) async throws {
+        try await Scratch.with { scratch in
+            let archive = try await exportSampleArchive(of: AppDataMigration(), in: scratch)
+            let destination = try scratch.container("destination")
+            let victim = try scratch.container("victim")
+            try write("precious", to: "precious.txt", in: victim.documentsDirectory)
+            let outside = scratch.url("outside")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            let target = what == "root" ? victim.containerRootDirectory : outside
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await quickSystem.importResources(
+                    from: archive, into: destination, using: Swapper(what: what, target: target, fails: fails))
+            }
+            #expect(error?.message.contains("was moved or replaced while the extension imported") == true, "\(String(describing: error))")
+            #expect(try read("precious.txt", in: victim.documentsDirectory) == "precious", "the victim's data")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path(percentEncoded: false)).isEmpty, "nothing outside")
+            #expect(!exists(".amk/import-status.json", in: victim.containerRootDirectory), "no status in the victim")
+        }
+    }
+
     struct StallingImporter: ResourcesImporting {
         let resourcesImportProgress = Progress(totalUnitCount: 100)
         func importResources(at url: URL, request: ResourcesImportRequest) async throws {
