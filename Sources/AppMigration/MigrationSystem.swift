@@ -269,6 +269,9 @@ public struct MigrationSystem: Sendable {
                 storeIdentifier: .unknown, bundleIdentifier: container.bundleIdentifier,
                 platform: .current)
         var options = PackOptions()
+        // What is read is checked again once open: a folder swapped for a link after
+        // `appendItem`'s check must not bring in files from outside the container.
+        options.fileSystem = options.fileSystem.confined(to: confinement.rootPath)
         options.logger = logger
         options.preset = compressionPreset
         options.chunkSize = chunkSize

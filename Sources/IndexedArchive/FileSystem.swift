@@ -52,8 +52,64 @@ package struct FileSystem: Sendable {
         close: { fd in SystemCall.close(fd) }
     )
 
+    /// This file system, with every file opened for reading and every folder listed checked,
+    /// once open, to lie under `root` (a real path, links resolved).
+    ///
+    /// A path checked against a folder and then opened can lead elsewhere by the time it is
+    /// opened: a folder on the way swapped for a link between the check and the open (an
+    /// extension exporting its container can do it, and got another folder's files into its
+    /// archive so). What the descriptor is open on is what counts: the kernel's name for it
+    /// (`/proc/self/fd`) must be `root` or under it, or the file is refused.
+    package func confined(to root: String) -> FileSystem {
+        var confined = self
+        let open = openForReading
+        confined.openForReading = { path in
+            let fd = try open(path)
+            do {
+                try FileSystem.check(fd, path: path, under: root)
+            } catch {
+                SystemCall.close(fd)
+                throw error
+            }
+            return fd
+        }
+        confined.listDirectory = { path in
+            let fd = try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            do {
+                try FileSystem.check(fd, path: path, under: root)
+            } catch {
+                SystemCall.close(fd)
+                throw error
+            }
+            return try FileSystem.list(fd, path: path)
+        }
+        return confined
+    }
+
+    /// Throws unless the open descriptor `fd` names `root` or something under it.
+    static func check(_ fd: Int32, path: String, under root: String) throws(ArchiveError) {
+        #if os(Linux)
+            let real = try SystemCall.readlink("/proc/self/fd/\(fd)")
+            let prefix = RawName.encode(root)
+            let inside =
+                real.elementsEqual(prefix)
+                || (real.starts(with: prefix)
+                    && (prefix.last == UInt8(ascii: "/") || real.dropFirst(prefix.count).first == UInt8(ascii: "/")))
+            guard inside else {
+                throw ArchiveError(
+                    .unsafePath,
+                    "was opened at '\(RawName.decode(real))', outside '\(root)': a folder on its way was swapped for a link after it was checked",
+                    path: path)
+            }
+        #endif
+    }
+
     static func systemListDirectory(_ path: String) throws(ArchiveError) -> [String] {
-        let fd = try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+        try list(try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), path: path)
+    }
+
+    /// The names in the folder open as `fd` (which it closes).
+    static func list(_ fd: Int32, path: String) throws(ArchiveError) -> [String] {
         guard let dir = fdopendir(fd) else {
             let failure = SystemCall.error("opendir", path: path)
             SystemCall.close(fd)
