@@ -39,7 +39,7 @@ struct PinnedContainer: Sendable {
         // A host folder made during the import (there was none) is taken as it is now, if a folder.
         let sameHost = host.map { pinned in hostNow.map { $0 == pinned } ?? false } ?? (hostNow != nil)
         guard !sameRoot || !sameHost else { return nil }
-        let what = sameRoot ? "its host folder (.amk)" : "its root"
+        let what = sameRoot ? "host folder (.amk)" : "root"
         return AppMigrationError(
             .extensionFailed,
             "the container's \(what) was moved or replaced while the extension imported; nothing was cleared and no status "
