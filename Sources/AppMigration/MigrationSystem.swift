@@ -453,12 +453,12 @@ public struct MigrationSystem: Sendable {
                 }
                 throw replaced ?? error
             }
-            if let replaced = await HostIO.runToCompletion({ pinned.replacement(in: container, extensionName: name, after: nil) }) {
-                throw replaced
-            }
             // Outside the clause above: the data arrived whole, and a status that cannot be
             // written is no reason to clear it.
-            try await HostIO.run { try MigrationStatus.record(.success, in: container) }
+            try await HostIO.run {
+                if let replaced = pinned.replacement(in: container, extensionName: name, after: nil) { throw replaced }
+                try MigrationStatus.record(.success, in: container)
+            }
             progress.completedUnitCount = total
             return request
         }

@@ -389,9 +389,10 @@ public actor ArchiveBuilder {
             let job = watchdog?.begin(.read, job: path)
             defer { if let job { watchdog?.end(job) } }
             var probe = [UInt8](repeating: 0, count: 1)
-            let grew = try descriptor.use { fd in try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } } > 0
-            let after = try descriptor.use { fd in FileStatus(try fileSystem.fstat(fd, path)) }
-            return (grew, after.mtime != status.mtime)
+            return try descriptor.use { fd in
+                let grew = try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } > 0
+                return (grew, FileStatus(try fileSystem.fstat(fd, path)).mtime != status.mtime)
+            }
         }
         if grew {
             try tolerateChange("grew while it was read", stored: "only the first \(status.size) bytes are stored", path: path)

@@ -79,8 +79,6 @@ public enum ArchivePacker {
     /// sees as a `CancellationError` from its append or its own awaits.
     /// Whatever the failure, or if the task is cancelled, the archive is abandoned: nothing
     /// appears at a file destination. The builder must not be used after `body` returns.
-    ///
-    /// (See ``existingFile(at:)`` for the file the archive replaces, which is not stored.)
     public static func withBuilder<Result: Sendable>(
         to destination: ArchiveDestination,
         options: PackOptions = PackOptions(),
@@ -116,7 +114,7 @@ public enum ArchivePacker {
             let buffers = ByteArrayPool(limit: limit + PackOptions.serializerChunks, smallest: options.chunkSize)
             let builder = try ArchiveBuilder(
                 options: options, io: io, channel: channel, metadata: metadata, report: report, buffers: buffers,
-                ownArchive: Self.existingFile(at: destination))
+                ownArchive: await writer.replacing)
             let (result, closing) = try await withoutActuallyEscaping(body) { body in
                 try await withThrowingTaskGroup(of: PackTask<Result>.self) { group in
                     group.addTask {
@@ -281,14 +279,5 @@ public enum ArchivePacker {
             }
         }
         return total
-    }
-
-    /// The regular file a file destination names now (its link followed, as the writer follows
-    /// it), by device and inode.
-    static func existingFile(at destination: ArchiveDestination) -> (device: UInt64, inode: UInt64)? {
-        guard case .file(let path) = destination, let target = try? ArchiveWriter.followingLinks(path) else { return nil }
-        var info = stat()
-        guard SystemCall.reaching(target, { stat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 }

@@ -48,16 +48,18 @@ public enum ArchiveSalvager {
                 throw error
             }
             let unfinished = consumer.unfinishedMember
-            if walk.damage == nil, walk.stop == nil, let unfinished {
-                // Every xz block verified, but the tar stream they hold stops inside a member (it
-                // was cut before it was compressed, or a size field claims more than there is):
-                // the member is lost, and the archive is not whole.
-                walk.damageOffset = walk.blocksEnd
-                walk.damage = "the tar stream ends inside member '\(TerminalSafe.name(unfinished))', which is cut short"
-            } else if walk.damage == nil, walk.stop == nil, consumer.endOffset == nil {
-                // Cut between two members: whatever followed is unknown, as `verify` says.
-                walk.damageOffset = walk.blocksEnd
-                walk.damage = "the tar stream ends without its end-of-archive marker"
+            if walk.damage == nil, walk.stop == nil {
+                // Every xz block verified, but the tar stream they hold may still stop short: inside
+                // a member (cut before it was compressed, or a size field claims more than there
+                // is: the member is lost), or between two (what followed is unknown, as `verify`
+                // says). Either way the archive is not whole.
+                if let unfinished {
+                    walk.damageOffset = walk.blocksEnd
+                    walk.damage = "the tar stream ends inside member '\(TerminalSafe.name(unfinished))', which is cut short"
+                } else if consumer.endOffset == nil {
+                    walk.damageOffset = walk.blocksEnd
+                    walk.damage = "the tar stream ends without its end-of-archive marker"
+                }
             }
             consumer.extractor?.abandonCurrent()
             try? consumer.extractor?.finish()
@@ -165,17 +167,20 @@ public enum ArchiveSalvager {
                     // The xz Index: every block is behind us. The members are all recovered, but
                     // a file cut inside the Index (or its footer) is still damaged, and saying
                     // "no damage" would let a truncated copy pass for a whole one.
-                    if let problem = try endOfStreamProblem(file: file, indexOffset: offset) {
+                    let lastIndex: UInt64
+                    switch try endOfFile(file: file, indexOffset: offset) {
+                    case .cut(let problem):
                         walk.damageOffset = file.size
                         walk.damage = problem
                         return walk
+                    case .whole(let start):
+                        lastIndex = start
                     }
                     walk.blocksEnd = offset
-                    // Another stream may follow (`cat a.xz b.xz`, or xz's own concatenations):
-                    // its blocks continue the same tar stream.
+                    if lastIndex == offset { return walk }
+                    // Another stream follows (`cat a.xz b.xz`, or xz's own concatenations): its
+                    // blocks continue the same tar stream.
                     switch try nextStream(file: file, indexOffset: offset) {
-                    case .none:
-                        return walk
                     case .stream(let next, let nextCheck):
                         offset = next
                         check = nextCheck
@@ -287,27 +292,23 @@ public enum ArchiveSalvager {
         }
     }
 
-    /// What follows the xz stream whose Index starts at `indexOffset`.
+    /// What follows the xz stream whose Index starts at `indexOffset`, when it is not the last.
     enum NextStream {
-        /// That Index is the file's last: nothing follows but stream padding.
-        case none
         /// Another stream's blocks start at `offset`, with its check type.
         case stream(offset: UInt64, check: XZCheck)
         /// Something follows that is not a stream, from `offset`, for the reason given.
         case damaged(offset: UInt64, String)
     }
 
-    /// The stream that follows the one whose xz Index starts at `indexOffset`.
+    /// The stream that follows the one whose xz Index starts at `indexOffset`, which
+    /// ``endOfFile(file:indexOffset:)`` found is not the file's last.
     ///
-    /// ``endOfStreamProblem(file:indexOffset:)`` has already found a whole Stream Footer at the
-    /// end of the file; when the Index it points to is this one, nothing follows. Otherwise this
-    /// stream's Index is walked forward (its records are variable-length integers) only to learn
+    /// This stream's Index is walked forward (its records are variable-length integers) only to learn
     /// its size, a piece of the file at a time; the footer after it must give the same size, and
     /// after stream padding (zero bytes in fours) another Stream Header must follow. Anything
     /// else is damage at the first offset that is wrong: a cut between two streams would
     /// otherwise pass for the end of the archive and lose the later streams' members unreported.
     static func nextStream(file: ArchiveFile, indexOffset: UInt64) throws -> NextStream {
-        if let last = try lastIndexOffset(file: file), last == indexOffset { return .none }
         var position = indexOffset + 1  // past the Index Indicator
         var piece: [UInt8] = []
         var pieceStart = position
@@ -365,24 +366,17 @@ public enum ArchiveSalvager {
         return .stream(offset: next + UInt64(StreamHeader.size), check: check)
     }
 
-    /// Where the Index of the file's last stream begins, as its Stream Footer (after any stream
-    /// padding) says, or `nil` when there is no whole footer at the end.
-    static func lastIndexOffset(file: ArchiveFile) throws -> UInt64? {
-        var end = file.size
-        while end >= 4 + UInt64(StreamFooter.size) {
-            guard try file.read(at: end - 4, count: 4).allSatisfy({ $0 == 0 }) else { break }
-            end -= 4
-        }
-        guard end >= UInt64(StreamFooter.size) else { return nil }
-        let footerOffset = end - UInt64(StreamFooter.size)
-        let bytes = try file.read(at: footerOffset, count: StreamFooter.size)
-        guard let indexSize = try? bytes.withUnsafeBytes({ try StreamFooter.decode($0, fileOffset: footerOffset).indexSize }),
-            footerOffset >= indexSize
-        else { return nil }
-        return footerOffset - indexSize
+    /// How the file ends, seen from the stream whose xz Index starts at `indexOffset`.
+    enum EndOfFile {
+        /// With a whole Stream Footer whose Index starts at `lastIndex` (at `indexOffset` when
+        /// this stream is the last).
+        case whole(lastIndex: UInt64)
+        /// Cut short, for the reason given.
+        case cut(String)
     }
 
-    /// Why the end of the file is not the end of a whole xz stream, or `nil` when it is.
+    /// Whether the end of the file is the end of a whole xz stream, and where that stream's Index
+    /// starts.
     ///
     /// Checked from the end: after any stream padding, the last 12 bytes must be a Stream Footer
     /// (magic and CRC32 intact) whose backward size fits between `indexOffset` and the footer. A
@@ -391,7 +385,7 @@ public enum ArchiveSalvager {
     ///
     /// - Throws: ``ArchiveError`` for an I/O error reading the file; `CancellationError` is never
     ///   swallowed (none is thrown here).
-    static func endOfStreamProblem(file: ArchiveFile, indexOffset: UInt64) throws -> String? {
+    static func endOfFile(file: ArchiveFile, indexOffset: UInt64) throws -> EndOfFile {
         var end = file.size
         // Stream padding: zero bytes in groups of four after the footer.
         while end >= indexOffset + 4 + UInt64(StreamFooter.size) {
@@ -400,7 +394,7 @@ public enum ArchiveSalvager {
             end -= 4
         }
         guard end >= indexOffset + UInt64(StreamFooter.size) + 4 else {
-            return "the file ends inside the xz Index"
+            return .cut("the file ends inside the xz Index")
         }
         let footerOffset = end - UInt64(StreamFooter.size)
         let bytes = try file.read(at: footerOffset, count: StreamFooter.size)
@@ -408,13 +402,13 @@ public enum ArchiveSalvager {
         do {
             indexSize = try bytes.withUnsafeBytes { try StreamFooter.decode($0, fileOffset: footerOffset).indexSize }
         } catch is XZError {
-            return "the file ends inside the xz Index or its Stream Footer"
+            return .cut("the file ends inside the xz Index or its Stream Footer")
         }
         // A later stream may follow this one (its own footer is the one at the end), so only a
         // footer whose Index would begin before this one is proof of a cut.
         guard footerOffset >= indexSize, footerOffset - indexSize >= indexOffset else {
-            return "the Stream Footer's index size (\(indexSize) bytes) does not fit after offset \(indexOffset)"
+            return .cut("the Stream Footer's index size (\(indexSize) bytes) does not fit after offset \(indexOffset)")
         }
-        return nil
+        return .whole(lastIndex: footerOffset - indexSize)
     }
 }

@@ -31,6 +31,9 @@ actor ArchiveWriter {
     /// The file the archive replaces once complete (the destination, its link followed), or nil
     /// when the destination is written into as it is (a device, a FIFO, a socket).
     private var finalPath: String?
+    /// The regular file already at ``finalPath`` when the archive was opened, by device and inode:
+    /// the packer leaves it out of what it packs, as tar leaves out its own archive.
+    private(set) var replacing: (device: UInt64, inode: UInt64)?
     private var index = XZIndexBuilder()
     private var pending: [Int: EncodedBlock] = [:]
     private var nextSequence = 0
@@ -76,6 +79,7 @@ actor ArchiveWriter {
             fd = opened.fd
             temporaryPath = opened.temporary
             finalPath = opened.final
+            replacing = opened.replacing
             ownsDescriptor = true
         }
         try await write(StreamHeader.encode(check: .crc64))
@@ -93,6 +97,8 @@ actor ArchiveWriter {
         var fd: Int32
         var temporary: String?
         var final: String?
+        /// The regular file the archive replaces, by device and inode, if one is there.
+        var replacing: (device: UInt64, inode: UInt64)?
     }
 
     /// Opens what `path` names for writing the archive (see the type's discussion).
@@ -119,7 +125,9 @@ actor ArchiveWriter {
             if geteuid() == 0 { _ = fchown(fd, info.st_uid, info.st_gid) }
             _ = fchmod(fd, info.st_mode & 0o7777)
         }
-        return Opened(fd: fd, temporary: temporary, final: target)
+        return Opened(
+            fd: fd, temporary: temporary, final: target,
+            replacing: exists ? (UInt64(info.st_dev), UInt64(info.st_ino)) : nil)
     }
 
     /// `path` with a final symbolic link followed (up to 40 of them, as the kernel does); a link
@@ -127,17 +135,8 @@ actor ArchiveWriter {
     static func followingLinks(_ path: String) throws -> String {
         var current = path
         for _ in 0..<40 {
-            var info = stat()
-            guard SystemCall.reaching(current, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFLNK else {
-                return current
-            }
-            let capacity = Int(PATH_MAX)
-            var buffer = [CChar](repeating: 0, count: capacity + 1)
-            let count = buffer.withUnsafeMutableBufferPointer { room in
-                SystemCall.reaching(current) { readlink($0, room.baseAddress!, capacity) }
-            }
-            guard count > 0 else { throw SystemCall.error("read the link", path: current) }
-            let target = RawName.decode(buffer.prefix(count).map { UInt8(bitPattern: $0) })
+            guard let info = try? SystemCall.lstat(current), info.st_mode & S_IFMT == S_IFLNK else { return current }
+            let target = RawName.decode(try SystemCall.readlink(current))
             current = PathBytes.isAbsolute(target) ? target : directoryAndName(of: current).directory + "/" + target
         }
         throw ArchiveError(.io(errno: ELOOP), "too many symbolic links", path: path)

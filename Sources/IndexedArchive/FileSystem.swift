@@ -63,27 +63,23 @@ package struct FileSystem: Sendable {
     package func confined(to root: String) -> FileSystem {
         var confined = self
         let open = openForReading
-        confined.openForReading = { path in
-            let fd = try open(path)
-            do {
-                try FileSystem.check(fd, path: path, under: root)
-            } catch {
-                SystemCall.close(fd)
-                throw error
-            }
-            return fd
-        }
+        confined.openForReading = { path in try FileSystem.checked(try open(path), path: path, under: root) }
         confined.listDirectory = { path in
             let fd = try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-            do {
-                try FileSystem.check(fd, path: path, under: root)
-            } catch {
-                SystemCall.close(fd)
-                throw error
-            }
-            return try FileSystem.list(fd, path: path)
+            return try FileSystem.list(try FileSystem.checked(fd, path: path, under: root), path: path)
         }
         return confined
+    }
+
+    /// `fd` if it names `root` or something under it; otherwise it is closed and refused.
+    static func checked(_ fd: Int32, path: String, under root: String) throws(ArchiveError) -> Int32 {
+        do {
+            try check(fd, path: path, under: root)
+        } catch {
+            SystemCall.close(fd)
+            throw error
+        }
+        return fd
     }
 
     /// Throws unless the open descriptor `fd` names `root` or something under it.

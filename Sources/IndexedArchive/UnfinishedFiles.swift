@@ -29,17 +29,12 @@ package enum UnfinishedFiles {
         files.withLock { _ = $0.removeValue(forKey: owner) }
     }
 
-    /// Removes every file being written and forgets them; returns how many there were. For a
-    /// process about to `_exit`: the extractors are not told, and must not go on.
-    @discardableResult
-    package static func removeAll() -> Int {
+    /// Removes every file being written and forgets them. For a process about to `_exit`: the
+    /// extractors are not told, and must not go on.
+    package static func removeAll() {
         files.withLock { table in
             for (_, file) in table { _ = RawName.withCString(file.name) { unlinkat(file.parent, $0, 0) } }
-            defer { table = [:] }
-            return table.count
+            table = [:]
         }
     }
-
-    /// How many files are being written now.
-    package static var count: Int { files.withLock { $0.count } }
 }
