@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "IndexedArchive",
             dependencies: ["XZ", "Tar", "CPlatform", .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
-                           .product(name: "Logging", package: "swift-log")],
+                           .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(name: "AppMigration", dependencies: ["IndexedArchive", "CPlatform", .product(name: "Crypto", package: "swift-crypto"),

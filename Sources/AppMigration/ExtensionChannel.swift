@@ -16,6 +16,13 @@ import Synchronization
 /// `Sendable`: the descriptor is immutable; sending is serialized by the `sending` Mutex (the
 /// heartbeat thread and the extension's appends share the socket, and frames must not
 /// interleave), and the receive buffer and byte count live in the `receiving` Mutex.
+///
+/// A channel that owns its descriptor closes it only when the channel itself is gone: ending the
+/// conversation (``hangUp()``) shuts the socket down instead. A descriptor closed while the
+/// channel lived on would free its number for the next file the process opens, and a late send
+/// (the cancel of a caller who cancelled just after the process was reaped) or receive through
+/// the channel would then write into, or read from, a stranger's socket or file: a transfer's
+/// archive stream once received such a frame and failed with "Connection reset by peer".
 final class ExtensionChannel: Sendable {
     /// Why a receive or a send did not deliver a frame.
     enum Failure: Error, Equatable {
@@ -36,11 +43,25 @@ final class ExtensionChannel: Sendable {
     }
 
     let descriptor: Int32
+    private let owned: Bool
     private let sending = Mutex(())
     private let receiving = Mutex(Incoming())
 
-    init(descriptor: Int32) {
+    /// A channel on `descriptor`, a connected stream socket; `owning` it, the channel closes it
+    /// when it goes away.
+    init(descriptor: Int32, owning: Bool = false) {
         self.descriptor = descriptor
+        self.owned = owning
+    }
+
+    deinit {
+        if owned { _ = Platform.close(descriptor) }
+    }
+
+    /// Ends the conversation both ways: the peer reads the end of the channel, and every later
+    /// send or receive here fails as on a closed channel. The descriptor stays this channel's.
+    func hangUp() {
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
     /// Bytes received as whole frames so far.

@@ -76,7 +76,7 @@ final class ExtensionProcess: Sendable {
                 .extensionProcessFailed, "cannot start the extension process: \(String(cString: strerror(status)))",
                 extensionName: name, path: path)
         }
-        return ExtensionProcess(pid: pid, name: name, channel: ExtensionChannel(descriptor: sockets[0]))
+        return ExtensionProcess(pid: pid, name: name, channel: ExtensionChannel(descriptor: sockets[0], owning: true))
     }
 
     /// `path` made absolute against `folder` (the host's working directory): the process starts
@@ -91,11 +91,14 @@ final class ExtensionProcess: Sendable {
         termination.withLock { $0 != nil } || amk_child_has_exited(pid) == 1
     }
 
-    /// Sends `signal` to the whole process group. Safe until ``finish(waitingUpTo:)`` reaps the
-    /// leader: until then its pid, and so the group's id, cannot be reused.
+    /// Sends `signal` to the whole process group, and to the process itself: it may have moved
+    /// into another group of its session (`setpgid`), which the group's signal then misses.
+    /// Safe until ``finish(waitingUpTo:)`` reaps it: until then its pid, and so the group's id,
+    /// cannot be reused.
     func signalGroup(_ signal: Int32) {
         guard termination.withLock({ $0 == nil }) else { return }
         _ = Platform.kill(-pid, signal)
+        _ = Platform.kill(pid, signal)
     }
 
     /// Waits up to `wait` for the process to exit on its own, then kills its whole group, waits
@@ -113,6 +116,9 @@ final class ExtensionProcess: Sendable {
         let counted = amk_process_group_members(pid, &members, Int32(members.count))
         let leftBehind = exitedOnItsOwn ? max(0, Int(counted)) : 0
         _ = Platform.kill(-pid, SIGKILL)
+        // The process itself too (not yet reaped, so the pid is still its): one that left its
+        // group would otherwise hold this wait, and go on writing, for as long as it liked.
+        _ = Platform.kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         // SIGKILL is asynchronous: wait until nothing in the group runs any more, so that nothing
@@ -127,7 +133,9 @@ final class ExtensionProcess: Sendable {
             // Where processes cannot be listed, a group that still answers had members left.
             _ = Platform.kill(-pid, SIGKILL)
         }
-        _ = Platform.close(channel.descriptor)
+        // Not closed: the session may still hold the channel (a cancellation coming after the
+        // reaping still says `cancel`); it closes its descriptor when it is gone.
+        channel.hangUp()
         let ended = ExtensionTermination(status: status, killed: !exitedOnItsOwn, leftBehind: leftBehind)
         termination.withLock { $0 = ended }
         return ended

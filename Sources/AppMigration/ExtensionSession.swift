@@ -69,6 +69,10 @@ struct ExtensionSession: Sendable {
             let session = ExtensionSession(process: process, hello: hello, path: executable.path, gracePeriod: gracePeriod, pool: pool)
             let value = try await body(session)
             try await session.awaitCleanExit()
+            // Cancelled while the extension was finishing: it was never told, so it ignored
+            // nothing, and the call is cancelled all the same (the conclusion below finds the
+            // process exited and says so with CancellationError).
+            try Task.checkCancellation()
             return value
         } catch {
             throw await conclude(
@@ -130,6 +134,9 @@ struct ExtensionSession: Sendable {
                     // cancellation: no Swift task runs here; the channel's own failures end the wait
                 } catch {
                     // The channel closed or broke: the process is on its way out, or ignores us.
+                    // Give it the same time to exit: a SIGTERM now would make an extension that
+                    // was stopping as asked look like one that had to be killed.
+                    while ContinuousClock.now - start < gracePeriod / 2 && !process.hasExited { usleep(5_000) }
                     break
                 }
                 if process.hasExited { break }
@@ -146,7 +153,15 @@ struct ExtensionSession: Sendable {
             if !ended.killed && ended.leftBehind == 0 { return CancellationError() }
             return ArchiveError(.terminated, "terminated: cancellation ignored: it reported that it stopped\(stall), but \(ended)")
         case .finished?:
-            return ArchiveError(.terminated, "terminated: cancellation ignored: returned normally after being cancelled\(stall)")
+            // Its work ended as the cancel came, and the process with it: it did stop, and what
+            // it finished is not used (an export's archive is not committed, an import is
+            // undone). The caller asked for a cancellation; that is its answer.
+            if !ended.killed && ended.leftBehind == 0 { return CancellationError() }
+            return ArchiveError(
+                .terminated, "terminated: cancellation ignored: returned normally after being cancelled\(stall), but \(ended)")
+        case nil where !ended.killed && ended.exitStatus != nil && ended.leftBehind == 0:
+            // It exited by itself once cancelled, without a report: it stopped.
+            return CancellationError()
         default:
             return ArchiveError(
                 .terminated,
@@ -187,7 +202,23 @@ struct ExtensionSession: Sendable {
         try Task.checkCancellation()
         let channel = process.channel
         if let message = try channel.receiveNow() { return message }
-        return try await Self.waitOnThread(pool) { try channel.receive(within: .milliseconds(50)) }
+        let process = process
+        return try await pool.run { flag in
+            var exitedAt: ContinuousClock.Instant?
+            while true {
+                if flag.isCancelled { throw CancellationError() }
+                if let message = try channel.receive(within: .milliseconds(50)) { return message }
+                // Its exit closes its end of the channel, unless a process it started holds a
+                // copy: then no report can come, and waiting for one took the whole stall
+                // timeout (ten minutes for an import) and was called a stall. What it sent
+                // before exiting has had half a second to be read.
+                if exitedAt == nil && process.hasExited { exitedAt = .now }
+                if let exitedAt, ContinuousClock.now - exitedAt >= .milliseconds(500) {
+                    throw ExtensionChannel.Failure.closed(
+                        offset: channel.bytesReceived, reason: "it exited while a process it started still held the channel open")
+                }
+            }
+        }
     }
 
     /// Repeats `attempt` (a wait of at most 50 ms) on the session's thread until it gives a value,

@@ -98,7 +98,7 @@ public struct MigrationDataContainer: Sendable, Hashable {
     /// configured, and it is marked by ``createStandardDirectories()`` or holds nothing yet
     /// (absent or empty, it is then marked).
     /// - Throws: ``AppMigrationError`` `.notAContainer` saying why not.
-    func checkKnown(extensionName: String) throws {
+    package func checkKnown(extensionName: String) throws {
         let root = containerRootDirectory.path(percentEncoded: false)
         guard isConfigured else {
             throw AppMigrationError(
@@ -106,8 +106,9 @@ public struct MigrationDataContainer: Sendable, Hashable {
                 "no container is configured: outside a host, MigrationDataContainer.current "
                     + "needs AMK_CONTAINER_ROOT (or pass a container)", extensionName: extensionName)
         }
+        try checkHostDirectory()
         let marker = hostDirectory.appending(path: Self.markerName).path(percentEncoded: false)
-        if FileManager.default.fileExists(atPath: marker) { return }
+        if Self.fileType(marker) == S_IFREG { return }
         let contents = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
         guard contents.allSatisfy({ $0 == Self.hostDirectoryName }) else {
             throw AppMigrationError(
@@ -123,6 +124,10 @@ public struct MigrationDataContainer: Sendable, Hashable {
     /// Creates the container's standard folders (`Documents`, `Library/Application Support`,
     /// `tmp`) if they are missing, and marks the folder as a container (`.amk/container`), which
     /// is what lets the host import into it (and clear it if the import fails).
+    ///
+    /// Nothing is created through a link: a standard folder, or a folder above it, that is a
+    /// symbolic link (or a file) is left as it is, and a `.amk` that is a link is refused with
+    /// ``AppMigrationError/Code/notAContainer``.
     public func createStandardDirectories() throws {
         guard isConfigured else {
             throw AppMigrationError(
@@ -131,12 +136,68 @@ public struct MigrationDataContainer: Sendable, Hashable {
                     + "needs AMK_CONTAINER_ROOT (or pass a container)")
         }
         for directory in [documentsDirectory, applicationSupportDirectory, temporaryDirectory] {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try createFollowingNoLink(directory)
         }
+        try checkHostDirectory()
         let marker = hostDirectory.appending(path: Self.markerName).path(percentEncoded: false)
         if !FileManager.default.fileExists(atPath: marker) {
             try DurableFile.createDirectory(hostDirectory.path(percentEncoded: false))
             try DurableFile.write(Data("bundle \(bundleIdentifier)\n".utf8), to: marker)
+        }
+    }
+
+    /// What `lstat` says is at `path`: nil when nothing is.
+    private static func fileType(_ path: String) -> mode_t? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return info.st_mode & S_IFMT
+    }
+
+    /// Creates `directory` and the folders above it, down from the root, without creating
+    /// anything through a link: a folder of the container that is a link (or a file) is left as it
+    /// is, and nothing below it is made. `Library` linked to a folder outside once got
+    /// `Application Support` created out there, and an import's files after it.
+    private func createFollowingNoLink(_ directory: URL) throws {
+        var root = containerRootDirectory.path(percentEncoded: false)
+        while root.count > 1, root.hasSuffix("/") { root.removeLast() }
+        let target = directory.path(percentEncoded: false)
+        guard target.hasPrefix(root + "/") else {
+            // Set by the caller to somewhere else: theirs to choose.
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return
+        }
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        var current = root
+        for component in target.dropFirst(root.count + 1).split(separator: "/") {
+            current += "/" + component
+            switch Self.fileType(current) {
+            case S_IFDIR?:
+                continue
+            case nil:
+                try FileManager.default.createDirectory(atPath: current, withIntermediateDirectories: false)
+            default:
+                return
+            }
+        }
+    }
+
+    /// Refuses a host folder (`.amk`) that is not a real folder: its lock, marker and import
+    /// status would be written where a link leads, outside the container.
+    private func checkHostDirectory() throws {
+        let path = hostDirectory.path(percentEncoded: false)
+        switch Self.fileType(path) {
+        case nil, S_IFDIR?:
+            return
+        case S_IFLNK?:
+            throw AppMigrationError(
+                .notAContainer,
+                "'\(TerminalSafe.name(path))' is a symbolic link: the host's folder must be a real folder, "
+                    + "or its lock, marker and import status would be written where the link leads",
+                path: path)
+        default:
+            throw AppMigrationError(
+                .notAContainer, "'\(TerminalSafe.name(path))' is not a folder: the host keeps its lock and marker there",
+                path: path)
         }
     }
 

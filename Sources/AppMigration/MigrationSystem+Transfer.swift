@@ -345,7 +345,7 @@ extension MigrationSystem {
             return request
         case .failure(let failure):
             let error = Self.receiverError(failure, relayed: relayed)
-            Self.answer(fd, channel, ok: false, String(describing: error))
+            Self.answer(fd, channel, ok: false, Self.statusMessage(for: error))
             // Let the sender read the answer: closing with its data unread would reset the
             // connection and could destroy the status frame.
             try await TransferSocket.drain(fd, timeout: limits.drain)
@@ -552,6 +552,14 @@ extension MigrationSystem {
             // The archive arrived whole and authentic: the refusal is the import's own.
             return error
         }
+    }
+
+    /// What the sender is told of an import that failed with `error`. A cancellation (Ctrl-C or
+    /// SIGTERM on the receiver, or its caller's task cancelled) describes itself as
+    /// `CancellationError()`, a Swift type's name that tells a user on the other device nothing.
+    static func statusMessage(for error: any Error) -> String {
+        if error is CancellationError { return "the import was cancelled on the receiver (interrupted or stopped)" }
+        return String(describing: error)
     }
 
     /// Sends the status record and half-closes. A sender that has gone cannot be told; the

@@ -229,6 +229,9 @@ public struct MigrationSystem: Sendable {
                 ) { archiver in
                     try await session.serveAppends(into: archiver)
                     try await session.awaitCleanExit()
+                    // The process finished before any cancel reached it: the call is cancelled,
+                    // but the extension ignored nothing (ExtensionSession.run says the same).
+                    try Task.checkCancellation()
                 }
             }
         }
@@ -512,18 +515,26 @@ public struct MigrationSystem: Sendable {
                 extensionName: name, path: container.containerRootDirectory.path(percentEncoded: false))
         }
         try await HostIO.run { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
+        try await Self.extractAsImport(reader, to: staging, logger: logger, extensionName: name, path: path)
+        return Self.importRequest(from: metadata)
+    }
+
+    /// Extracts `reader`'s archive into `folder` as an import stages it (``AppMigrationTester``
+    /// extracts exports the same way, so that its round trip fails where an import would).
+    static func extractAsImport(
+        _ reader: ArchiveReader, to folder: URL, logger: Logger? = nil, extensionName: String, path: String?
+    ) async throws {
         var options = ExtractOptions()
-        options.logger = logger
+        if let logger { options.logger = logger }
         // The importer walks the staged tree with ordinary calls, which follow links.
         options.confineSymlinks = true
         do {
-            try await reader.extract(to: staging.path(percentEncoded: false), options: options)
+            try await reader.extract(to: folder.path(percentEncoded: false), options: options)
         } catch let error as CancellationError {
             throw error
         } catch {
-            throw Self.extractionError(error, extensionName: name, path: path)
+            throw Self.extractionError(error, extensionName: extensionName, path: path)
         }
-        return Self.importRequest(from: metadata)
     }
 
     /// Calls `importResources(at:request:)` under the watchdog with `container` current, mirroring

@@ -111,7 +111,7 @@ final class TransferRelay: Sendable {
             _ = fcntl(destination, F_SETFL, fcntl(destination, F_GETFL) | O_NONBLOCK)
             var pump = Pump(
                 source: source, destination: destination, peer: peer, wake: wake,
-                window: IdleWindow(length: limits.idle, minimum: limits.minimumProgress))
+                window: IdleWindow(length: limits.idle, minimum: limits.minimumProgress, countsEveryMoment: peer == .source))
             let ending =
                 switch codec {
                 case .seal(let sealer): pump.seal(with: sealer)
@@ -221,6 +221,9 @@ private struct Pump {
                     start += 4 + length
                     switch type {
                     case .data:
+                        // Progress is archive bytes: records that carry none (a flood of empty or
+                        // tiny ones) once kept the window open for good.
+                        window.moved(payload.count)
                         if let previous = held, let ending = try write(previous) { return ending }
                         if let previous = held { total += previous.count }
                         if UInt64(total + payload.count) > maxBytes {
@@ -252,7 +255,6 @@ private struct Pump {
                     return .failed(TransferSocket.failure("recv"), bytes: total)
                 }
                 if got == 0 { return .truncated(bytes: total) }
-                window.moved(got)
                 inbox.append(contentsOf: buffer[..<got])
             }
         } catch let error as TransferError where error.code == .tampered {
@@ -270,6 +272,9 @@ private struct Pump {
             if peer == .destination {
                 if let idle = try window.wait(destination, for: Int16(POLLOUT), wake: wake, total: total) { return idle }
             } else {
+                // Waiting for our own engine is not the peer's time.
+                window.pause()
+                defer { window.resume() }
                 _ = try TransferSocket.wait(destination, for: Int16(POLLOUT), until: nil, wake: wake)
             }
             let sent = bytes.withUnsafeBytes {
@@ -300,17 +305,37 @@ private struct Pump {
 
 /// The relay's idle rule: the time spent waiting for the peer since the last
 /// ``TransferLimits/minimumProgress`` bytes went through must stay under the idle timeout.
+///
+/// On a receiver (`countsEveryMoment`) the peer's time is every moment but those spent waiting
+/// for our own engine: a sender flooding records that carry no archive bytes never made the
+/// receiver wait in `poll`, so only the waits counted, and the window never closed.
 private struct IdleWindow {
     let length: Duration
     let minimum: Int
+    let countsEveryMoment: Bool
     /// Time spent waiting for the peer in this window.
     var waited: Duration = .zero
     /// Bytes the peer moved in this window.
     var progress = 0
+    /// With `countsEveryMoment`: since when the peer's time runs, nil while paused.
+    var since: ContinuousClock.Instant?
 
-    init(length: Duration, minimum: Int) {
+    init(length: Duration, minimum: Int, countsEveryMoment: Bool = false) {
         self.length = length
         self.minimum = minimum
+        self.countsEveryMoment = countsEveryMoment
+        self.since = countsEveryMoment ? ContinuousClock.now : nil
+    }
+
+    /// Stops counting the peer's time (the relay waits for its own side).
+    mutating func pause() {
+        if let since { waited += ContinuousClock.now - since }
+        since = nil
+    }
+
+    /// Counts the peer's time again.
+    mutating func resume() {
+        if countsEveryMoment { since = ContinuousClock.now }
     }
 
     /// Counts `bytes` the peer moved; enough of them start a new window.
@@ -319,12 +344,17 @@ private struct IdleWindow {
         if progress >= minimum {
             progress = 0
             waited = .zero
+            if since != nil { since = ContinuousClock.now }
         }
     }
 
     /// Waits for the peer, for at most what is left of the window.
     /// - Returns: the ending if the window ran out first, nil once `fd` is ready.
     mutating func wait(_ fd: Int32, for events: Int16, wake: TransferWake, total: Int) throws -> TransferRelay.Ending? {
+        // What passed since the last wait (opening records, say) is the peer's too; the wait
+        // below counts itself, and the peer's time runs again once it is over.
+        pause()
+        defer { resume() }
         while true {
             if waited >= length {
                 return .idle(window: length, bytesInWindow: progress, bytes: total)

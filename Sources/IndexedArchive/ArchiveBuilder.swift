@@ -20,7 +20,9 @@ public actor ArchiveBuilder {
 
     private let options: PackOptions
     private let io: WorkerThreadPool
-    private let fileSystem: FileSystem
+    /// The options' file system, confined to the source being appended (see
+    /// ``confined(_:to:)``); appends run one at a time, so one value at a time.
+    private var fileSystem: FileSystem
     private let channel: AsyncChannel<Chunk>
     /// Advances ``PackOptions/progress``, if the caller gave one.
     private let report: ProgressReport?
@@ -64,7 +66,9 @@ public actor ArchiveBuilder {
     /// Throws if the path is unusable or already in the archive, if something cannot be read
     /// (unless the options say to warn), or `CancellationError` when the pack is cancelled, also
     /// when it is because compressing or writing failed (the pack then throws that failure). After
-    /// a failure the builder refuses further appends: the tar stream may end mid-member.
+    /// a failure the builder refuses further appends (the tar stream may end mid-member), unless
+    /// nothing of the source was stored: a refused name or a missing file leaves the archive as
+    /// it was, and the next append goes on.
     public func append(_ source: PackSource) async throws {
         await lock()
         defer { unlock() }
@@ -72,8 +76,14 @@ public actor ArchiveBuilder {
         guard !closed else {
             throw ArchiveError(.invalidOptions, "the archive is already finished", path: source.path)
         }
+        let before = (members: serializer.memberCount, position: serializer.position)
         do {
             try await appendLocked(source)
+        } catch let error as ArchiveError where (serializer.memberCount, serializer.position) == before {
+            // Refused before any of it was stored (a name already in the archive, a path too
+            // long, a file that cannot be opened): the archive is as it was, and later appends
+            // are sound. A caught duplicate once failed every append after it, and the export.
+            throw error
         } catch {
             failure = error
             throw error
@@ -89,6 +99,7 @@ public actor ArchiveBuilder {
     public var entryCount: Int { serializer.memberCount }
 
     private func appendLocked(_ source: PackSource) async throws {
+        fileSystem = Self.confined(options.fileSystem, to: source.path)
         var enumerator = DirectoryEnumerator(
             sources: [source], unreadable: options.unreadable, batchSize: 256,
             pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
@@ -144,6 +155,26 @@ public actor ArchiveBuilder {
         }
     }
 
+    /// `fileSystem`, with every file opened and folder listed checked to lie in `source` (its
+    /// real path): the walk goes by path, and a folder swapped for a link to `/` while the pack
+    /// ran once got the machine's files stored under the tree's names. GNU tar walks by
+    /// descriptor; here the kernel's name for each descriptor is checked instead
+    /// (``FileSystem/confined(to:)``). A source that is a link is stored as a link, and reads
+    /// nothing; without `/proc` the check cannot be made, and is not.
+    static func confined(_ fileSystem: FileSystem, to source: String) -> FileSystem {
+        guard FileSystem.canNameDescriptors else { return fileSystem }
+        // Names are bytes (RawName): the C string is the source's bytes, and so is the answer.
+        let resolved: [UInt8]? = (RawName.encode(source) + [0]).withUnsafeBufferPointer { name in
+            name.withMemoryRebound(to: CChar.self) { name in
+                guard let real = realpath(name.baseAddress!, nil) else { return nil }
+                defer { free(real) }
+                return Array(UnsafeRawBufferPointer(start: real, count: strlen(real)))
+            }
+        }
+        guard let resolved else { return fileSystem }
+        return fileSystem.confined(to: RawName.decode(resolved))
+    }
+
     private func isSmallFile(_ entry: EnumeratedEntry) -> Bool {
         entry.kind == .regular && entry.size <= Self.smallFileLimit && hardLinkTarget(of: entry) == nil
     }
@@ -188,7 +219,12 @@ public actor ArchiveBuilder {
             throw ArchiveError(.invalidArchivePath, "'\(name)' is already in the archive", path: source, member: name)
         }
         var ready: [Chunk] = []
-        try serializer.beginMember(header, incompressible: incompressible, into: &ready)
+        do {
+            try serializer.beginMember(header, incompressible: incompressible, into: &ready)
+        } catch var error as ArchiveError where error.path == nil {
+            error.path = source
+            throw error
+        }
         try await send(ready)
     }
 
@@ -219,8 +255,19 @@ public actor ArchiveBuilder {
     /// Stores a directory, a symlink, a hard link to an inode already stored, or a large file.
     private func store(_ entry: EnumeratedEntry) async throws {
         switch entry.kind {
-        case .directory, .symbolicLink:
+        case .directory:
             try await begin(header(for: entry, kind: entry.kind, linkTarget: entry.linkTarget), source: entry.sourcePath)
+            try await end(checksum: 0, path: entry.archivePath, bytes: 0)
+        case .symbolicLink:
+            // A symbolic link can have several names too (link(2) does not follow it): stored
+            // once and then as hard links, as GNU tar and bsdtar store it, so that extraction
+            // gives back one inode rather than two links.
+            if let target = hardLinkTarget(of: entry) {
+                try await begin(header(for: entry, kind: .hardLink, linkTarget: target), source: entry.sourcePath)
+            } else {
+                rememberIfLinked(entry)
+                try await begin(header(for: entry, kind: entry.kind, linkTarget: entry.linkTarget), source: entry.sourcePath)
+            }
             try await end(checksum: 0, path: entry.archivePath, bytes: 0)
         case .regular:
             if let target = hardLinkTarget(of: entry) {
@@ -291,6 +338,12 @@ public actor ArchiveBuilder {
     }
 
     private func tolerateUnreadable(_ error: ArchiveError, path: String) throws {
+        // A file removed between the listing and its open is no longer there to store: left out,
+        // whatever the tolerance, as the walk leaves out one removed before its stat.
+        if error.code == .io(errno: ENOENT) {
+            record(PackWarning(path: path, message: "removed before it could be read"))
+            return
+        }
         guard options.unreadable == .warn else { throw error }
         record(PackWarning(path: path, message: "skipped: \(error.message)"))
     }

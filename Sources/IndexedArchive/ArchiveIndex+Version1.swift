@@ -71,6 +71,7 @@ extension ArchiveIndex {
         var entries: [ArchiveEntry] = []
         entries.reserveCapacity(count)
         var previousHeader: UInt64 = 0
+        var previousEnd: UInt64 = 0
         for i in 0..<count {
             let base = version1HeaderSize + i * recordSize
             let headerOffset: UInt64 = bytes.loadLE(at: base)
@@ -82,6 +83,8 @@ extension ArchiveIndex {
             guard dataOffset >= headerOffset, dataOffset - headerOffset >= 512 else {
                 throw corrupt("record \(i) leaves no room for its 512-byte tar header before its data", blockOffset)
             }
+            try Self.checkAfter(previousEnd, entry: i, headerOffset: headerOffset, blockOffset: blockOffset)
+            previousEnd = Self.paddedEnd(dataOffset: dataOffset, size: size)
             previousHeader = headerOffset
             let kind = TarEntryKind(typeflag: bytes[base + 48])
             let path = try string(bytes.loadLE(at: base + 56), bytes.loadLE(at: base + 52), i, "path")

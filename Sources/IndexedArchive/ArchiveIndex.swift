@@ -170,18 +170,26 @@ public struct ArchiveIndex: Sendable {
 
     /// ``decode(_:maxEntries:archiveSize:blockOffset:maxNameBytes:)``, keeping as entries only the
     /// members whose stored path `keep` accepts, when the layout allows it (version 2; a version 1
-    /// index is decoded whole). Returns whether `keep` was applied.
+    /// index is decoded whole). Returns whether `keep` was applied. `visit` is given every
+    /// member's entry in order, kept or not: with a `keep` that keeps none, the members are seen
+    /// one at a time and never held together (but for a version 1 index).
     static func decode(
         _ bytes: [UInt8], maxEntries: Int = 10_000_000, archiveSize: UInt64? = nil,
-        blockOffset: UInt64? = nil, maxNameBytes: Int? = nil, keeping keep: ((ArraySlice<UInt8>) -> Bool)? = nil
+        blockOffset: UInt64? = nil, maxNameBytes: Int? = nil, keeping keep: ((ArraySlice<UInt8>) -> Bool)? = nil,
+        visiting visit: ((ArchiveEntry) throws(ArchiveError) -> Void)? = nil
     ) throws(ArchiveError) -> (index: ArchiveIndex, kept: Bool) {
         let header = try header(bytes, maxEntries: maxEntries, archiveSize: archiveSize, blockOffset: blockOffset)
         guard header.byteCount <= UInt64(bytes.count) else {
             throw corrupt("sizes in the header exceed the block (\(bytes.count) bytes)", blockOffset)
         }
         let nameLimit = maxNameBytes ?? ArchiveReader.indexAllowance(fileSize: UInt64(bytes.count))
-        if header.major == 1 { return (try decodeVersion1(bytes, header: header, blockOffset: blockOffset), false) }
-        let index = try decodeVersion2(bytes, header: header, blockOffset: blockOffset, maxNameBytes: nameLimit, keeping: keep)
+        if header.major == 1 {
+            let index = try decodeVersion1(bytes, header: header, blockOffset: blockOffset)
+            if let visit { for entry in index.entries { try visit(entry) } }
+            return (index, false)
+        }
+        let index = try decodeVersion2(
+            bytes, header: header, blockOffset: blockOffset, maxNameBytes: nameLimit, keeping: keep, visiting: visit)
         return (index, keep != nil)
     }
 
@@ -202,6 +210,26 @@ public struct ArchiveIndex: Sendable {
             bytes, from: header.headerLength, count: Int(header.sections.names), section: "names", blockOffset: blockOffset)
         var budget = NameBudget(maxNameBytes: maxNameBytes, tarSize: header.tarSize)
         return try decodeNames(&names, count: header.count, budget: &budget)
+    }
+
+    /// Where a member's content ends in the tar stream, padded to a whole block: the next
+    /// member's headers cannot begin before it. Saturates rather than wrapping.
+    static func paddedEnd(dataOffset: UInt64, size: UInt64) -> UInt64 {
+        let (end, overflow) = dataOffset.addingReportingOverflow(size)
+        let (padded, overflowPadding) = end.addingReportingOverflow((512 - end % 512) % 512)
+        return overflow || overflowPadding ? .max : padded
+    }
+
+    /// Members tile the tar stream in order: an entry whose headers begin inside the content of
+    /// the one before it points at bytes that, read in order, are that member's content. A header
+    /// hidden in a file's content would otherwise be extracted, by a selection that trusts the
+    /// index, as a member that tar and a full extraction never see.
+    static func checkAfter(_ previousEnd: UInt64, entry: Int, headerOffset: UInt64, blockOffset: UInt64?) throws(ArchiveError) {
+        guard headerOffset >= previousEnd else {
+            throw corrupt(
+                "entry \(entry) begins at tar offset \(headerOffset), inside the content of the entry before it "
+                    + "(which ends at \(previousEnd))", blockOffset)
+        }
     }
 
     static func corrupt(_ what: String, _ blockOffset: UInt64?) -> ArchiveError {
@@ -264,6 +292,17 @@ public struct ArchiveIndex: Sendable {
             guard vLen <= metaEnd - cursor - 4 else { throw corrupt("metadata is cut short", blockOffset) }
             guard let value = String(validating: bytes[cursor + 4..<cursor + 4 + vLen], as: UTF8.self) else {
                 throw corrupt("the value of metadata key '\(TerminalSafe.name(key))' is not valid UTF-8", blockOffset)
+            }
+            // Swift's `String` keys compare by canonical equivalence: "caf\u{E9}" and
+            // "cafe\u{301}" would become one key showing one of the two values. No writer of this
+            // format repeats a key, so a repeat in either form is damage, named as such.
+            if let existing = metadata.index(forKey: key) {
+                let other = metadata.keys[existing]
+                throw corrupt(
+                    UTF8Bytes.equal(other, key)
+                        ? "metadata key '\(TerminalSafe.name(key))' appears twice"
+                        : "metadata keys '\(TerminalSafe.name(other))' and '\(TerminalSafe.name(key))' are different bytes "
+                            + "that read as one key", blockOffset)
             }
             metadata[key] = value
             cursor += 4 + vLen

@@ -4,7 +4,7 @@ public struct ArchiveInfo: Sendable {
     public var streams: Int
     /// All xz blocks, index blocks included.
     public var blocks: Int
-    /// Data blocks (all blocks for an archive without our index).
+    /// Blocks of the tar stream: all but the index blocks at the end (ours and pixz's).
     public var dataBlocks: Int
     /// Bytes of the archive file.
     public var fileSize: UInt64

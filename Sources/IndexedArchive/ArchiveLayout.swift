@@ -22,8 +22,12 @@ struct ArchiveLayout: Sendable {
     var memberCount: Int? = nil
     /// Whether the last block is a pixz file index.
     var hasPixzIndex: Bool
-    /// Data blocks: those before the index blocks (every block of a foreign archive).
+    /// The blocks read as tar stream: those before our index blocks (every block of a foreign
+    /// archive, whose pixz index, if any, is read as what follows its tar stream).
     var dataBlockCount: Int
+    /// Why our rich index was left unread, when its names add up to more than the file's
+    /// allowance: the archive is then read from its tar stream, as one without the index.
+    var indexSkipped: String? = nil
 
     /// Reads the end of `file` (named `path` in errors). Limits as in ``ArchiveReader/init(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
     /// With `pathsOnly`, the rich index is decoded only as far as its members' paths, which go to
@@ -51,11 +55,13 @@ struct ArchiveLayout: Sendable {
         var selection: MemberFilter?
         var memberCount: Int?
         var pixz = false
+        var skipped: String?
         var dataBlocks = fileIndex?.blocks.count ?? 0
-        if let fileIndex, fileIndex.streams.count == 1, fileIndex.blocks.count >= 3 {
+        // pixz writes its file index as the last block of one stream, after at least one block
+        // of tar stream; ours comes with the rich index before it.
+        if let fileIndex, fileIndex.streams.count == 1, fileIndex.blocks.count >= 2 {
             let blocks = fileIndex.blocks
             let last = blocks[blocks.count - 1]
-            let rich = blocks[blocks.count - 2]
             let check = fileIndex.check(ofBlock: blocks.count - 1)
             func block(_ record: XZIndexRecord) -> IndexBlock {
                 IndexBlock(file: file, record: record, check: check, maxDecoderMemory: maxDecoderMemory)
@@ -65,6 +71,9 @@ struct ArchiveLayout: Sendable {
             let smallBlock = UInt64(BlockStream.inputPiece / 4)
             if PixzIndex.hasMagic(try block(last).first(last.uncompressedSize <= smallBlock ? nil : 8)) {
                 pixz = true
+            }
+            if pixz, blocks.count >= 3 {
+                let rich = blocks[blocks.count - 2]
                 // Decoded as far as each step needs, from where the step before stopped.
                 let richBlock = block(rich)
                 let richHead = try richBlock.first(UInt64(ArchiveIndex.headerSize))
@@ -112,6 +121,17 @@ struct ArchiveLayout: Sendable {
                         }
                         memberCount = header.count
                         dataBlocks = blocks.count - 2
+                    } catch let error as ArchiveError
+                        where maxIndexBytes == nil && error.underlying is ArchiveIndex.NameBudget.OverAllowance
+                    {
+                        // The front-coded names of thousands of long paths fit in a small file but
+                        // not in what its size allows, and `amk pack` writes such archives: they
+                        // are read from the tar stream, which holds every name in full, with the
+                        // memory of an archive without the index, instead of being refused.
+                        skipped =
+                            "its index's names add up to more than the \(indexLimit) bytes read for a file "
+                            + "of \(file.size) bytes; read from its tar stream instead"
+                        dataBlocks = blocks.count - 2
                     } catch var error as ArchiveError {
                         error.path = path
                         throw error
@@ -121,7 +141,7 @@ struct ArchiveLayout: Sendable {
         }
         return ArchiveLayout(
             fileIndex: fileIndex, fileIndexProblem: problem, index: index, paths: paths, selection: selection,
-            memberCount: memberCount, hasPixzIndex: pixz, dataBlockCount: dataBlocks)
+            memberCount: memberCount, hasPixzIndex: pixz, dataBlockCount: dataBlocks, indexSkipped: skipped)
     }
 
     /// An index block, decoded as far as it is asked for and never twice: the header first,

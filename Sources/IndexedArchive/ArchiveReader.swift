@@ -41,7 +41,7 @@ public final class ArchiveReader: Sendable {
     let fileIndexProblem: String?
     let index: ArchiveIndex?
     let hasPixzIndex: Bool
-    /// Data blocks: those before the index blocks.
+    /// The blocks read as tar stream (see ``ArchiveLayout/dataBlockCount``).
     let dataBlockCount: Int
     /// The file's blocks, decoded for every reading; nil when the xz Index cannot be read.
     let blocks: BlockScheduler?
@@ -53,6 +53,11 @@ public final class ArchiveReader: Sendable {
     let selection: MemberFilter?
     /// Members the rich index lists, whether ``index`` holds them all or a selection.
     let memberCount: Int?
+    /// Why the archive's own rich index was not used, when it was there but its names add up to
+    /// more than is read for a file of this size (see ``indexAllowance(fileSize:)``): the
+    /// archive is then read ``Mode/sequential``, as one without the index. A caller shows it as
+    /// a note.
+    public let indexSkipped: String?
     /// The limits the reader was opened with.
     private let limits: Limits
 
@@ -112,10 +117,12 @@ public final class ArchiveReader: Sendable {
 
     /// ``memberPaths(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)`` as
     /// bytes, without a string per member: for `amk list`, which writes them out as they are.
+    /// `onIndexSkipped` is told ``indexSkipped`` when the index is there but not used.
     package static func memberPathList(
         path: String, maxIndexBytes: Int? = nil, maxEntries: Int? = nil,
         maxBufferedBlockSize: Int = ArchiveReader.defaultMaxBufferedBlockSize,
-        maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory
+        maxDecoderMemory: Int = ArchiveReader.defaultMaxDecoderMemory,
+        onIndexSkipped: (@Sendable (String) -> Void)? = nil
     ) async throws -> MemberPathList {
         let thread = WorkerThreadPool(threads: 1, name: "amk-open")
         defer { thread.shutdown() }
@@ -134,7 +141,9 @@ public final class ArchiveReader: Sendable {
         }
         switch opened {
         case .paths(let paths): return paths
-        case .reader(let reader): return MemberPathList(try await reader.entries().map(\.path))
+        case .reader(let reader):
+            if let skipped = reader.indexSkipped { onIndexSkipped?(skipped) }
+            return MemberPathList(try await reader.entries().map(\.path))
         }
     }
 
@@ -259,6 +268,7 @@ public final class ArchiveReader: Sendable {
         dataBlockCount = layout.dataBlockCount
         selection = layout.selection
         memberCount = layout.memberCount
+        indexSkipped = layout.indexSkipped
         self.limits = limits
         mode = layout.index == nil ? .sequential : .indexed
         maxDecoderMemory = UInt64(clamping: limits.maxDecoderMemory)
@@ -302,8 +312,12 @@ public final class ArchiveReader: Sendable {
             throw ArchiveError(
                 .corrupt, "the xz index at the end of the file cannot be read: \(fileIndexProblem ?? "unknown reason")", path: path)
         }
+        let blockCount = fileIndex?.blocks.count ?? 0
+        // Our index blocks are never read as tar stream; pixz's file index, which ends pixz's own
+        // archives too, is read as what follows it: either way an index, not data.
+        let indexBlocks = dataBlockCount < blockCount ? blockCount - dataBlockCount : (hasPixzIndex ? 1 : 0)
         return ArchiveInfo(
-            streams: fileIndex?.streams.count ?? 0, blocks: fileIndex?.blocks.count ?? 0, dataBlocks: dataBlockCount,
+            streams: fileIndex?.streams.count ?? 0, blocks: blockCount, dataBlocks: blockCount - indexBlocks,
             fileSize: file.size, uncompressedSize: fileIndex?.uncompressedSize ?? 0,
             tarSize: index?.tarSize, chunkSize: index?.chunkSize, indexedEntries: memberCount ?? index?.entries.count,
             isIndexed: index != nil, hasPixzIndex: hasPixzIndex,

@@ -7,7 +7,9 @@ import XZ
 /// It walks the xz blocks forward from the start, using the sizes each Block Header carries,
 /// decodes each one and verifies its check, and stops at the first block that fails. The members
 /// that lie wholly in verified blocks are extracted (safely, as ``ArchiveReader`` does); one cut by
-/// the damage is removed. The xz Index at the end is not needed, so a truncated archive salvages too.
+/// the damage is removed. The xz Index at the end is not needed, so a truncated archive salvages
+/// too; when the walk reaches it whole, it is still checked (CRC32 and records against the blocks
+/// walked), so that "no damage" means what `verify` means.
 public enum ArchiveSalvager {
     /// Extracts into `directory` every member that lies wholly in the verified blocks of the archive
     /// at `path`.
@@ -157,6 +159,8 @@ public enum ArchiveSalvager {
         }
         /// The header of the block being walked, while its sizes are known.
         var current: (declared: UInt64, uncompressed: UInt64)?
+        /// Every verified block, for comparing with the xz Index once the walk reaches it.
+        var walked: [WalkedBlock] = []
         while offset < file.size {
             if flag.isCancelled { throw CancellationError() }
             current = nil
@@ -177,7 +181,13 @@ public enum ArchiveSalvager {
                         lastIndex = start
                     }
                     walk.blocksEnd = offset
-                    if lastIndex == offset { return walk }
+                    if lastIndex == offset {
+                        if let problem = try indexProblem(file: file, walked: walked) {
+                            walk.damageOffset = problem.offset
+                            walk.damage = problem.why
+                        }
+                        return walk
+                    }
                     // Another stream follows (`cat a.xz b.xz`, or xz's own concatenations): its
                     // blocks continue the same tar stream.
                     switch try nextStream(file: file, indexOffset: offset) {
@@ -231,6 +241,7 @@ public enum ArchiveSalvager {
                     }
                 }
                 if declared == nil, let end = stream.endOffset { total = end - offset }
+                walked.append(WalkedBlock(offset: offset, totalSize: total, uncompressedSize: stream.delivered))
                 walk.goodBlocks += 1
                 offset += total
             } catch let error as XZError {
@@ -290,6 +301,55 @@ public enum ArchiveSalvager {
             consumer = TarConsumer(listing: listing, extraction: extractor.map { ExtractionSink($0, filter: filter) })
             return block.declared
         }
+    }
+
+    /// A block the walk decoded and verified: where it starts, its size in the file (padding
+    /// included) and how many bytes it decoded to.
+    struct WalkedBlock: Sendable {
+        var offset: UInt64
+        var totalSize: UInt64
+        var uncompressedSize: UInt64
+    }
+
+    /// What is wrong with the file's xz Indexes, read as `verify` and every stock tool reads them,
+    /// once the walk has verified every block and reached the last Index; nil when they are whole
+    /// and list exactly the blocks walked.
+    ///
+    /// The walk needs no Index, but a file whose Index is damaged (a flipped bit in a record or
+    /// its CRC32) is not whole: `xz -d`, `pixz` and `amk verify` refuse it, so "no damage found"
+    /// would be untrue even though every member was recovered.
+    static func indexProblem(file: ArchiveFile, walked: [WalkedBlock]) throws -> (offset: UInt64, why: String)? {
+        let index: XZFileIndex
+        do {
+            index = try XZFileIndex.read(fileSize: file.size) { offset, count in try file.read(at: offset, count: count) }
+        } catch let error as XZError {
+            return (error.offset ?? file.size, "the xz Index is damaged: \(error.message)")
+        } catch let error as ArchiveError where error.code == .corrupt {
+            return (error.offset ?? file.size, "the xz Index is damaged: \(error.message)")
+        }
+        let records = index.blocks
+        for (number, block) in walked.enumerated() {
+            guard number < records.count else {
+                return (block.offset, "the xz Index lists \(records.count) blocks, but the file holds \(walked.count)")
+            }
+            let record = records[number]
+            guard record.compressedOffset == block.offset, record.totalSize == block.totalSize,
+                record.uncompressedSize == block.uncompressedSize
+            else {
+                return (
+                    block.offset,
+                    "the xz Index's record of block \(number + 1) (\(record.totalSize) bytes at offset \(record.compressedOffset), "
+                        + "decoding to \(record.uncompressedSize)) does not match the block at offset \(block.offset) "
+                        + "(\(block.totalSize) bytes, decoding to \(block.uncompressedSize))"
+                )
+            }
+        }
+        if records.count > walked.count {
+            return (
+                records[walked.count].compressedOffset, "the xz Index lists \(records.count) blocks, but the file holds \(walked.count)"
+            )
+        }
+        return nil
     }
 
     /// What follows the xz stream whose Index starts at `indexOffset`, when it is not the last.

@@ -19,8 +19,12 @@ import XZ
 public enum ArchiveStreamReader {
     /// What a streamed extraction found.
     public struct Result: Sendable {
-        /// The members the stream held, in order.
+        /// The members the stream held, in order, when the reading kept them: a scan that was
+        /// asked to (`keepingEntries`). An extraction keeps none, so that its memory does not grow
+        /// with the number of members: see ``members``.
         public var entries: [ArchiveEntry]
+        /// How many members the stream held.
+        public var members: Int = 0
         /// Content bytes written.
         public var bytes: UInt64
         /// Metadata from the archive's pax global header.
@@ -41,28 +45,36 @@ public enum ArchiveStreamReader {
     /// at a time, never held whole, and what follows the tar stream (our index blocks) is kept
     /// only up to `maxIndexBytes`, or when that is nil, up to twice
     /// ``ArchiveReader/indexAllowance(fileSize:)`` for the compressed bytes received so far (the
-    /// rich index and the pixz index both come there).
+    /// rich index and the pixz index both come there). Nothing is kept for each member but for the
+    /// first 65,536 (24 bytes each), what the index is checked against (see ``Result/entries``).
     public static func extract(
         from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
         maxIndexBytes: Int? = nil
     ) async throws -> Result {
-        try await read(from: fd, extractingTo: directory, options: options, maxIndexBytes: maxIndexBytes)
+        try await read(from: fd, extractingTo: directory, options: options, maxIndexBytes: maxIndexBytes, keepingEntries: false)
     }
 
     /// Reads `fd` to its end without writing anything: lists the members (with their content
     /// checksums), checks every block's check and, when our index arrives at the end, every member
     /// against it. `amk list -` and `amk verify -` on a pipe. `fd` is not closed.
-    /// `onProgress` is called with the decompressed bytes read so far.
+    /// `onProgress` is called with the decompressed bytes read so far. With `keepingEntries`
+    /// false, ``Result/entries`` stays empty (a verification needs only the count, a listing can
+    /// take each member from `onMember`), and the memory used does not grow with the number of
+    /// members. `onMember` is called with each member once its content has been read, on the
+    /// reading's thread, one at a time; what it throws ends the reading.
     public static func scan(
-        from fd: Int32, maxIndexBytes: Int? = nil,
-        onProgress: (@Sendable (UInt64) -> Void)? = nil
+        from fd: Int32, maxIndexBytes: Int? = nil, keepingEntries: Bool = true,
+        onProgress: (@Sendable (UInt64) -> Void)? = nil, onMember: (@Sendable (ArchiveEntry) throws -> Void)? = nil
     ) async throws -> Result {
-        try await read(from: fd, extractingTo: nil, options: ExtractOptions(), maxIndexBytes: maxIndexBytes, onProgress: onProgress)
+        try await read(
+            from: fd, extractingTo: nil, options: ExtractOptions(), maxIndexBytes: maxIndexBytes, keepingEntries: keepingEntries,
+            onProgress: onProgress, onMember: onMember)
     }
 
     static func read(
         from fd: Int32, extractingTo directory: String?, options: ExtractOptions,
-        maxIndexBytes: Int?, onProgress: (@Sendable (UInt64) -> Void)? = nil
+        maxIndexBytes: Int?, keepingEntries: Bool, onProgress: (@Sendable (UInt64) -> Void)? = nil,
+        onMember: (@Sendable (ArchiveEntry) throws -> Void)? = nil
     ) async throws -> Result {
         let start = ContinuousClock.now
         // A stream's size is unknown: without a limit of the caller's, the free space of the
@@ -88,7 +100,9 @@ public enum ArchiveStreamReader {
                     let extractor = try Extractor(destination: directory, options: chosen, archiveSize: 0)
                     extraction = ExtractionSink(extractor, filter: filter)
                 }
-                var consumer = TarConsumer(listing: MemberListing(checksums: true), extraction: extraction)
+                var consumer = TarConsumer(
+                    listing: MemberListing(checksums: true, keepsEntries: keepingEntries, onMember: onMember),
+                    extraction: extraction)
                 consumer.onProgress = onProgress
                 consumer.trailing = TrailingBytes(limit: maxIndexBytes ?? trailingAllowance(received: 0))
                 // A hostile header asking for a 1.5 GiB dictionary would cost that much once the
@@ -117,11 +131,12 @@ public enum ArchiveStreamReader {
                 try state.consumer.finish()
                 let index = try verifiedIndex(state.consumer, archiveSize: state.decoder.totalIn)
                 // The tar headers have whole seconds; the index that followed them has the rest.
-                if let index, let extractor = state.consumer.extractor {
-                    extractor.restoreTimes(from: index.entries.filter { TarConsumer.selected($0.path, by: filter) })
+                if index != nil, let extractor = state.consumer.extractor, let bytes = state.consumer.trailing?.bytes {
+                    try restoreTimes(from: bytes, archiveSize: state.decoder.totalIn, by: extractor, selectedBy: filter)
                 }
                 return Result(
-                    entries: state.consumer.collected ?? [], bytes: state.consumer.extractor?.bytes ?? 0,
+                    entries: state.consumer.collected ?? [], members: state.consumer.listing?.count ?? 0,
+                    bytes: state.consumer.extractor?.bytes ?? 0,
                     metadata: state.consumer.metadata, indexVerified: index != nil,
                     seconds: (ContinuousClock.now - start).secondsValue,
                     extracted: state.consumer.extractor?.entries ?? 0,
@@ -158,6 +173,27 @@ public enum ArchiveStreamReader {
         }
     }
 
+    /// Sets the times of the members `filter` selects to those of the checked index in `bytes`,
+    /// a batch of members at a time: the entries are decoded again rather than kept.
+    private static func restoreTimes(
+        from bytes: [UInt8], archiveSize: UInt64, by extractor: Extractor, selectedBy filter: MemberFilter?
+    ) throws {
+        var batch: [ArchiveEntry] = []
+        _ = try ArchiveIndex.decode(bytes, archiveSize: archiveSize, keeping: { _ in false }) { entry throws(ArchiveError) in
+            guard entry.mtime.nanoseconds != 0, TarConsumer.selected(entry.path, by: filter) else { return }
+            batch.append(entry)
+            if batch.count == timeBatch {
+                extractor.restoreTimes(from: batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        extractor.restoreTimes(from: batch)
+    }
+
+    /// Members whose times are set together: enough for ``Extractor/restoreTimes(from:)`` to share
+    /// them between threads.
+    static let timeBatch = 16_384
+
     /// Bytes available to an unprivileged writer on the file system that holds `path` (or its
     /// nearest existing parent).
     static func freeSpace(at path: String) -> UInt64 {
@@ -193,30 +229,27 @@ public enum ArchiveStreamReader {
     }
 
     /// Checks the members seen against the rich index that followed them, if it did, and returns
-    /// it (nil if there was none). The index is held to the limits of an archive file of
+    /// it (nil if there was none), without its entries: they are decoded and checked one at a
+    /// time, and never held together. The index is held to the limits of an archive file of
     /// `archiveSize` bytes (the compressed stream's).
     static func verifiedIndex(_ consumer: TarConsumer, archiveSize: UInt64) throws -> ArchiveIndex? {
         let trailing = consumer.trailing?.bytes ?? []
         guard ArchiveIndex.hasMagic(trailing) else { return nil }
-        let index = try ArchiveIndex.decode(trailing, archiveSize: archiveSize)
-        if let sparse = consumer.listing?.firstSparse { throw IndexConformance.sparse(sparse) }
-        let seen = consumer.collected ?? []
-        guard index.entries.count == seen.count else {
-            throw ArchiveError(.corrupt, "the index lists \(index.entries.count) members, the stream had \(seen.count)")
+        guard let listing = consumer.listing else { return try ArchiveIndex.decode(trailing, archiveSize: archiveSize) }
+        if let sparse = listing.firstSparse {
+            _ = try ArchiveIndex.decode(trailing, archiveSize: archiveSize, keeping: { _ in false })
+            throw IndexConformance.sparse(sparse)
         }
+        // What a file's reading holds each header to (IndexConformance), mode and time included:
+        // `amk list -l` shows the index's, which must be what extraction makes.
+        var checker = MemberFingerprints.Checker(listing.fingerprints)
+        let (index, _) = try ArchiveIndex.decode(trailing, archiveSize: archiveSize, keeping: { _ in false }) {
+            entry throws(ArchiveError) in
+            try checker.visit(entry)
+        }
+        try checker.finish()
         guard index.tarSize == (consumer.endOffset ?? 0) + UInt64(TarEncoder.endOfArchive.count) else {
             throw ArchiveError(.corrupt, "the index's tar size \(index.tarSize) does not match the stream")
-        }
-        for (listed, got) in zip(index.entries, seen) {
-            guard UTF8Bytes.equal(listed.path, got.path), listed.kind == got.kind, listed.size == got.size,
-                listed.headerOffset == got.headerOffset, listed.dataOffset == got.dataOffset,
-                UTF8Bytes.equal(listed.linkTarget, got.linkTarget)
-            else {
-                throw ArchiveError(.corrupt, "member disagrees with the index", member: got.path, offset: got.headerOffset)
-            }
-            if listed.kind == .regular, listed.checksum != got.checksum {
-                throw ArchiveError(.checksumMismatch, "content checksum mismatch", member: got.path, offset: got.dataOffset)
-            }
         }
         return index
     }

@@ -162,6 +162,9 @@ actor ArchiveWriter {
         throw ArchiveError(.io(errno: EEXIST), "could not create a unique temporary file", path: path)
     }
 
+    /// The most one write call hands the kernel: a pipe's reader takes a slice at a time.
+    static let writeSlice = 64 << 10
+
     private func write(_ bytes: [UInt8]) async throws {
         let fd = self.fd
         let path = displayPath
@@ -170,7 +173,18 @@ actor ArchiveWriter {
         try await io.run { _ in
             let job = watchdog?.begin(.write, job: "\(bytes.count) bytes at offset \(offset) of \(path)")
             defer { if let job { watchdog?.end(job) } }
-            try bytes.withUnsafeBytes { try SystemCall.writeAll(fd, $0, path: path) }
+            // In slices, each a sign of life: one write of a whole block into a pipe returns only
+            // when a slow reader (`amk pack -o - | ssh ...`) has taken all of it, and a reader
+            // steadily taking 640 KiB/s was called a stall after 2 s.
+            try bytes.withUnsafeBytes { buffer in
+                var done = 0
+                while done < buffer.count {
+                    let end = min(done + Self.writeSlice, buffer.count)
+                    try SystemCall.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[done..<end]), path: path)
+                    done = end
+                    if let job { watchdog?.beat(job) }
+                }
+            }
         }
         bytesWritten += UInt64(bytes.count)
     }

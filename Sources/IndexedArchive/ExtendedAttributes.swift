@@ -44,9 +44,29 @@ enum ExtendedAttributes {
     /// Sets `attributes` on the open file `fd`; returns the names that could not be set (the file
     /// system refuses them, or the name space needs privileges), with why.
     static func write(_ attributes: [ExtendedAttribute], to fd: Int32) -> [String] {
+        write(attributes) { name, value, size in RawName.withCString(name) { amk_fsetxattr(fd, $0, value, size) } }
+    }
+
+    /// Sets `attributes` on the symbolic link `name` in the folder `parent`, not on what it
+    /// points to. A link cannot be opened, so it is reached by path, through the kernel's name
+    /// for the folder's descriptor (`/proc/self/fd/N/name`): the folder is the one already
+    /// checked, and only the last component, the link itself, is looked up. Returns what failed,
+    /// as ``write(_:to:)`` does; without `/proc`, every attribute.
+    static func write(_ attributes: [ExtendedAttribute], toLinkNamed name: String, in parent: Int32) -> [String] {
+        let path = "/proc/self/fd/\(parent)/" + name
+        return write(attributes) { attribute, value, size in
+            RawName.withCString(path) { path in RawName.withCString(attribute) { amk_lsetxattr(path, $0, value, size) } }
+        }
+    }
+
+    /// Sets each attribute through `set` (name, value, size; 0 on success) and returns what
+    /// failed, each with its errno's text.
+    private static func write(
+        _ attributes: [ExtendedAttribute], with set: (String, UnsafeRawPointer?, Int) -> Int32
+    ) -> [String] {
         var failed: [String] = []
         for attribute in attributes {
-            let result = attribute.value.withUnsafeBytes { setValue(fd, attribute.name, $0.baseAddress, $0.count) }
+            let result = attribute.value.withUnsafeBytes { set(attribute.name, $0.baseAddress, $0.count) }
             if result != 0 { failed.append("\(attribute.name) (\(String(cString: strerror(errno))))") }
         }
         return failed
@@ -66,9 +86,5 @@ enum ExtendedAttributes {
 
     private static func getValue(_ path: String, _ name: String, _ buffer: UnsafeMutableRawPointer?, _ size: Int) -> Int {
         SystemCall.reaching(path) { path in RawName.withCString(name) { amk_lgetxattr(path, $0, buffer, size) } }
-    }
-
-    private static func setValue(_ fd: Int32, _ name: String, _ value: UnsafeRawPointer?, _ size: Int) -> Int32 {
-        RawName.withCString(name) { amk_fsetxattr(fd, $0, value, size) }
     }
 }

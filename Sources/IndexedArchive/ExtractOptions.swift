@@ -1,4 +1,5 @@
 public import Logging
+import Tar
 
 /// How to extract, and the limits that keep a hostile archive from exhausting memory or disk.
 public struct ExtractOptions: Sendable {
@@ -33,10 +34,16 @@ public struct ExtractOptions: Sendable {
     public var mapsOwnersByName: Bool = true
     /// Refuse archives with more members than this.
     public var maxEntries: Int = 10_000_000
-    /// Refuse members nested deeper than this many folders (as an unsafe path). Each folder of the current path
-    /// keeps a descriptor open while members are written under it, so the limit also bounds the
-    /// descriptors extraction uses.
-    public var maxDepth: Int = 512
+    /// Refuse members nested deeper than this many folders (as an unsafe path). The default is
+    /// the deepest path the tar reader accepts at all (64 KiB of name, one byte and a slash a
+    /// folder), so every tree ``ArchiveBuilder`` packs extracts: 512, the limit when every folder of
+    /// the current path held a descriptor, refused trees that `amk pack` wrote and GNU tar
+    /// extracts. Depth no longer costs descriptors (at most 16 stay open, ``DirectoryPath``),
+    /// and the folders' names kept are those of one path, held to the same 64 KiB.
+    public var maxDepth: Int = ExtractOptions.defaultMaxDepth
+
+    /// The default ``maxDepth``: half the tar reader's longest path.
+    public static let defaultMaxDepth = TarParser.Limits().maxPathLength / 2
     /// Refuse to write more content bytes than this. `nil` allows 1000 times the archive's size,
     /// at least 4 GiB: more than real data compresses, less than a decompression bomb wants. For
     /// a stream that size is the compressed bytes read so far, and a stream extracted into a
@@ -70,7 +77,8 @@ public struct ExtractOptions: Sendable {
     /// is written, as `tar --strip-components`; a member left with no name is skipped.
     /// ``members`` still selects by the names as stored.
     public var stripComponents: Int = 0
-    /// Restore the extended attributes the archive carries (`tar --xattrs`) on files and folders;
+    /// Restore the extended attributes the archive carries (`tar --xattrs`) on files, folders and
+    /// symbolic links (on the link itself);
     /// one the file system refuses is reported as a warning. Off by default, as in GNU tar.
     public var restoreExtendedAttributes: Bool = false
     /// What to do when a file, link or other non-folder is already where a member goes.

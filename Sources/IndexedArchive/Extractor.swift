@@ -130,11 +130,11 @@ final class Extractor {
         case .empty: throw ArchiveError(.unsafePath, "empty path refused", member: path)
         }
         guard parts.count <= options.maxDepth else {
-            // Refused like an unsafe path: no real tree is that deep, and a hostile one would make
-            // every later walk of the destination slow.
+            // Refused like an unsafe path, before any folder of it is made. The member is named
+            // whole (escaped where it is shown): a name cut short is not one the archive holds.
             throw ArchiveError(
                 .unsafePath, "path is \(parts.count) levels deep, over the limit of \(options.maxDepth); refused",
-                member: String(path.prefix(200)))
+                member: path)
         }
         return parts
     }
@@ -245,6 +245,17 @@ final class Extractor {
             throw ArchiveError(.limitExceeded, "more than \(options.maxEntries) members", member: header.path)
         }
         if let output {
+            // A selected hard link stands for its file's content. Read in order, that content
+            // went by with the file's own member; unless the selection took that member too
+            // (its content is out already, once, as `tar -xO` writes it), nothing would go out
+            // for the link and the extraction would succeed.
+            if header.kind == .hardLink, let filter = options.memberFilter, !filter.selects(stored.linkTarget ?? "") {
+                throw ArchiveError(
+                    .io(errno: ENOENT),
+                    "hard link to '\(stored.linkTarget ?? "")', whose content came earlier in the stream and was not "
+                        + "extracted: select it too, or read the archive from a file with its amk index",
+                    member: stored.path)
+            }
             // Only content goes out: a name is never resolved, so nothing about it can be unsafe.
             guard header.kind == .regular else { return }
             options.onMember?(stored.path)
@@ -300,6 +311,10 @@ final class Extractor {
                 let (uid, gid) = owner(of: header)
                 _ = RawName.withCString(name) { fchownat(parent, $0, uid, gid, AT_SYMLINK_NOFOLLOW) }
             }
+            // After the owner, as for files (a chown clears some attributes). Linux allows only
+            // `trusted.` and `security.` names on a link; GNU tar restores those, and amk
+            // dropped them without a word.
+            restoreExtendedAttributes(header) { ExtendedAttributes.write($0, toLinkNamed: name, in: parent) }
         case .hardLink:
             let targetParts: [String]
             do {
@@ -598,7 +613,7 @@ final class Extractor {
                     member: header.path, kind: .setIDBitsDropped,
                     message: "set-user-ID/set-group-ID bits dropped, since ownership is not restored"))
         }
-        restoreExtendedAttributes(header, fd: file.fd)
+        restoreExtendedAttributes(header) { ExtendedAttributes.write($0, to: file.fd) }
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
@@ -678,7 +693,7 @@ final class Extractor {
                 let (uid, gid) = owner(of: header)
                 _ = fchown(fd, uid, gid)
             }
-            restoreExtendedAttributes(header, fd: fd)
+            restoreExtendedAttributes(header) { ExtendedAttributes.write($0, to: fd) }
             let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
             _ = fchmod(fd, mode_t(mode))
             var times = Self.times(header)
@@ -687,10 +702,11 @@ final class Extractor {
         directories.removeAll()
     }
 
-    /// Sets the member's extended attributes on `fd` when asked to; refusals become a warning.
-    private func restoreExtendedAttributes(_ header: TarHeader, fd: Int32) {
+    /// Sets the member's extended attributes through `write` when asked to; refusals become a
+    /// warning.
+    private func restoreExtendedAttributes(_ header: TarHeader, with write: ([ExtendedAttribute]) -> [String]) {
         guard options.restoreExtendedAttributes, !header.extendedAttributeList.isEmpty else { return }
-        let failed = ExtendedAttributes.write(header.extendedAttributeList, to: fd)
+        let failed = write(header.extendedAttributeList)
         if !failed.isEmpty {
             record(
                 ExtractWarning(

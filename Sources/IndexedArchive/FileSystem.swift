@@ -16,7 +16,8 @@ package struct FileSystem: Sendable {
     package var readlink: @Sendable (_ path: String) throws -> [UInt8]
     /// The names in a directory (without `.` and `..`), sorted bytewise.
     package var listDirectory: @Sendable (_ path: String) throws -> [String]
-    /// Opens a file for reading without following a symlink in its last component.
+    /// Opens a file for reading without following a symlink in its last component, and without
+    /// waiting: a FIFO or device opens at once, for the caller's `fstat` to refuse.
     package var openForReading: @Sendable (_ path: String) throws -> Int32
     package var fstat: @Sendable (_ fd: Int32, _ path: String) throws -> stat
     /// Reads into the buffer from the current position; returns fewer bytes only at end of file.
@@ -46,11 +47,29 @@ package struct FileSystem: Sendable {
         lstat: { path in try SystemCall.lstat(path) },
         readlink: { path in try SystemCall.readlink(path) },
         listDirectory: { path in try FileSystem.systemListDirectory(path) },
-        openForReading: { path in try SystemCall.open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY) },
+        openForReading: { path in try FileSystem.openWithoutWaiting(path) },
         fstat: { fd, path in try SystemCall.fstat(fd, path: path) },
         read: { fd, buffer, path in try SystemCall.read(fd, into: buffer, path: path) },
         close: { fd in SystemCall.close(fd) }
     )
+
+    /// Opens `path` non-blocking, then clears the flag.
+    ///
+    /// A listed file replaced by a FIFO without a writer (or by some devices) makes a plain
+    /// `open` wait for good, in a call that neither cancellation nor the watchdog can end: the
+    /// pack failed as stalled. Non-blocking, it returns at once, and the caller's `fstat` finds
+    /// what it is. Regular files ignore the flag, but it is cleared so that reads stay plain ones
+    /// whatever the file system.
+    static func openWithoutWaiting(_ path: String) throws(ArchiveError) -> Int32 {
+        let fd = try SystemCall.open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK)
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            let failure = SystemCall.error("fcntl", path: path)
+            SystemCall.close(fd)
+            throw failure
+        }
+        return fd
+    }
 
     /// This file system, with every file opened for reading and every folder listed checked,
     /// once open, to lie under `root` (a real path, links resolved).
@@ -64,12 +83,27 @@ package struct FileSystem: Sendable {
         var confined = self
         let open = openForReading
         confined.openForReading = { path in try FileSystem.checked(try open(path), path: path, under: root) }
+        let list = listDirectory
         confined.listDirectory = { path in
-            let fd = try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-            return try FileSystem.list(try FileSystem.checked(fd, path: path, under: root), path: path)
+            // Checked open, then listed through this file system's own call (which tests replace
+            // to inject faults). A swap in between could only show the names of an outside
+            // folder: every file under it is opened, and checked, again.
+            let fd = try FileSystem.checked(try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), path: path, under: root)
+            defer { SystemCall.close(fd) }
+            return try list(path)
         }
         return confined
     }
+
+    /// Whether the kernel names open descriptors here (`/proc/self/fd`), which
+    /// ``confined(to:)`` needs.
+    package static let canNameDescriptors: Bool = {
+        #if os(Linux)
+            access("/proc/self/fd", F_OK) == 0
+        #else
+            false
+        #endif
+    }()
 
     /// `fd` if it names `root` or something under it; otherwise it is closed and refused.
     static func checked(_ fd: Int32, path: String, under root: String) throws(ArchiveError) -> Int32 {
@@ -85,7 +119,16 @@ package struct FileSystem: Sendable {
     /// Throws unless the open descriptor `fd` names `root` or something under it.
     static func check(_ fd: Int32, path: String, under root: String) throws(ArchiveError) {
         #if os(Linux)
-            let real = try SystemCall.readlink("/proc/self/fd/\(fd)")
+            let real: [UInt8]
+            do {
+                real = try SystemCall.readlink("/proc/self/fd/\(fd)")
+                // cancellation: readlink throws only ArchiveError (typed throws); this one clause takes ENAMETOOLONG
+            } catch let error where error.code == .io(errno: ENAMETOOLONG) {
+                // The kernel names a descriptor in one page: a path deeper than that (a tree
+                // deeper than PATH_MAX, which packs and extracts) cannot be checked so, and is
+                // let through rather than refusing every file down there.
+                return
+            }
             let prefix = RawName.encode(root)
             let inside =
                 real.elementsEqual(prefix)

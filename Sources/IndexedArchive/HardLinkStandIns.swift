@@ -23,7 +23,8 @@ struct HardLinkStandIns: Sendable {
     /// The stand-ins for the members of `entries` (in archive order) that `selected` takes.
     ///
     /// A link names the latest member of its target's name before it, as tar resolves it; a link
-    /// to something other than a regular file is left to fail as it would.
+    /// to something other than a regular file or a symbolic link (a file's other names, or a
+    /// link's: link(2) does not follow one) is left to fail as it would.
     ///
     /// Costs a pass over `entries` only when a selected member is a hard link: choosing one member
     /// among 50,000 must not build a table of all their names.
@@ -40,7 +41,7 @@ struct HardLinkStandIns: Sendable {
             let isSelected = (entry.kind == .hardLink || targets.contains(name)) && selected(entry)
             if entry.kind == .hardLink, isSelected, let target = entry.linkTarget,
                 let target = latest[ExactName(ArchiveEntry.name(of: target))], !target.selected,
-                target.entry.kind == .regular
+                target.entry.kind == .regular || target.entry.kind == .symbolicLink
             {
                 let offset = target.entry.headerOffset
                 if let path = renamed[offset] {

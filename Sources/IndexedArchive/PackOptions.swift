@@ -190,6 +190,22 @@ public struct PackOptions: Sendable {
         return min(workers, fitting)
     }
 
+    /// Throws unless the metadata, with the packer's own `writer` key, is within what a reader
+    /// keeps: past it, the archive would be written whole and then refused by every reader.
+    private func checkMetadataSize() throws(ArchiveError) {
+        var stored = metadata
+        stored["writer"] = ArchivePacker.writerVersion
+        let bytes = stored.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        let (maxKeys, maxBytes) = (TarConsumer.maxMetadataKeys, TarConsumer.maxMetadataBytes)
+        guard stored.count > maxKeys || bytes > maxBytes,
+            let largest = stored.max(by: { $0.value.utf8.count < $1.value.utf8.count })
+        else { return }
+        throw ArchiveError(
+            .invalidOptions,
+            "metadata of \(stored.count) keys and \(bytes) bytes is more than a reader accepts (\(maxKeys) keys and "
+                + "\(maxBytes) bytes); the largest, '\(largest.key)', has \(largest.value.utf8.count) bytes")
+    }
+
     func validated() throws(ArchiveError) -> PackOptions {
         guard (0...9).contains(preset) else {
             throw ArchiveError(.invalidOptions, "preset must be 0 to 9, not \(preset)")
@@ -215,6 +231,7 @@ public struct PackOptions: Sendable {
         for key in metadata.keys where key.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {
             throw ArchiveError(.invalidOptions, "metadata key \(key.debugDescription) must not contain '=', a newline or NUL")
         }
+        try checkMetadataSize()
         return options
     }
 }

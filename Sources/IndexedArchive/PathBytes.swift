@@ -45,6 +45,10 @@ package enum PathBytes {
 
     /// The last non-empty component of `path`, if it has one.
     package static func lastComponent(_ path: String) -> String? {
-        path.utf8.split(separator: slash, omittingEmptySubsequences: true).last.map { String(decoding: $0, as: UTF8.self) }
+        // From the end, without splitting the whole path: the pixz index asks this of every member.
+        let bytes = path.utf8
+        guard let end = bytes.lastIndex(where: { $0 != slash }) else { return nil }
+        let start = bytes[..<end].lastIndex(of: slash).map { bytes.index(after: $0) } ?? bytes.startIndex
+        return String(decoding: bytes[start...end], as: UTF8.self)
     }
 }

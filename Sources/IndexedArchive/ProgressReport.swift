@@ -17,9 +17,18 @@ package final class ProgressReport: Sendable {
     }
 
     /// A report that advances `progress` from what it had completed before the pack.
+    ///
+    /// Its total may be an estimate below what is stored (an export's size estimate need not be
+    /// exact, and is often 0): the total then grows with what is done, so that the fraction
+    /// stays at or under 1 and never goes back. A completed count past the total once showed a
+    /// caller's bar 0%, 100%, then 0% again at the end.
     convenience init(_ progress: Progress, chunkSize: Int) {
         let base = progress.completedUnitCount
-        self.init(chunkSize: chunkSize) { progress.completedUnitCount = base + Int64($0) }
+        self.init(chunkSize: chunkSize) { shown in
+            let completed = base + Int64(shown)
+            if progress.totalUnitCount > 0, completed > progress.totalUnitCount { progress.totalUnitCount = completed }
+            progress.completedUnitCount = completed
+        }
     }
 
     /// A member of `bytes` content bytes was serialised.

@@ -88,6 +88,11 @@ struct TarConsumer {
         }
     }
 
+    /// The most archive metadata a reader keeps from pax global headers: keys (without `AMK.`)
+    /// and their values' bytes. The packer refuses more, rather than write an unreadable archive.
+    static let maxMetadataKeys = 256
+    static let maxMetadataBytes = 64 * 1024
+
     /// Up to this many members, a selection is matched byte by byte against each path.
     static let fewMembers = 16
 
@@ -99,8 +104,8 @@ struct TarConsumer {
             // Every global header may add keys, and a stream may hold any number of them: a
             // small archive could make us keep gigabytes (DESIGN §6). What is kept is bounded
             // far above what a writer puts there (a handful of short values).
-            let maxKeys = 256
-            let maxBytes = 64 * 1024
+            let maxKeys = Self.maxMetadataKeys
+            let maxBytes = Self.maxMetadataBytes
             var kept = metadata.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
             // The prefix is matched and cut as bytes: a key whose first character is a combining
             // mark makes one `Character` of it and the dot, which `hasPrefix` would not match.
@@ -112,6 +117,15 @@ struct TarConsumer {
                         .limitExceeded,
                         "pax global headers carry more archive metadata than the limit "
                             + "(\(maxKeys) keys, \(maxBytes) bytes in total), at tar offset \(offset)")
+                }
+                // A later header may set a key again (the last value wins), but only with the same
+                // bytes: `String` keys compare by canonical equivalence, and two keys that differ
+                // in bytes would otherwise show as one, with one of the two values.
+                if let existing = metadata.index(forKey: key), !UTF8Bytes.equal(metadata.keys[existing], key) {
+                    throw ArchiveError(
+                        .corrupt,
+                        "pax global headers set metadata keys '\(TerminalSafe.name(metadata.keys[existing]))' and "
+                            + "'\(TerminalSafe.name(key))', different bytes that read as one key, at tar offset \(offset)")
                 }
                 metadata[key] = record.value
             }
@@ -135,14 +149,16 @@ struct TarConsumer {
         case .memberEnd:
             if let member = current {
                 try conformance?.end(member, checksum: checksum)
-                listing?.end(member, checksum: checksum)
+                try listing?.end(member, checksum: checksum)
             }
             try extraction?.end()
             capture?.end()
             current = nil
         case .end(let offset):
             endOffset = offset
-            if trailing != nil, let entries = listing?.entries { trailing!.bound = TrailingBytes.indexBound(for: entries) }
+            if trailing != nil, let listing {
+                trailing!.bound = TrailingBytes.indexBound(members: listing.count, nameBytes: listing.nameBytes)
+            }
         }
     }
 

@@ -229,6 +229,19 @@ struct TarSerializer {
         var header = header
         if header.kind == .directory && !UTF8Bytes.endsWithSlash(header.path) { header.path += "/" }
         let encoded = try TarEncoder.encode(Self.tarHeader(for: header))
+        // A pax header a reader would refuse (amk's limit; GNU tar has none) makes every
+        // extraction stop at this member and lose the rest: refused here, before it is stored.
+        // Only extended attributes can make one this large (names are limited on their own).
+        let paxBytes = encoded.count - 2 * TarEncoder.blockSize
+        let limit = TarParser.Limits().maxPaxHeaderSize
+        if encoded.count > TarEncoder.blockSize, paxBytes > limit {
+            let attributes = header.extendedAttributeList.reduce(0) { $0 + $1.name.utf8.count + $1.value.count }
+            throw ArchiveError(
+                .invalidArchivePath,
+                "its pax header would be \(paxBytes) bytes (\(header.extendedAttributeList.count) extended attributes of "
+                    + "\(attributes) bytes), more than the \(limit) bytes a reader accepts; pack it without --xattrs",
+                member: header.path)
+        }
         let goesApart = incompressible && header.kind == .regular && header.size <= apartMaxMember
         let entry = ArchiveEntry(
             path: header.path, kind: header.kind, size: header.size, mode: header.mode,

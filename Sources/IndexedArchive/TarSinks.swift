@@ -64,29 +64,59 @@ struct IndexConformance {
     }
 }
 
-/// The members seen, as index entries; with `checksums`, each regular member's CRC64 too (a
-/// stream's index arrives only after its members, and is checked against these).
+/// The members seen, as index entries (with `keepsEntries`); with `checksums`, each regular
+/// member's CRC64 too, and the ``MemberFingerprints`` that a stream's index, which arrives only
+/// after its members, is checked against.
 struct MemberListing {
-    var entries: [ArchiveEntry] = []
-    var checksums = false
+    private(set) var entries: [ArchiveEntry] = []
+    let checksums: Bool
+    /// Whether ``entries`` keeps every member. A stream's extraction keeps none: what it holds
+    /// then does not grow with the members (the fingerprints are bounded).
+    let keepsEntries: Bool
+    private(set) var fingerprints = MemberFingerprints()
+    /// Members seen.
+    private(set) var count = 0
+    /// Bytes of the members' paths and link targets, for the bound on the index that may follow.
+    private(set) var nameBytes = 0
     /// The first sparse member seen: a stream's index, if one follows, is refused for it.
     private(set) var firstSparse: TarMember?
+    /// The member begun last, until its end.
+    private var current: ArchiveEntry?
+    /// Given each member once its content has been read (with its checksum, with `checksums`):
+    /// a listing printed as the members come. What it throws ends the reading.
+    let onMember: (@Sendable (ArchiveEntry) throws -> Void)?
+
+    init(checksums: Bool = false, keepsEntries: Bool = true, onMember: (@Sendable (ArchiveEntry) throws -> Void)? = nil) {
+        self.checksums = checksums
+        self.keepsEntries = keepsEntries
+        self.onMember = onMember
+    }
 
     mutating func begin(_ member: TarMember) {
         if member.isSparse && firstSparse == nil { firstSparse = member }
         let header = member.header
-        entries.append(
-            ArchiveEntry(
-                path: header.path, kind: header.kind, size: header.size, mode: header.mode,
-                uid: header.uid, gid: header.gid, mtime: header.mtime,
-                linkTarget: header.linkTarget, headerOffset: member.headerOffset, dataOffset: member.dataOffset,
-                checksum: nil, hasPaxHeader: member.hasPaxHeader))
+        let entry = ArchiveEntry(
+            path: header.path, kind: header.kind, size: header.size, mode: header.mode,
+            uid: header.uid, gid: header.gid, mtime: header.mtime,
+            linkTarget: header.linkTarget, headerOffset: member.headerOffset, dataOffset: member.dataOffset,
+            checksum: nil, hasPaxHeader: member.hasPaxHeader)
+        count += 1
+        nameBytes &+= header.path.utf8.count &+ (header.linkTarget?.utf8.count ?? 0)
+        if keepsEntries { entries.append(entry) }
+        current = entry
     }
 
-    mutating func end(_ member: TarMember, checksum: UInt64) {
-        if checksums, member.header.kind == .regular, !member.isSparse, let last = entries.indices.last {
-            entries[last].checksum = checksum
+    mutating func end(_ member: TarMember, checksum: UInt64) throws {
+        guard var entry = current else { return }
+        current = nil
+        if checksums {
+            if member.header.kind == .regular, !member.isSparse {
+                entry.checksum = checksum
+                if keepsEntries, let last = entries.indices.last { entries[last].checksum = checksum }
+            }
+            fingerprints.add(entry)
         }
+        try onMember?(entry)
     }
 
     /// Forgets the last member, which the damage cut (salvage).
@@ -192,12 +222,17 @@ struct MemberCapture {
 /// of filler once made a receiver hold 2 GB, within the allowance proportional to the stream.
 struct TrailingBytes {
     var limit: Int
-    /// What an index of the members the stream held can take (``indexBound(for:)``), once the tar
+    /// What an index of the members the stream held can take (``indexBound(members:nameBytes:)``), once the tar
     /// stream has ended; no bound before.
     var bound: Int = .max
     private(set) var bytes: [UInt8] = []
     /// False once the first bytes are not an index's magic: nothing more is kept.
     private(set) var mayBeIndex = true
+    /// All the bytes that followed the tar stream, kept or not: what ``limit`` and ``bound`` hold.
+    private var seen = 0
+    /// The index's length, once its header has arrived: what comes after it (pixz's index, about
+    /// as large again) counts against the limits but is not kept.
+    private var declared: Int?
 
     init(limit: Int) {
         self.limit = limit
@@ -219,18 +254,28 @@ struct TrailingBytes {
             }
         }
         let most = min(limit, bound)
-        guard bytes.count + (piece.count - skip) <= most else {
+        let arriving = piece.count - skip
+        guard seen + arriving <= most else {
             throw ArchiveError(.limitExceeded, "more than \(most) bytes of index follow the tar stream", offset: from)
         }
-        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: piece[skip...]))
+        seen += arriving
+        let room = declared.map { max(0, $0 - bytes.count) } ?? arriving
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: piece[skip..<skip + min(arriving, room)]))
+        if declared == nil, bytes.count >= ArchiveIndex.headerSize,
+            let header = try? ArchiveIndex.header(bytes, maxEntries: .max, archiveSize: nil, blockOffset: nil),
+            header.byteCount <= UInt64(most)
+        {
+            // A header that does not hold up keeps everything, for the decoding to refuse.
+            declared = Int(header.byteCount)
+            if bytes.count > declared! { bytes.removeLast(bytes.count - declared!) }
+        }
     }
 
     /// The most bytes an index of `entries` (and pixz's after it) can take: each member's path
     /// and link target, and fewer than 256 bytes of fixed fields in either layout; twice that, for
     /// sections a later minor version may add, and 1 MiB for the header and the metadata.
-    static func indexBound(for entries: [ArchiveEntry]) -> Int {
-        var total = 0
-        for entry in entries { total &+= entry.path.utf8.count &+ (entry.linkTarget?.utf8.count ?? 0) &+ 256 }
+    static func indexBound(members: Int, nameBytes: Int) -> Int {
+        let total = nameBytes &+ members &* 256
         return (1 << 20) &+ 2 &* total
     }
 }

@@ -23,7 +23,9 @@ enum PaxRecords {
     /// The attribute name a `SCHILY.xattr.` keyword's remainder stands for: each `%` and two hex
     /// digits is that byte. GNU tar writes `%25` and `%3D` so and bsdtar every byte outside
     /// printable ASCII as well (`user.caf%C3%A9`); both write a literal `%` as `%25`, so decoding
-    /// every escape reads both. A `%` not followed by two hex digits stays as it is.
+    /// every escape reads both. A `%` not followed by two hex digits stays as it is, and so does
+    /// `%00`: a NUL would cut the name where the kernel reads it (`user.a%00x` would set `user.a`,
+    /// another attribute's name), and GNU tar and bsdtar keep those three bytes as they are.
     static func xattrName(_ encoded: some Collection<UInt8>) -> String {
         let bytes = Array(encoded)
         guard bytes.contains(UInt8(ascii: "%")) else { return RawName.decode(bytes) }
@@ -40,7 +42,7 @@ enum PaxRecords {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hex(bytes[index + 1]),
-                let low = hex(bytes[index + 2])
+                let low = hex(bytes[index + 2]), high | low != 0
             {
                 out.append(high << 4 | low)
                 index += 3

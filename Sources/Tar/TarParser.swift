@@ -100,6 +100,10 @@ public struct TarParser: Sendable {
         var cleared: Set<String> = []
         var hasPax = false
         var sparse = PaxSparse()
+        /// The name and link target of GNU `L` and `K` records, kept apart from the pax ones:
+        /// see ``TarParser/name(pax:gnu:what:at:)``.
+        var longName: String?
+        var longLink: String?
     }
 
     /// A sparse member whose map is still being read: announced once it is whole and checked.
@@ -422,6 +426,9 @@ public struct TarParser: Sendable {
             if fields.size == 0 { try finishExtended(kind, blockOffset: blockOffset, handler: handler) }
         default:
             var merged = pending.overrides.merged(over: globals, except: pending.cleared)
+            let namedAt = pending.firstOffset ?? blockOffset
+            merged.path = try Self.name(pax: merged.path, gnu: pending.longName, what: "path", at: namedAt)
+            merged.linkPath = try Self.name(pax: merged.linkPath, gnu: pending.longLink, what: "link target", at: namedAt)
             merged.extendedAttributes = pending.overrides.extendedAttributes
             merged.extendedAttributePositions = pending.overrides.extendedAttributePositions
             // A sparse member's real name: held below to the rules of every name.
@@ -431,6 +438,20 @@ public struct TarParser: Sendable {
             if oldGNUSparse { fields.typeflag = UInt8(ascii: "0") }
             var header = TarHeader(fields: fields, overrides: merged)
             let headerOffset = pending.firstOffset ?? blockOffset
+            // A regular file by its type whose name ends in "/" is a folder (the pre-POSIX
+            // spelling), which holds no content: one that claims some is damage. Read as a
+            // folder, its content was skipped without a word (GNU tar and bsdtar refuse it), and
+            // any member hidden in that content was never seen by amk but extracted by them.
+            // (A sparse member's own check names that case.)
+            if header.kind == .directory, TarEntryKind(typeflag: fields.typeflag) == .regular, header.size > 0, !oldGNUSparse,
+                !pending.sparse.seen
+            {
+                throw TarError(
+                    code: .badField,
+                    message: "member '\(UstarBlock.escaped(header.path, limit: 100))' is a regular file by its type and a folder by "
+                        + "its name (ending in '/'), yet claims \(header.size) bytes of content",
+                    offset: headerOffset)
+            }
             let hasPax = pending.hasPax
             let paxSparse = pending.sparse
             pending = Pending()
@@ -477,9 +498,9 @@ public struct TarParser: Sendable {
             let end = data.firstIndex(of: 0) ?? data.count
             let name = RawName.decode(data[..<end])
             if kind == .longName {
-                pending.overrides.path = name
+                pending.longName = name
             } else {
-                pending.overrides.linkPath = name
+                pending.longLink = name
             }
         case .pax:
             var overrides = pending.overrides
@@ -589,6 +610,25 @@ public struct TarParser: Sendable {
             code: .badPaxRecord,
             message: "pax keyword \"\(UstarBlock.escaped(key))\": \(what) (\"\(UstarBlock.escaped(value, limit: 40))\")",
             offset: headerOffset)
+    }
+
+    /// The name a member's pax record and GNU long-name record give together.
+    ///
+    /// Stock readers disagree when both are there and differ: GNU tar takes the pax name
+    /// whatever the order, bsdtar and Python's tarfile whichever record comes first. Taking
+    /// either would let `tar -tvf` show one name while amk writes another (a name a reviewer
+    /// never saw), so two different names are refused; no writer gives a member two.
+    static func name(pax: String?, gnu: String?, what: String, at offset: UInt64) throws(TarError) -> String? {
+        guard let gnu else { return pax }
+        guard let pax else { return gnu }
+        guard UTF8Bytes.equal(pax, gnu) else {
+            throw TarError(
+                code: .badField,
+                message: "the member's pax \(what) \"\(UstarBlock.escaped(pax, limit: 60))\" and its GNU long \(what) "
+                    + "\"\(UstarBlock.escaped(gnu, limit: 60))\" differ: tar readers disagree on which names it",
+                offset: offset)
+        }
+        return pax
     }
 
     private static func nulInName(at nul: Int, of count: Int) -> String {

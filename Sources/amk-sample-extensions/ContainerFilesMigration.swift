@@ -50,7 +50,7 @@ struct ContainerFilesMigration: ResourcesExporting, ResourcesImporting {
             try Task.checkCancellation()
             try SampleFiles.mergeReceivedFolder(
                 named: folder, in: url,
-                into: root.appending(path: folder, directoryHint: .isDirectory))
+                into: root.appending(path: folder, directoryHint: .isDirectory), under: root)
         }
         resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
     }

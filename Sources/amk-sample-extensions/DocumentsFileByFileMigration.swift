@@ -22,7 +22,9 @@ struct DocumentsFileByFileMigration: ResourcesExporting, ResourcesImporting {
         while let relative = enumerator.nextObject() as? String {
             let url = docs.appending(path: relative, directoryHint: .notDirectory)
             // Folders come whole with their files' paths; a folder with nothing in it is kept too.
-            if SampleFiles.isDirectory(url),
+            // A link to a folder is a link (lstat): the walk does not enter it, so skipping it
+            // as a folder whose files come separately once lost it.
+            if SampleFiles.kind(of: url) == .directory,
                 (try? FileManager.default.contentsOfDirectory(atPath: url.path(percentEncoded: false)))?.isEmpty == false
             {
                 continue
@@ -32,7 +34,8 @@ struct DocumentsFileByFileMigration: ResourcesExporting, ResourcesImporting {
     }
 
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
-        try SampleFiles.mergeReceivedFolder(named: "documents", in: url, into: appContainer.documentsDirectory)
+        try SampleFiles.mergeReceivedFolder(
+            named: "documents", in: url, into: appContainer.documentsDirectory, under: appContainer.containerRootDirectory)
         resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
     }
 }

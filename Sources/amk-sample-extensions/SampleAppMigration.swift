@@ -38,7 +38,7 @@ struct SampleAppMigration: ResourcesExporting, ResourcesImporting {
         ]
         for (index, (name, destination)) in pairs.enumerated() {
             try Task.checkCancellation()
-            try SampleFiles.mergeReceivedFolder(named: name, in: url, into: destination)
+            try SampleFiles.mergeReceivedFolder(named: name, in: url, into: destination, under: appContainer.containerRootDirectory)
             progress.completedUnitCount = progress.totalUnitCount * Int64(index + 1) / Int64(pairs.count)
         }
     }

@@ -15,8 +15,14 @@ enum SampleFiles {
     }
 
     /// What is at `url`, the final link not followed.
+    ///
+    /// A trailing `/` is dropped first: `lstat("Documents/")` follows a link named `Documents`
+    /// (the kernel resolves the name as a folder), and a container's `Documents` linked outside
+    /// was once taken for a real folder and merged into, writing where the link led.
     static func kind(of url: URL) -> ItemKind {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path(percentEncoded: false)) else {
+        var path = url.path(percentEncoded: false)
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
             return .missing
         }
         switch attributes[.type] as? FileAttributeType {
@@ -34,14 +40,16 @@ enum SampleFiles {
             && isDirectory.boolValue
     }
 
-    /// Merges the received folder `name` under `staging` into `destination`: nothing to do when
-    /// it was not received, a ``RefusedReceivedItem`` when it is not a real folder.
-    static func mergeReceivedFolder(named name: String, in staging: URL, into destination: URL) throws {
+    /// Merges the received folder `name` under `staging` into `destination`, a folder inside the
+    /// container at `root`: nothing to do when it was not received, a ``RefusedReceivedItem``
+    /// when it is not a real folder.
+    static func mergeReceivedFolder(named name: String, in staging: URL, into destination: URL, under root: URL) throws {
         let staged = staging.appending(path: name, directoryHint: .notDirectory)
         switch kind(of: staged) {
         case .missing:
             return
         case .directory:
+            try makeRealFolders(upTo: destination, under: root)
             try merge(staged, into: destination)
         case .symbolicLink:
             throw RefusedReceivedItem(path: staged.path(percentEncoded: false), name: name, found: "a symbolic link")
@@ -50,24 +58,43 @@ enum SampleFiles {
         }
     }
 
+    /// Makes every folder from `root` down to `destination` a real folder: a missing one is
+    /// created, and a link or a file standing where one belongs is removed (as the link it is)
+    /// and replaced by a folder.
+    ///
+    /// Checking only `destination` is not enough: with `Library` a link to a folder outside the
+    /// container, `Library/Application Support` is a real folder out there, and the merge once
+    /// wrote the received files into it.
+    static func makeRealFolders(upTo destination: URL, under root: URL) throws {
+        let fileManager = FileManager.default
+        var base = root.path(percentEncoded: false)
+        while base.count > 1, base.hasSuffix("/") { base.removeLast() }
+        let target = destination.path(percentEncoded: false)
+        guard target.hasPrefix(base + "/") else { return }
+        var current = URL(filePath: base, directoryHint: .isDirectory)
+        for component in target.dropFirst(base.count + 1).split(separator: "/") {
+            current = current.appending(path: String(component), directoryHint: .notDirectory)
+            switch kind(of: current) {
+            case .directory:
+                continue
+            case .missing:
+                try fileManager.createDirectory(at: current, withIntermediateDirectories: false)
+            case .symbolicLink, .other:
+                try fileManager.removeItem(at: current)
+                try fileManager.createDirectory(at: current, withIntermediateDirectories: false)
+            }
+        }
+    }
+
     /// Moves the contents of the real folder `source` into `destination`, merging folders and
     /// replacing anything else of the same name.
     ///
     /// Only two real folders are merged; in every other case the received item replaces what is
     /// there (a link in the container is removed as a link) and is moved as it is, so a received
-    /// link arrives as a link and nothing is read or moved through one. `destination` is made a
-    /// real folder first if it is not one.
+    /// link arrives as a link and nothing is read or moved through one. `destination` is a real
+    /// folder: ``makeRealFolders(upTo:under:)`` made it one, or the merge above found it one.
     static func merge(_ source: URL, into destination: URL) throws {
         let fileManager = FileManager.default
-        switch kind(of: destination) {
-        case .directory:
-            break
-        case .missing:
-            try fileManager.createDirectory(at: destination, withIntermediateDirectories: true)
-        case .symbolicLink, .other:
-            try fileManager.removeItem(at: destination)
-            try fileManager.createDirectory(at: destination, withIntermediateDirectories: true)
-        }
         // `source` is a real folder (checked by the caller, or below), so listing it lists it.
         for name in try fileManager.contentsOfDirectory(atPath: source.path(percentEncoded: false)) {
             let from = source.appending(path: name, directoryHint: .notDirectory)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IndexedArchive
+import Tar
 
 /// `amk`: pack, inspect and extract indexed `.tar.xz` archives, and run app migrations.
 ///
@@ -56,6 +57,7 @@ struct AMK: AsyncParsableCommand {
     static func main() async {
         // The CLI's choice, process-wide: large buffers in mappings of their own (see AllocatorTuning).
         AllocatorTuning.apply()
+        refuseArgumentsThatAreNotUTF8()
         if let archive = ListCommand.plainArchive(in: CommandLine.arguments) {
             do {
                 if try !ListCommand.listIndexedFileBlocking(archive) {
@@ -67,16 +69,28 @@ struct AMK: AsyncParsableCommand {
             }
             Foundation.exit(0)
         }
-        let command: any ParsableCommand
+        var command: any ParsableCommand
         do {
-            command = try parseAsRoot()
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            // Thousands of names: those after `--` are parsed apart (see MemberArguments), and the
+            // command checked as a whole. Arguments that do not parse so (the archive itself
+            // after `--`) are parsed together, as ever.
+            if let (parsed, names) = MemberArguments.split(arguments), let head = try? parseAsRoot(parsed),
+                let whole = MemberArguments.adding(names, to: head)
+            {
+                command = whole
+                try command.validate()
+            } else {
+                command = try parseAsRoot(arguments)
+            }
         } catch {
             // Everything that fails while parsing (and validating) is a usage error, except a
             // request for help or the version, which ArgumentParser also reports as an "error".
             let message = fullMessage(for: error)
             if exitCode(for: error) == .success {
+                refuseHelpInACluster()
                 print(message)
-                Foundation.exit(StandardOutput.flushFailure().map(status(reporting:)) ?? 0)
+                Foundation.exit(StandardOutput.flushFailure().map { status(reporting: $0) } ?? 0)
             }
             StandardError.line(usageText(message))
             Foundation.exit(usageStatus)
@@ -90,23 +104,76 @@ struct AMK: AsyncParsableCommand {
             }
             if let failure = StandardOutput.flushFailure() { throw failure }
         } catch {
-            Foundation.exit(status(reporting: error))
+            Foundation.exit(status(reporting: error, command: type(of: command)))
         }
         Foundation.exit(0)
+    }
+
+    /// Exits with a usage error instead of answering a help request that came from a cluster of
+    /// short options: ArgumentParser reads `-dash` (a folder named so, given without `--`) or
+    /// tar's `-xvhf` as short options, one of them `-h`, and answered with the help and status 0,
+    /// so a script took the pack for done.
+    static func refuseHelpInACluster() {
+        guard let cluster = helpInACluster(CommandLine.arguments.dropFirst()) else { return }
+        StandardError.line(
+            usageText(
+                "Error: Unknown option '\(cluster)': -h asks for help only on its own; a name that begins with '-' goes after '--'"))
+        Foundation.exit(usageStatus)
+    }
+
+    /// Exits with a usage error at the first argument that is not UTF-8. `CommandLine.arguments`
+    /// replaces its bad bytes with U+FFFD, so `-o` or `-C` wrote to a name that was never given,
+    /// and a folder to pack that exists was "not found". A member's name that is not UTF-8 is
+    /// given as `amk list` prints it, with `\xHH` escapes, which are UTF-8.
+    static func refuseArgumentsThatAreNotUTF8() {
+        for position in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[position] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: argument, count: strlen(argument))
+            guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+            // Shown as `amk list` shows a name that is not UTF-8: each bad byte as `\xHH`.
+            StandardError.line(
+                "Error: argument \(position), '\(TerminalSafe.name(RawName.decode(bytes)))', is not UTF-8: amk takes names as UTF-8 "
+                    + "(a member's name that is not can be given as `amk list` prints it, with \\xHH escapes)")
+            Foundation.exit(usageStatus)
+        }
+    }
+
+    /// A subcommand's usage lines as ArgumentParser prints them after a usage error, taken from
+    /// its help; nil for the root.
+    static func usage(of command: any ParsableCommand.Type) -> String? {
+        guard command != AMK.self, let name = command.configuration.commandName else { return nil }
+        let help = helpMessage(for: command)
+        guard let line = help.split(separator: "\n").first(where: { $0.hasPrefix("USAGE: ") }) else { return nil }
+        return "Usage: \(line.dropFirst("USAGE: ".count))\n  See 'amk \(name) --help' for more information."
+    }
+
+    /// The first argument before `--` that is a cluster of short options holding `h`, when no
+    /// argument asks for help on its own (`-h`, `--help`, the `help` command).
+    static func helpInACluster(_ arguments: ArraySlice<String>) -> String? {
+        let options = arguments.prefix { $0 != "--" }
+        if options.contains(where: { $0 == "-h" || $0 == "--help" }) || options.first == "help" { return nil }
+        return options.first { $0.utf8.count > 2 && $0.hasPrefix("-") && !$0.hasPrefix("--") && $0.dropFirst().contains("h") }
     }
 
     /// Prints what went wrong and returns the exit status.
     ///
     /// Not every error here is a failure of the work: `amk --help` parses to ArgumentParser's
     /// help command, whose `run()` throws the help request, so ArgumentParser classifies first.
-    static func status(reporting error: any Error) -> Int32 {
+    static func status(reporting error: any Error, command: (any ParsableCommand.Type)? = nil) -> Int32 {
         if let code = error as? ExitCode { return code.rawValue }
         switch exitCode(for: error) {
         case .success:
+            refuseHelpInACluster()
             print(fullMessage(for: error))
-            return StandardOutput.flushFailure().map(status(reporting:)) ?? 0
+            return StandardOutput.flushFailure().map { status(reporting: $0) } ?? 0
         case .validationFailure:
-            StandardError.line(usageText(fullMessage(for: error)))
+            if let command, let validation = error as? ValidationError, let usage = usage(of: command) {
+                // Thrown by a command's `run()`, which ArgumentParser cannot place: its message
+                // carries the root's usage ("amk <subcommand>"), not the command's.
+                StandardError.line(usageText("Error: \(validation.message)\n\(usage)"))
+            } else {
+                StandardError.line(usageText(fullMessage(for: error)))
+            }
             return usageStatus
         default:
             // A runtime failure: one line, not ArgumentParser's "Error: " and usage text.

@@ -18,13 +18,35 @@ struct ContainerOptions: ParsableArguments {
             valueName: "id"))
     var bundleIdentifier: String?
 
-    /// The container, with its standard folders created.
-    func dataContainer() throws -> MigrationDataContainer {
+    /// The container an import writes into, checked before anything else happens: a folder
+    /// that holds data without being marked is refused (a failed import clears it) unless
+    /// `adopt` says to mark it; an absent or empty one is created and marked.
+    static func importTarget(_ container: MigrationDataContainer, adopt: Bool, extensionName: String) throws {
+        if adopt { try container.createStandardDirectories() }
+        do {
+            try container.checkKnown(extensionName: extensionName)
+        } catch var error as AppMigrationError
+            where error.code == .notAContainer && !adopt && error.path == container.containerRootDirectory.path(percentEncoded: false)
+        {
+            // The folder itself holds data unmarked (a linked `.amk` names itself instead, and
+            // adopting would not help it).
+            error.message += "; to import into it anyway, and have it cleared if the import fails, pass --adopt-container"
+            throw error
+        }
+    }
+
+    /// The container; with `creatingFolders`, its standard folders created and the folder marked.
+    ///
+    /// An import's container is never prepared here: the host itself marks a folder that is
+    /// absent or empty, and refuses one that holds data without being marked (a failed import
+    /// clears the container). Marking it here first once made any folder given to `receive`
+    /// look like a container, and a failed import then emptied it.
+    func dataContainer(creatingFolders: Bool) throws -> MigrationDataContainer {
         let root = URL(filePath: container, directoryHint: .isDirectory)
         let container = MigrationDataContainer(
             bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
             containerRootDirectory: root)
-        try container.createStandardDirectories()
+        if creatingFolders { try container.createStandardDirectories() }
         return container
     }
 }

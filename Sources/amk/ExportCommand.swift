@@ -57,9 +57,7 @@ struct ExportCommand: AsyncParsableCommand {
     func validate() throws {
         guard !output.isEmpty else { throw ValidationError("The output path (-o) is empty.") }
         guard (0...9).contains(preset) else { throw ValidationError("--preset must be 0 to 9, not \(preset).") }
-        guard stallTimeout > 0, stallTimeout.isFinite else {
-            throw ValidationError("--stall-timeout must be a positive number of seconds.")
-        }
+        try TransferTimeout.validate(stallTimeout, flag: "--stall-timeout")
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: container, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ValidationError("The container '\(TerminalSafe.name(container))' is not a folder.")
@@ -72,9 +70,12 @@ struct ExportCommand: AsyncParsableCommand {
             bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
             containerRootDirectory: root)
         var system = MigrationSystem(
-            watchdogPolicy: WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000))),
+            watchdogPolicy: WatchdogPolicy(defaultStallTimeout: TransferTimeout.duration(stallTimeout)),
             compressionPreset: preset)
-        system.logger = Diagnostics.logger("amk.export", verbose: verbose)
+        // Printed once the bar is gone, whether the export ends well or not.
+        let warnings = ExportWarnings()
+        defer { warnings.print() }
+        system.logger = warnings.logger("amk.export", verbose: verbose)
         let configured = system
         let archive = URL(filePath: output)
         let chosen = try extensionChoice.resolve(default: .sample)

@@ -15,7 +15,8 @@ struct ImportCommand: AsyncParsableCommand {
             recorded at export. If the extension fails, the container's data is cleared (app-group \
             folders, which live outside it, are not) and the failure is recorded where the app \
             reads it (MigrationStatus.importStatus). The container is created if it does not \
-            exist. Extensions: \(SampleExtension.helpText).
+            exist; a folder that holds data but was never marked as a container is refused unless \
+            --adopt-container is given. Extensions: \(SampleExtension.helpText).
 
             Examples:
               amk import notes.tar.xz --container tablet/com.example.notes
@@ -29,6 +30,12 @@ struct ImportCommand: AsyncParsableCommand {
     var container: String
 
     @OptionGroup var extensionChoice: ExtensionChoice
+
+    @Flag(
+        help: ArgumentHelp(
+            "Import into a folder that holds data but was never marked as an app container (.amk/container): "
+                + "mark it first. A failed import clears it, which is why amk refuses such a folder without this flag."))
+    var adoptContainer = false
 
     @Option(help: "The app's bundle identifier (default: the container folder's name).")
     var bundleIdentifier: String?
@@ -50,8 +57,8 @@ struct ImportCommand: AsyncParsableCommand {
         let appContainer = MigrationDataContainer(
             bundleIdentifier: bundleIdentifier ?? root.lastPathComponent,
             containerRootDirectory: root)
-        try appContainer.createStandardDirectories()
         let chosen = try extensionChoice.resolve(default: .sample)
+        try ContainerOptions.importTarget(appContainer, adopt: adoptContainer, extensionName: chosen.name)
         let source = URL(filePath: archive)
         let start = ContinuousClock.now
         let shown = Progress(totalUnitCount: 100)

@@ -37,11 +37,17 @@ struct InfoCommand: AsyncParsableCommand {
         let info = try await SignalCancellation.run {
             switch try await ArchiveInput.resolve(argument) {
             case .file(let path):
-                return try await ArchiveReader.open(path: path).info()
+                return try await ListCommand.opened(path).info()
             case .stream(let fd, _):
                 let copy = try await ArchiveInput.spool(fd)
                 defer { close(copy.fd) }
-                return try await ArchiveReader.open(path: copy.path).info()
+                do {
+                    return try await ArchiveReader.open(path: copy.path).info()
+                } catch var error as ArchiveError where error.path == copy.path {
+                    // The copy's name (`/dev/fd/9`) is nothing the user gave: the input is `-`.
+                    error.path = "-"
+                    throw error
+                }
             }
         }
         if json {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IndexedArchive
+import Synchronization
 
 /// `amk list A`: the members of an archive, from its index when it has one (no decompression),
 /// otherwise by reading it through.
@@ -37,6 +38,8 @@ struct ListCommand: AsyncParsableCommand {
             valueName: "member"))
     var members: [String] = []
 
+    @OptionGroup var memberFile: MemberFileOption
+
     @Flag(name: [.short, .long], help: "Show mode, size and modification time, like tar -tv.")
     var long = false
 
@@ -63,24 +66,43 @@ struct ListCommand: AsyncParsableCommand {
         if (long || verbose) && json {
             throw ValidationError("--long and --json cannot be used together.")
         }
+        try memberFile.validate(archive: archive)
     }
 
     func run() async throws {
         // Names are given as `amk list` prints them: undo its escapes, as extract does.
-        try await Self.list(archive, long: long || verbose, json: json, members: members.map(TerminalSafe.parseName))
+        let names = try await memberFile.names(adding: members)
+        try await Self.list(archive, long: long || verbose, json: json, members: names.map(TerminalSafe.parseName))
     }
 
     /// Lists `argument` (a path, or - for standard input): its paths, or with `long` or `json`
     /// every field; with `members`, only what they select (``MemberSelection``), then an error
     /// naming those that select nothing.
     static func list(_ argument: String, long: Bool, json: Bool, members: [String] = []) async throws {
+        // The printing too is interruptible: a listing blocked on a full pipe (`amk list -l A |
+        // less`) was killed by the signal's default action, with no message and status 128+N.
+        // A write that does not return is ended by SignalCancellation's deadline.
+        try await SignalCancellation.run {
+            try await listUninterrupted(argument, long: long, json: json, members: members)
+            if let failure = StandardOutput.flushFailure() { throw failure }
+        }
+    }
+
+    private static func listUninterrupted(_ argument: String, long: Bool, json: Bool, members: [String]) async throws {
         let details = long || json || !members.isEmpty
-        var listed = try await SignalCancellation.run { () -> Listed in
-            switch try await ArchiveInput.resolve(argument) {
-            case .file(let path) where !details: .paths(try await ArchiveReader.memberPathList(path: path))
-            case .file(let path): .entries(try await ArchiveReader.open(path: path).entries())
-            case .stream(let fd, _): .entries(try await ArchiveStreamReader.scan(from: fd).entries)
-            }
+        var listed: Listed
+        switch try await ArchiveInput.resolve(argument) {
+        case .file(let path) where !details:
+            listed = .paths(
+                try await ArchiveReader.memberPathList(path: path) { Diagnostics.noteIndexSkipped($0, path: path) })
+        case .file(let path):
+            listed = .entries(try await Self.opened(path).entries())
+        case .stream(let fd, _) where !details:
+            // Printed as the members come, so that a stream of any number of them is listed
+            // in the same memory.
+            listed = .printed(try await printPaths(from: fd))
+        case .stream(let fd, _):
+            listed = .entries(try await ArchiveStreamReader.scan(from: fd).entries)
         }
         var unmatched: [String] = []
         if !members.isEmpty, case .entries(let entries) = listed {
@@ -96,11 +118,20 @@ struct ListCommand: AsyncParsableCommand {
             try StandardOutput.check(write(entries) { listing?.line(for: $0) ?? TerminalSafe.name($0.path) })
         case .paths(let paths):
             try StandardOutput.check(write(paths))
+        case .printed(let failure):
+            try StandardOutput.check(failure)
         }
         // After the listing, as tar reports them: what was found is listed all the same.
         if !unmatched.isEmpty {
             throw ExtractCommand.noMatch(unmatched, path: argument == "-" ? "standard input" : argument)
         }
+    }
+
+    /// A reader of `path`, having noted an index it leaves unread.
+    static func opened(_ path: String) async throws -> ArchiveReader {
+        let reader = try await ArchiveReader.open(path: path)
+        Diagnostics.noteIndexSkipped(reader.indexSkipped, path: path)
+        return reader
     }
 
     /// `amk list FILE` of an archive with our index, on the calling thread; false, having
@@ -143,6 +174,37 @@ struct ListCommand: AsyncParsableCommand {
     private enum Listed: Sendable {
         case entries([ArchiveEntry])
         case paths(MemberPathList)
+        /// Printed already, as the stream was read; with the `errno` of a write that failed.
+        case printed(Int32?)
+    }
+
+    /// Prints the paths of the members of the stream on `fd` as they come, and returns the
+    /// `errno` of a write that failed (the reading stops there).
+    private static func printPaths(from fd: Int32) async throws -> Int32? {
+        // Called on the reading's one thread, member after member; the Mutex makes that
+        // visible to the compiler, and is never contended.
+        let output = Mutex(ListingOutput())
+        struct OutputFailed: Error {}
+        do {
+            _ = try await ArchiveStreamReader.scan(
+                from: fd, keepingEntries: false,
+                onMember: { entry in
+                    try output.withLock { out in
+                        out.bytes.append(contentsOf: TerminalSafe.name(entry.path).utf8)
+                        guard out.endLine() else { throw OutputFailed() }
+                    }
+                })
+        } catch is OutputFailed {
+            return output.withLock { $0.failure }
+        } catch {
+            // What was listed before the damage stays listed, as tar leaves it.
+            output.withLock { $0.flush() }
+            throw error
+        }
+        return output.withLock { out in
+            out.flush()
+            return out.failure
+        }
     }
 
     /// Each path on a line, escaped, in writes of ``listingPiece`` bytes; the `errno` of a write

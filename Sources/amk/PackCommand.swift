@@ -129,7 +129,7 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(
         name: [.short, .long],
         help:
-            "List each member as it is stored (on standard error when the archive goes to standard output), and log the engine's diagnostics (swift-log, debug level) on standard error."
+            "List each member as it is stored (on standard error when the archive or --json goes to standard output), and log the engine's diagnostics (swift-log, debug level) on standard error."
     )
     var verbose = false
 
@@ -167,9 +167,7 @@ struct PackCommand: AsyncParsableCommand {
         if let jobs, !(1...256).contains(jobs) {
             throw ValidationError("--jobs must be 1 to 256, not \(jobs).")
         }
-        guard stallTimeout > 0, stallTimeout.isFinite else {
-            throw ValidationError("--stall-timeout must be a positive number of seconds.")
-        }
+        try TransferTimeout.validate(stallTimeout, flag: "--stall-timeout")
         // Two sources with one last component would collide inside the archive; say so before
         // any work rather than fail halfway through.
         var seen: [String: String] = [:]
@@ -214,8 +212,9 @@ struct PackCommand: AsyncParsableCommand {
         let showProgress = progress ?? StandardError.isTerminal
         options.logger = Diagnostics.logger("amk.pack", verbose: verbose)
         if verbose {
-            // Names on standard output, unless the archive is there: then beside the progress.
-            let fd = toStandardOutput ? STDERR_FILENO : STDOUT_FILENO
+            // Names on standard output, unless the archive or the JSON document is there: then
+            // on standard error, so that what standard output holds stays whole.
+            let fd = toStandardOutput || json ? STDERR_FILENO : STDOUT_FILENO
             options.onEvent = { event in
                 if case .entryStored(let path, _) = event { StandardError.write(TerminalSafe.name(path) + "\n", to: fd) }
             }
@@ -296,7 +295,7 @@ struct PackCommand: AsyncParsableCommand {
         options.memoryBudget = memory?.bytes
         options.compressible = !noCompress
         options.order = sort.walkOrder
-        options.stallPolicy = WatchdogPolicy(defaultStallTimeout: .milliseconds(Int64(stallTimeout * 1000)))
+        options.stallPolicy = WatchdogPolicy(defaultStallTimeout: TransferTimeout.duration(stallTimeout))
         return options
     }
 

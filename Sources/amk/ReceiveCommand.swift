@@ -35,6 +35,12 @@ struct ReceiveCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ContainerOptions
 
+    @Flag(
+        help: ArgumentHelp(
+            "Import into a folder that holds data but was never marked as an app container (.amk/container): "
+                + "mark it first. A failed import clears it, which is why amk refuses such a folder without this flag."))
+    var adoptContainer = false
+
     @Option(
         help: ArgumentHelp(
             "The address to listen on, HOST:PORT: 0.0.0.0:7070 (every IPv4 address), [::]:7070 "
@@ -82,9 +88,11 @@ struct ReceiveCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let listener = try TransferListener(try TransferEndpoint(parsing: listen))
-        let container = try options.dataContainer()
+        let container = try options.dataContainer(creatingFolders: false)
         let chosen = try options.extensionChoice.resolve(default: .files)
+        // Before listening: a sender must not pair with a receiver that will refuse the import.
+        try ContainerOptions.importTarget(container, adopt: adoptContainer, extensionName: chosen.name)
+        let listener = try TransferListener(try TransferEndpoint(parsing: listen))
         let acceptTimeout = self.acceptTimeout.map(TransferTimeout.duration)
         let idleTimeout = TransferTimeout.duration(self.idleTimeout)
         let pairingCode = PairingCode.random()
@@ -92,7 +100,9 @@ struct ReceiveCommand: AsyncParsableCommand {
         let maxFailedPairings = self.maxFailedPairings
         print("listening on \(listener.endpoint)")
         print("pairing code \(pairingCode)")
-        fflush(nil)  // the lines must reach a pipe or file now: the caller waits for them
+        // The lines must reach a pipe or file now: the caller waits for them. Unwritten (a full
+        // disk), no sender could learn the code, and the wait would be for nothing, for good.
+        if let failure = StandardOutput.flushFailure() { throw failure }
         // The import's share of the whole: a quarter once the archive has arrived and been
         // verified, the rest as the extension imports.
         let shown = Progress(totalUnitCount: 100)

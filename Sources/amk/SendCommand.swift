@@ -86,10 +86,13 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         let endpoint = try TransferEndpoint(parsing: to)
         let pairingCode = try PairingCode(parsing: code)
-        let container = try options.dataContainer()
+        let container = try options.dataContainer(creatingFolders: true)
         let chosen = try options.extensionChoice.resolve(default: .files)
         var system = MigrationSystem(compressionPreset: preset, chunkSize: chunkSize.bytes)
-        system.logger = Diagnostics.logger("amk.send", verbose: verbose)
+        // Printed once the bar is gone, whether the export ends well or not.
+        let warnings = ExportWarnings()
+        defer { warnings.print() }
+        system.logger = warnings.logger("amk.send", verbose: verbose)
         let configured = system
         let idle = TransferTimeout.duration(idleTimeout)
         let status = TransferTimeout.duration(statusTimeout)

@@ -43,7 +43,7 @@ struct VerifyCommand: AsyncParsableCommand {
             outcome = try await SignalCancellation.run {
                 switch try await ArchiveInput.resolve(argument) {
                 case .file(let path):
-                    let reader = try await ArchiveReader.open(path: path)
+                    let reader = try await ListCommand.opened(path)
                     // The bar counts tar bytes: the index gives their total, the xz Index at
                     // least the decompressed size.
                     let bar = showProgress ? ProgressBar(label: "verifying", total: try await Self.total(reader)) : nil
@@ -53,8 +53,8 @@ struct VerifyCommand: AsyncParsableCommand {
                 case .stream(let fd, _):
                     let bar = showProgress ? ProgressBar(label: "verifying", total: 0) : nil
                     defer { bar?.finish() }
-                    let result = try await ArchiveStreamReader.scan(from: fd, onProgress: Self.reporter(bar))
-                    return (result.entries.count, result.indexVerified ? "stream-indexed" : "stream")
+                    let result = try await ArchiveStreamReader.scan(from: fd, keepingEntries: false, onProgress: Self.reporter(bar))
+                    return (result.members, result.indexVerified ? "stream-indexed" : "stream")
                 }
             }
         } catch let error as ArchiveError where json {

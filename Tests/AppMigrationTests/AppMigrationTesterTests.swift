@@ -33,6 +33,31 @@ import Testing
         }
     }
 
+    /// An exporter that stores a link to an absolute path, which a host import refuses.
+    struct AbsoluteLinkExporter: ResourcesExporting {
+        var resourcesSizeEstimate: Int { 1 }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            let link = appContainer.documentsDirectory.appending(path: "shared-config")
+            try FileManager.default.createSymbolicLink(atPath: link.path(percentEncoded: false), withDestinationPath: "/etc/hostname")
+            try await archiver.appendItem(at: link)
+        }
+    }
+
+    /// The tester extracts an export as an import would: a link leading out of the folder fails
+    /// it with the import's own error. It used to be extracted, so the round trip passed while
+    /// the host's import of the same archive failed.
+    @Test(.appMigrationExtension(AbsoluteLinkExporter()))
+    func aLinkTheImportRefusesFailsTheTestersExportToo() async throws {
+        let tester = try await AppMigrationTester(platform: .android)
+        let error = await #expect(throws: AppMigrationError.self) { _ = try await tester.exportController.exportResources() }
+        #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
+        #expect(
+            error?.message.contains("unsafe member") == true && error?.message.contains("/etc/hostname") == true,
+            "\(String(describing: error))")
+    }
+
     /// An exporter without options that writes down how many it received.
     struct OptionCountingExporter: ResourcesExporting {
         var resourcesSizeEstimate: Int { 1 }

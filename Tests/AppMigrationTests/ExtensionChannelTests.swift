@@ -69,6 +69,55 @@ import TransferTestSupport
         }
     }
 
+    /// The identity of the file open at `descriptor`, or nil if none is.
+    static func openFile(_ descriptor: Int32) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
+    /// Reaping a process ends its channel but keeps the channel's descriptor until the channel is
+    /// gone. Closing it at once freed its number while the session still held the channel: a
+    /// caller's cancellation arriving just after the reaping sent `cancel` through it, into the
+    /// next file the process had opened under that number (a transfer then failed, "Connection
+    /// reset by peer", on a frame that was never its own).
+    @Test func aReapedProcesssChannelKeepsItsDescriptorUntilItIsGone() async throws {
+        try await Scratch.with { scratch in
+            let url = try ExtensionProcessTests.writeExecutable("#!/bin/sh\nexit 0\n", named: "quick.sh", in: scratch)
+            var process: ExtensionProcess? = try ExtensionProcess.spawn(
+                ExtensionExecutable(path: url.path(percentEncoded: false)), name: "quick", container: try scratch.container("source"))
+            let descriptor = try #require(process?.channel.descriptor)
+            let socket = try #require(Self.openFile(descriptor))
+            let ended = try #require(process?.finish(waitingUpTo: .seconds(30)))
+            #expect(ended.isClean, "\(ended)")
+            // Every file opened now takes another number.
+            var pipes: [[Int32]] = []
+            defer {
+                for pipe in pipes {
+                    close(pipe[0])
+                    close(pipe[1])
+                }
+            }
+            for _ in 0..<4 {
+                var ends: [Int32] = [-1, -1]
+                try #require(pipe(&ends) == 0)
+                pipes.append(ends)
+                #expect(!ends.contains(descriptor))
+            }
+            let still = try #require(Self.openFile(descriptor), "the channel's descriptor was closed while the channel lived")
+            #expect(still == socket)
+            // What the session might still do with the channel fails as on a closed channel.
+            #expect(throws: ExtensionChannel.Failure.self) {
+                try process?.channel.send(ExtensionMessage.cancel, timeout: .milliseconds(100))
+            }
+            #expect(throws: ExtensionChannel.Failure.self) { _ = try process?.channel.receive(within: .milliseconds(100)) }
+            #expect(process?.finish(waitingUpTo: .zero).isClean == true)
+            // Gone with the channel: the number is free, or another file's.
+            process = nil
+            if let now = Self.openFile(descriptor) { #expect(now != socket) }
+        }
+    }
+
     /// The process starts in its container: a relative executable path is the host's.
     @Test func aRelativeExecutablePathIsResolvedInTheHostsFolder() {
         #expect(ExtensionProcess.absolutePath("bin/ext", from: "/work") == "/work/bin/ext")

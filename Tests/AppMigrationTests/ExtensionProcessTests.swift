@@ -21,13 +21,25 @@ import Testing
 @Suite(.serialized) struct ExtensionProcessTests {
     static let testExtension = BuildProducts.path("amk-test-extension")
 
-    static let stall: Duration = .seconds(1)
+    /// The ladder's stall timeout: short, so that each stuck test is quick, yet longer than a
+    /// loaded 2-core machine has taken to start the debug extension (CI saw more than 1 s).
+    static let stall: Duration = .seconds(2)
     static let grace: Duration = .seconds(1)
     /// The issue's bound: stall timeout + grace period + 1 s.
     static let answerBound: Duration = stall + grace + .seconds(1)
 
     static let system: MigrationSystem = {
         let policy = WatchdogPolicy(defaultStallTimeout: stall, gracePeriod: grace, checkInterval: .milliseconds(20))
+        return MigrationSystem(
+            watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 2)
+    }()
+
+    /// For tests about what an extension says or does rather than how long it takes to stall:
+    /// the default of ``export(_:from:to:using:)`` and ``importArchive(_:into:using:system:)``.
+    /// A loaded machine has taken longer than a short stall timeout to start an extension, which
+    /// `system` then reports as a stall where the test expected the extension's own outcome.
+    static let patientSystem: MigrationSystem = {
+        let policy = WatchdogPolicy(defaultStallTimeout: .seconds(60), gracePeriod: .seconds(5), checkInterval: .milliseconds(20))
         return MigrationSystem(
             watchdogPolicy: policy, importWatchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 2)
     }()
@@ -89,7 +101,10 @@ import Testing
         }
     }
 
-    static func export(_ executable: ExtensionExecutable, from container: MigrationDataContainer, to archive: URL) async -> Answer {
+    static func export(
+        _ executable: ExtensionExecutable, from container: MigrationDataContainer, to archive: URL,
+        using system: MigrationSystem = patientSystem
+    ) async -> Answer {
         let start = ContinuousClock.now
         var (answer, lateness) = await withPoolLateness {
             do {
@@ -104,8 +119,10 @@ import Testing
         return answer
     }
 
-    static func importArchive(_ archive: URL, into container: MigrationDataContainer, using executable: ExtensionExecutable) async -> Answer
-    {
+    static func importArchive(
+        _ archive: URL, into container: MigrationDataContainer, using executable: ExtensionExecutable,
+        system: MigrationSystem = patientSystem
+    ) async -> Answer {
         let start = ContinuousClock.now
         var (answer, lateness) = await withPoolLateness {
             do {
@@ -158,7 +175,7 @@ import Testing
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
             let archive = scratch.url("notes.tar.xz")
-            let properties = try await Self.system.exportResources(
+            let properties = try await Self.patientSystem.exportResources(
                 of: Self.misbehaving(nil), from: source, request: MigrationRequest(destinationPlatform: .android), to: archive)
             // The properties are the process's, not the placeholders ExtensionExecutable holds.
             #expect(properties.version == "7.1")
@@ -168,7 +185,7 @@ import Testing
             #expect(try await reader.metadata()["extension"] == "amk-test-extension")
 
             let destination = try scratch.container("destination")
-            try await Self.system.importResources(from: archive, into: destination, using: Self.misbehaving(nil))
+            try await Self.patientSystem.importResources(from: archive, into: destination, using: Self.misbehaving(nil))
             #expect(try read("Documents/doc2.txt", in: destination.containerRootDirectory) == "document 2\n")
             guard case .success? = importStatus(of: destination) else {
                 Issue.record("the import status is not success")
@@ -183,7 +200,7 @@ import Testing
             let destination = try scratch.container("destination")
             try await AppMigrationTester.withExtension(
                 Self.misbehaving(nil), exportContainer: source, importContainer: destination, workDirectory: scratch.url("work"),
-                system: Self.system
+                system: Self.patientSystem
             ) {
                 let tester = try await AppMigrationTester(platform: .android)
                 let exported = try await tester.exportController.exportResources()
@@ -233,7 +250,7 @@ import Testing
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
             let archive = scratch.url("stuck.tar.xz")
-            let answer = await Self.export(Self.misbehaving(behaviour, after: 1), from: source, to: archive)
+            let answer = await Self.export(Self.misbehaving(behaviour, after: 1), from: source, to: archive, using: Self.system)
             let error = try #require(answer.appError, "\(String(describing: answer.error))")
             #expect(error.code == .terminated, "\(error)")
             #expect(error.message.contains("stalled"), "\(error)")
@@ -254,7 +271,8 @@ import Testing
             let source = try Self.seeded(scratch, "source")
             let sentinel = source.documentsDirectory.appending(path: "zz-sentinel")
             let archive = scratch.url("grandchild.tar.xz")
-            let answer = await Self.export(Self.misbehaving("grandchild", after: 1, sentinel: sentinel), from: source, to: archive)
+            let answer = await Self.export(
+                Self.misbehaving("grandchild", after: 1, sentinel: sentinel), from: source, to: archive, using: Self.system)
             #expect(answer.appError?.code == .terminated, "\(String(describing: answer.error))")
             #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
             let path = sentinel.path(percentEncoded: false)
@@ -265,13 +283,34 @@ import Testing
         }
     }
 
+    /// An extension that moves itself into another process group (its parent's, which the
+    /// kernel allows within a session) escaped the kill of its group: the host waited out its
+    /// bound, answered, and the extension went on writing into the container. The host kills
+    /// the process itself as well as its group.
+    @Test func anExtensionThatLeavesItsGroupIsStillKilled() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let sentinel = source.documentsDirectory.appending(path: "zz-sentinel")
+            let archive = scratch.url("left.tar.xz")
+            let answer = await Self.export(
+                Self.misbehaving("leave-group", after: 1, sentinel: sentinel), from: source, to: archive, using: Self.system)
+            #expect(answer.appError?.code == .terminated, "\(String(describing: answer.error))")
+            #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
+            let path = sentinel.path(percentEncoded: false)
+            #expect(FileManager.default.fileExists(atPath: path), "the extension never ran")
+            let atAnswer = try? String(contentsOfFile: path, encoding: .utf8)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect((try? String(contentsOfFile: path, encoding: .utf8)) == atAnswer, "the extension wrote after the answer")
+        }
+    }
+
     @Test func aStuckImportIsKilledTheContainerClearedAndTheFailureRecorded() async throws {
         try await Scratch.with { scratch in
             let archive = try await Self.goodArchive(scratch)
             let destination = try scratch.container("destination")
             let sentinel = destination.documentsDirectory.appending(path: "zz-sentinel")
             let answer = await Self.importArchive(
-                archive, into: destination, using: Self.misbehaving("grandchild", after: 1, sentinel: sentinel))
+                archive, into: destination, using: Self.misbehaving("grandchild", after: 1, sentinel: sentinel), system: Self.system)
             let error = try #require(answer.appError, "\(String(describing: answer.error))")
             #expect(error.code == .terminated, "\(error)")
             #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
@@ -292,7 +331,7 @@ import Testing
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
             let archive = scratch.url("cancellable.tar.xz")
-            let answer = await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive)
+            let answer = await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive, using: Self.system)
             #expect(answer.appError?.code == .stalled, "\(String(describing: answer.error)) after \(answer.elapsed)")
             #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
         }
@@ -302,7 +341,7 @@ import Testing
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
             let archive = scratch.url("cancelled.tar.xz")
-            let task = Task { await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive) }
+            let task = Task { await Self.export(Self.misbehaving("cancellable", after: 1), from: source, to: archive, using: Self.system) }
             try await Task.sleep(for: .milliseconds(400))
             let cancelledAt = ContinuousClock.now
             task.cancel()
@@ -383,10 +422,17 @@ import Testing
             time.sleep(0.2)
             sys.exit(\(exitStatus))
             """
-        let url = scratch.url("script-\(UUID().uuidString).py")
+        let url = try Self.writeExecutable(text, named: "script-\(UUID().uuidString).py", in: scratch)
+        return ExtensionExecutable(path: url.path(percentEncoded: false))
+    }
+
+    /// Writes `text` (a script with its `#!` line) as an executable file named `name` in
+    /// `scratch`, for tests that speak the protocol by hand.
+    static func writeExecutable(_ text: String, named name: String, in scratch: Scratch) throws -> URL {
+        let url = scratch.url(name)
         try Data(text.utf8).write(to: url)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
-        return ExtensionExecutable(path: url.path(percentEncoded: false))
+        return url
     }
 
     static let goodHello = #"b'{"protocol":"amk-extension","version":1,"exports":true,"imports":true}'"#
@@ -403,10 +449,116 @@ import Testing
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
             let archive = scratch.url("garbage.tar.xz")
-            let answer = await Self.export(try Self.script(in: scratch, hello: hello, then: bytes), from: source, to: archive)
+            let answer = await Self.export(
+                try Self.script(in: scratch, hello: hello, then: bytes), from: source, to: archive)
             let error = try #require(answer.appError, "\(String(describing: answer.error))")
             #expect(error.code == .extensionProcessFailed, "\(error)")
             #expect(error.message.contains(named), "\(error)")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    /// An extension speaking the protocol by hand: hello, the export's properties, then it leaves
+    /// `ready` and, as `behaviour` says, finishes when cancelled (`finish-on-cancel`), exits
+    /// without a word when cancelled (`exit-on-cancel`), or reports that it finished, leaves
+    /// `finished`, and exits half a second later (`finished-before-cancel`).
+    static func cancellableScript(in scratch: Scratch, behaviour: String, marks: String) throws -> ExtensionExecutable {
+        let text = """
+            #!/usr/bin/env python3
+            import json, os, struct, sys, time
+            def frame(message):
+                payload = json.dumps(message).encode()
+                os.write(3, struct.pack('>I', len(payload)) + payload)
+            def exactly(count):
+                data = b''
+                while len(data) < count:
+                    more = os.read(3, count - len(data))
+                    if not more: sys.exit(4)
+                    data += more
+                return data
+            def receive():
+                return json.loads(exactly(struct.unpack('>I', exactly(4))[0]))
+            def mark(name):
+                open(os.path.join('\(marks)', name), 'w').close()
+            frame({"protocol": "amk-extension", "version": 1, "exports": True, "imports": True})
+            receive()
+            frame({"properties": {"sizeEstimate": 0, "version": "1", "compressible": True}})
+            behaviour = '\(behaviour)'
+            if behaviour == 'finished-before-cancel':
+                frame({"finished": {}})
+                mark('finished')
+                time.sleep(0.5)
+                sys.exit(0)
+            mark('ready')
+            while 'cancel' not in receive():
+                pass
+            if behaviour == 'finish-on-cancel':
+                frame({"finished": {}})
+            sys.exit(0)
+            """
+        let url = try Self.writeExecutable(text, named: "cancellable-\(UUID().uuidString).py", in: scratch)
+        return ExtensionExecutable(path: url.path(percentEncoded: false))
+    }
+
+    /// The caller cancels an export whose extension then stops at once: by finishing (its work
+    /// ended as the cancel came), by exiting without a report, or having finished before the
+    /// cancel reached it. Each is a cancellation, `CancellationError`, and no archive. The host
+    /// used to report each as the extension's fault (`.terminated`: "returned normally after
+    /// being cancelled", or, for the exit, a SIGTERM sent the moment the channel closed and
+    /// "did not stop within 5 s").
+    @Test(arguments: ["finish-on-cancel", "exit-on-cancel", "finished-before-cancel"])
+    func anExtensionThatStopsWhenTheCallerCancelsIsACancellation(behaviour: String) async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let marks = scratch.url("marks").path(percentEncoded: false)
+            try FileManager.default.createDirectory(atPath: marks, withIntermediateDirectories: true)
+            let script = try Self.cancellableScript(in: scratch, behaviour: behaviour, marks: marks)
+            let archive = scratch.url("cancelled.tar.xz")
+            let mark = marks + "/" + (behaviour == "finished-before-cancel" ? "finished" : "ready")
+            let answer = try await withThrowingTaskGroup(of: Answer.self) { group in
+                group.addTask { await Self.export(script, from: source, to: archive) }
+                let deadline = ContinuousClock.now + .seconds(60)
+                while !FileManager.default.fileExists(atPath: mark) && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                group.cancelAll()
+                return try await group.next()!
+            }
+            #expect(FileManager.default.fileExists(atPath: mark), "the script never got to its mark")
+            #expect(answer.error is CancellationError, "\(String(describing: answer.error))")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    /// An extension that exits (status 0, no report) after starting a child that keeps the
+    /// channel open: no report can come, and the host says so half a second after the exit. It
+    /// used to wait for the whole stall timeout (here a minute; ten for an import) and call it a
+    /// stall; the child, left in the group, is killed.
+    @Test func anExtensionThatExitsWhileItsChildHoldsTheChannelFailsAtOnce() async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let text = """
+                #!/usr/bin/env python3
+                import json, os, struct, sys
+                def frame(message):
+                    payload = json.dumps(message).encode()
+                    os.write(3, struct.pack('>I', len(payload)) + payload)
+                frame({"protocol": "amk-extension", "version": 1, "exports": True, "imports": True})
+                os.read(3, 65536)
+                frame({"properties": {"sizeEstimate": 0, "version": "1", "compressible": True}})
+                if os.fork() == 0:
+                    os.execvp('sleep', ['sleep', '60'])
+                os._exit(0)
+                """
+            let url = try Self.writeExecutable(text, named: "exits-early.py", in: scratch)
+            let archive = scratch.url("early.tar.xz")
+            let answer = await Self.export(
+                ExtensionExecutable(path: url.path(percentEncoded: false)), from: source, to: archive)
+            let error = try #require(answer.appError, "\(String(describing: answer.error))")
+            #expect(error.code == .extensionProcessFailed, "\(error)")
+            #expect(error.message.contains("it exited while a process it started still held the channel open"), "\(error)")
+            #expect(error.message.contains("it exited with status 0, leaving 1 process of its group running"), "\(error)")
+            #expect(answer.elapsed < .seconds(45), "answered after \(answer.elapsed), as a stall")
             #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
         }
     }
@@ -417,17 +569,15 @@ import Testing
     func aProcessThatNeverSaysHelloStalls(importing: Bool) async throws {
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
-            let url = scratch.url("mute.sh")
-            try Data("#!/bin/sh\nexec sleep 120\n".utf8).write(to: url)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
+            let url = try Self.writeExecutable("#!/bin/sh\nexec sleep 120\n", named: "mute.sh", in: scratch)
             let mute = ExtensionExecutable(path: url.path(percentEncoded: false))
             let answer: Answer
             if importing {
                 let archive = scratch.url("good.tar.xz")
                 _ = await Self.export(ExtensionExecutable(path: Self.testExtension), from: source, to: archive)
-                answer = await Self.importArchive(archive, into: try scratch.container("destination"), using: mute)
+                answer = await Self.importArchive(archive, into: try scratch.container("destination"), using: mute, system: Self.system)
             } else {
-                answer = await Self.export(mute, from: source, to: scratch.url("mute.tar.xz"))
+                answer = await Self.export(mute, from: source, to: scratch.url("mute.tar.xz"), using: Self.system)
             }
             // It cannot be asked to stop before its hello either: it stalls, and is killed.
             let error = answer.appError
@@ -459,9 +609,7 @@ import Testing
                 send({"finished": {}})
                 time.sleep(0.2)
                 """
-            let url = scratch.url("beats.py")
-            try Data(text.utf8).write(to: url)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
+            let url = try Self.writeExecutable(text, named: "beats.py", in: scratch)
             let answer = await Self.importArchive(
                 archive, into: try scratch.container("destination"), using: ExtensionExecutable(path: url.path(percentEncoded: false)))
             #expect(answer.error == nil, "\(String(describing: answer.error))")
@@ -492,9 +640,7 @@ import Testing
                 echo $$ >> "$AMK_CONTAINER_ROOT/Documents/pgid"
                 exit 5
                 """
-            let url = scratch.url("report.sh")
-            try Data(text.utf8).write(to: url)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path(percentEncoded: false))
+            let url = try Self.writeExecutable(text, named: "report.sh", in: scratch)
             let answer = await Self.export(
                 ExtensionExecutable(path: url.path(percentEncoded: false), environment: ["EXTRA": "1"]), from: source,
                 to: scratch.url("report.tar.xz"))

@@ -55,4 +55,26 @@ import Testing
             #expect(failure.metadata["error"]?.contains("importer failed") == true, "\(failure.metadata)")
         }
     }
+
+    /// A FIFO inside an appended folder cannot be archived: the export goes on without it and
+    /// logs a `warning` naming the file, the trace a caller shows its user (`amk export` prints
+    /// it); the archive holds the rest.
+    @Test func whatAnExportSkipsIsLoggedAsAWarningNamingTheFile() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("fifo")
+            let documents = source.documentsDirectory.path(percentEncoded: false)
+            try Data("kept".utf8).write(to: source.documentsDirectory.appending(path: "kept.txt"))
+            #expect(mkfifo(documents + "/pipe", 0o644) == 0)
+            let log = CapturedLog()
+            var system = quickSystem
+            system.logger = log.logger(level: .warning)
+            let archive = scratch.url("fifo.tar.xz")
+            _ = try await system.exportResources(
+                of: TreeCopyMigration(), from: source,
+                request: MigrationRequest(destinationPlatform: .current), to: archive)
+            let warnings = log.all.filter { $0.level == .warning }
+            #expect(warnings.map(\.message) == ["skipped: FIFOs are not archived"], "\(log.all)")
+            #expect(warnings.first?.metadata["path"] == documents + "/pipe")
+        }
+    }
 }

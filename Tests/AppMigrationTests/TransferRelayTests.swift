@@ -137,6 +137,36 @@ import TransferTestSupport
         #expect(try await eventually { received.current == bytes }, "the engine's end is closed after what went through")
     }
 
+    /// A peer flooding records that carry no archive bytes (empty data records, as fast as it
+    /// can) never made the relay wait in `poll`, and its framing counted as progress: it held the
+    /// receiver, and the container's lock, for good. Only archive bytes are progress, and every
+    /// moment but our own engine's is the peer's: idle after one window.
+    @Test func aFloodOfEmptyRecordsIsIdle() async throws {
+        let (relay, peer, engine, closeAll) = try Self.receiving(idle: .seconds(1), minimum: 5000)
+        defer { closeAll() }
+        let received = Box<Int?>(nil)
+        Self.consume(engine, into: received)
+        let pacer = Pacer(peer)
+        let thread = Thread {
+            defer { pacer.finished.signal() }
+            let sealer = RecordSealer(key: Self.key)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !pacer.isStopped, ContinuousClock.now < deadline {
+                guard sendAll(peer, try! sealer.seal(.data, [])) else { return }
+            }
+        }
+        thread.start()
+        defer { pacer.stop() }
+        let start = ContinuousClock.now
+        let ending = await relay.ending()
+        guard case .idle(_, let moved, _) = ending else {
+            Issue.record("not idle: \(ending)")
+            return
+        }
+        #expect(moved == 0, "empty records move no archive bytes")
+        #expect(ContinuousClock.now - start < .seconds(40), "judged within the flood")
+    }
+
     /// 5,000 bytes every 100 ms keeps starting new windows of 1 s: the slow peer is not idle.
     @Test func aSlowPeerAtTheMinimumIsNotIdle() async throws {
         let (relay, peer, engine, closeAll) = try Self.receiving(idle: .seconds(1), minimum: 5000)

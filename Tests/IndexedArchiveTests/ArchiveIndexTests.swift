@@ -161,19 +161,20 @@ extension EngineSuites {
         @Test func anIndexThatMisplacesAMemberFailsVerification() async throws {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "alpha"), tarFile("d/b.txt", "bravo")])
-            // The index points a.txt's content at b.txt's: a random-access read parses the tar
-            // header at the indexed offset and finds that its data starts elsewhere; verify
-            // compares index and headers too.
+            // The index points b.txt's content a block further, into the end-of-archive blocks
+            // (still after every member, so the entries tile the stream): a random-access read
+            // parses the tar header at the indexed offset and finds that its data starts
+            // elsewhere; verify compares index and headers too.
             let reader = try await Self.tamperedArchive(tar, in: dir) { index in
-                index.entries[1].dataOffset = index.entries[2].dataOffset
+                index.entries[2].dataOffset += 512
             }
             #expect(reader.mode == .indexed)
-            let read = await expectArchiveError("contents of a misplaced member") { try await reader.contents(of: "d/a.txt") }
+            let read = await expectArchiveError("contents of a misplaced member") { try await reader.contents(of: "d/b.txt") }
             #expect(read?.code == .corrupt)
-            #expect(read?.member == "d/a.txt")
+            #expect(read?.member == "d/b.txt")
             let verify = await expectArchiveError("verify") { try await reader.verify() }
             #expect(verify?.code == .corrupt)
-            #expect(verify?.member == "d/a.txt")
+            #expect(verify?.member == "d/b.txt")
         }
 
         @Test func aWrongChecksumInTheIndexIsCaught() async throws {
@@ -193,14 +194,75 @@ extension EngineSuites {
             let dir = try TemporaryDirectory()
             let tar = try tarStream([tarFile("a.txt", "alpha")])
             let reader = try await Self.tamperedArchive(tar, in: dir) { index in
-                // A second entry for the same header blocks, under another name.
+                // A second entry in the end-of-archive blocks, where tar sees no member.
                 var extra = index.entries[0]
                 extra.path = "ghost.txt"
+                extra.headerOffset = 1024
+                extra.dataOffset = 1536
+                extra.size = 0
                 index.entries.append(extra)
             }
             #expect(try await reader.entries().count == 2)
             let error = await expectArchiveError("verify") { try await reader.verify() }
             #expect(error?.code == .corrupt)
+        }
+
+        /// A tar member hidden in a file's content, and an index entry pointing at it under the
+        /// name of the real member after it: a selection trusting the index extracted the hidden
+        /// content, which tar and a full extraction never see. Members tile the tar stream, so an
+        /// entry that begins inside the content before it is damage, refused when the index is
+        /// read (for a selection too).
+        @Test(arguments: [false, true])
+        func anEntryBeginningInsideTheContentBeforeItIsRefused(selecting: Bool) async throws {
+            let dir = try TemporaryDirectory()
+            let hidden = try tarStream([tarFile("d/config", "EVIL\n")], end: false)
+            let hiddenChecksum = try indexEntries(of: try tarStream([tarFile("d/config", "EVIL\n")]))[0].checksum
+            var carrier = tarFile("d/carrier.bin", "")
+            carrier.0.size = UInt64(hidden.count)
+            carrier.1 = hidden
+            let tar = try tarStream([tarDirectory("d"), carrier, tarFile("d/config", "real\n")])
+            let path = dir.path + "/x.tar.xz"
+            try await writeBytes(
+                path,
+                try indexedArchive(tar: tar) { index in
+                    let inside = index.entries[1].dataOffset
+                    index.entries[2].headerOffset = inside
+                    index.entries[2].dataOffset = inside + 512
+                    index.entries[2].size = 5
+                    index.entries[2].checksum = hiddenChecksum
+                })
+            let error = await expectArchiveError("open") {
+                if selecting {
+                    let reader = try await ArchiveReader.open(path: path, selecting: MemberFilter(["d/config"]))
+                    _ = try await reader.extract(to: dir.path + "/out")
+                } else {
+                    _ = try ArchiveReader(path: path)
+                }
+            }
+            #expect(error?.code == .corrupt, "\(String(describing: error))")
+            #expect(
+                error?.message.contains("entry 2 begins at tar offset 1024, inside the content of the entry before it (which ends at 2048)")
+                    == true, "\(String(describing: error))")
+            #expect(!exists(dir.path + "/out/d/config"))
+        }
+
+        /// Index metadata keys are judged on their bytes too: a key stored twice, in the same
+        /// bytes or in canonically equivalent ones, is damage (no writer repeats one), where a
+        /// `[String: String]` would keep one of the values silently.
+        @Test(arguments: ["caf\u{E9}", "cafe\u{301}"])
+        func aRepeatedMetadataKeyIsRefused(second: String) throws {
+            var bytes = ArchiveIndex.encodedMetadata(["caf\u{E9}": "1"])
+            let first = bytes.count
+            for part in [second, "2"] {
+                bytes.appendLE(UInt32(part.utf8.count))
+                bytes.append(contentsOf: Array(part.utf8))
+            }
+            let error = try #require(throws: ArchiveError.self) { try ArchiveIndex.decodeMetadata(bytes, 0..<bytes.count, blockOffset: 0) }
+            #expect(error.code == .corrupt)
+            // `==` on strings would call the two forms equal: the bytes decide.
+            let same = Array(second.utf8) == Array("caf\u{E9}".utf8)
+            #expect(error.message.contains(same ? "appears twice" : "read as one key"), "\(error.message)")
+            #expect(try ArchiveIndex.decodeMetadata(bytes, 0..<first, blockOffset: 0)["caf\u{E9}"] == "1")
         }
     }
 }

@@ -3,6 +3,7 @@ import IndexedArchive
 import Tar
 import TestSupport
 import Testing
+import XZ
 
 extension EngineSuites.ArchiveSalvagerTests {
     /// "Whole" means every member came back, not only that every xz block verified: found by an
@@ -101,5 +102,45 @@ extension EngineSuites.ArchiveSalvagerTests {
         #expect(report.recovered == ["a.txt"])
         #expect(report.lost == ["../evil"])
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/evil"))
+    }
+
+    /// The walk needs no xz Index, but when it reaches one whole it still checks it: a flipped bit
+    /// in its CRC32, or a record whose size disagrees with the block (CRC32 made to match), is
+    /// refused by `xz -d`, `pixz` and `verify`; salvage said "no damage" (every member recovered).
+    @Test(.enabled(if: toolExists("xz")), arguments: ["untouched", "crc32", "record"])
+    func theXZIndexIsCheckedOnceReached(variant: String) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("a.txt", String(repeating: "a", count: 3000)), tarFile("b.txt", "b")])
+        var xz = try await xzTool(tar)
+        let footer = xz.count - StreamFooter.size
+        let indexSize = try xz[footer...].withUnsafeBytes { try StreamFooter.decode($0, fileOffset: UInt64(footer)).indexSize }
+        let index = footer - Int(indexSize)
+        let crc = footer - 4
+        switch variant {
+        case "crc32":
+            xz[crc] ^= 0x01
+        case "record":
+            // Indicator, one record (one-byte count), its unpadded size (a VLI), then its
+            // uncompressed size, whose low bits are changed without changing its length.
+            #expect(xz[index] == 0 && xz[index + 1] == 1)
+            var at = index + 2
+            while xz[at] & 0x80 != 0 { at += 1 }
+            at += 1
+            xz[at] ^= 0x01
+            let sum = xz[index..<crc].withUnsafeBytes { CRC.crc32($0) }
+            withUnsafeBytes(of: sum.littleEndian) { xz.replaceSubrange(crc..<crc + 4, with: $0) }
+        default:
+            break
+        }
+        let archive = dir.path + "/i.tar.xz"
+        try await writeBytes(archive, xz)
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        #expect(report.recovered == ["a.txt", "b.txt"], "the blocks are sound: every member comes back")
+        if variant == "untouched" {
+            #expect(report.damage == nil, "\(report.damage ?? "")")
+        } else {
+            #expect(report.damage?.contains("xz Index") == true, "\(report.damage ?? "nil")")
+            #expect(report.damageOffset != nil)
+        }
     }
 }

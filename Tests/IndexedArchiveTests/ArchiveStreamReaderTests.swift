@@ -1,4 +1,5 @@
 import Foundation
+import Tar
 import TestSupport
 import Testing
 
@@ -47,7 +48,8 @@ import Testing
         }
         let result = try await received
         #expect(result.indexVerified)
-        #expect(result.entries.count == summary.entries)
+        #expect(result.members == summary.entries)
+        #expect(result.entries.isEmpty, "an extraction keeps no entry per member")
         #expect(result.metadata["resourcesVersion"] == "3")
         let original = try TreeSnapshot(root)
         let extracted = try TreeSnapshot(out + "/src")
@@ -135,5 +137,23 @@ import Testing
         await #expect(throws: ArchiveError.self) {
             try await Self.extract(bytes, to: dir.path + "/flipped")
         }
+    }
+
+    /// An index giving a member another mode (set-user-ID) or time than its tar header: a file's
+    /// reading refused it, and a stream's took it (`amk verify - < A` said OK while `amk list -l`
+    /// showed the index's mode). The stream holds the headers to the index the same way now.
+    @Test(arguments: ["mode", "mtime"])
+    func anIndexDisagreeingWithAHeadersModeOrTimeIsRefused(field: String) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "hello\n")])
+        let bytes = try indexedArchive(tar: tar) { index in
+            if field == "mode" { index.entries[1].mode = 0o4755 } else { index.entries[1].mtime = TarTimestamp(seconds: 0) }
+        }
+        let error = await expectArchiveError("stream") { try await Self.extract(bytes, to: dir.path + "/out") }
+        #expect(error?.code == .corrupt, "\(String(describing: error))")
+        #expect(error?.member == "d/a.txt" && error?.message.contains("disagrees with the index") == true, "\(String(describing: error))")
+        try await writeBytes(dir.path + "/x.tar.xz", bytes)
+        let file = await expectArchiveError("file") { try await ArchiveReader(path: dir.path + "/x.tar.xz").verify() }
+        #expect(file?.code == .corrupt)
     }
 }

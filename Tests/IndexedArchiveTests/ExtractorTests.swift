@@ -334,19 +334,37 @@ extension EngineSuites {
             #expect(try await readBytes(bottom) == Array("deep".utf8))
         }
 
+        /// 600 levels (1.2 KB paths): `amk pack` writes such a tree and GNU tar extracts it; the
+        /// old limit of 512 refused it at member 513.
         @Test(arguments: ReadMode.allCases)
-        func anAbsurdlyDeepTreeIsRefusedAtTheLimit(_ mode: ReadMode) async throws {
+        func aTreeDeeperThan512LevelsExtracts(_ mode: ReadMode) async throws {
             let dir = try TemporaryDirectory()
-            // 600 levels: 10,000 (the archive) is refused even sooner in the indexed form,
-            // whose index of 100 MB of paths is over the limit for a file of 160 KB.
             let reader = try await hostileArchive(try Self.nested(600), mode: mode, at: dir.path + "/deep.tar.xz")
-            let error = await expectArchiveError("600 levels") { try await reader.extract(to: dir.path + "/out") }
-            #expect(error?.code == .unsafePath)
-            #expect(error?.message.contains("513 levels deep, over the limit of 512") == true, "\(String(describing: error))")
+            let summary = try await reader.extract(to: dir.path + "/out")
+            #expect(summary.entries == 601)
+            let bottom = dir.path + "/out/" + Array(repeating: "d", count: 600).joined(separator: "/") + "/bottom.txt"
+            #expect(try await readBytes(bottom) == Array("deep".utf8))
+        }
+
+        /// The deepest path the tar reader takes fits the default limit: whatever the builder
+        /// packs, extraction does not refuse for its depth.
+        @Test func theDefaultLimitTakesTheLongestPathTheReaderAccepts() {
+            let longest = TarParser.Limits().maxPathLength
+            #expect(ExtractOptions().maxDepth >= (longest + 1) / 2)
+        }
+
+        @Test(arguments: ReadMode.allCases)
+        func aTreeOverTheLimitIsRefusedNamingTheMemberWhole(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let reader = try await hostileArchive(try Self.nested(200), mode: mode, at: dir.path + "/deep.tar.xz")
             var options = ExtractOptions()
-            options.maxDepth = 20
-            let shallow = await expectArchiveError("limit 20") { try await reader.extract(to: dir.path + "/out2", options: options) }
-            #expect(shallow?.message.contains("21 levels deep") == true, "\(String(describing: shallow))")
+            options.maxDepth = 150
+            let error = await expectArchiveError("limit 150") { try await reader.extract(to: dir.path + "/out", options: options) }
+            #expect(error?.code == .unsafePath)
+            #expect(error?.message.contains("151 levels deep, over the limit of 150") == true, "\(String(describing: error))")
+            // 301 bytes: the name was once cut to its first 200, a name the archive does not hold.
+            let name = Array(repeating: "d", count: 151).joined(separator: "/")
+            #expect(error?.member == name || error?.member == name + "/", "\(String(describing: error?.member))")
         }
 
         /// Members owned by `nobody`/`nogroup` under foreign numbers, by names this system does not

@@ -38,8 +38,15 @@ extension EngineSuites.HostileArchiveTests {
         var block = try Craft.withoutSizes(try Craft.block(tar))
         block.indexedSize = tarSize
         var entries = try indexEntries(of: tar)
+        // Both huge: a.txt's content would cover b.txt, which the index's own check refuses.
         entries[0].size = 1 << 62
         entries[1].size = 1 << 62
+        try await writeBytes(scene.archive, try Craft.archive(dataBlocks: [block], entries: entries, tarSize: tarSize))
+        let overlapping = #expect(throws: ArchiveError.self) { try ArchiveReader(path: scene.archive) }
+        #expect(overlapping?.code == .corrupt)
+        #expect(overlapping?.message.contains("inside the content of the entry before it") == true, "\(String(describing: overlapping))")
+        // The last one huge: the reading itself must refuse it.
+        entries[0] = try indexEntries(of: tar)[0]
         try await writeBytes(scene.archive, try Craft.archive(dataBlocks: [block], entries: entries, tarSize: tarSize))
         let reader = try ArchiveReader(path: scene.archive)
         #expect(reader.mode == .indexed)
@@ -50,7 +57,7 @@ extension EngineSuites.HostileArchiveTests {
         options.members = ["b.txt"]
         let one = await expectArchiveError("extract one") { try await reader.extract(to: scene.dest, options: options) }
         #expect(one?.code == .corrupt)
-        let read = await expectArchiveError("read") { try await reader.read(member: "a.txt") { _ in } }
+        let read = await expectArchiveError("read") { try await reader.read(member: "b.txt") { _ in } }
         #expect(read?.code == .corrupt)
         #expect(listing(scene.dest).isEmpty, "nothing extracted: \(listing(scene.dest))")
     }

@@ -262,6 +262,28 @@ extension EngineSuites {
             expectSameTree(try await TreeSnapshot.of(root).droppingSetIDBits(), try await TreeSnapshot.of(out), "tar -C src -c .")
         }
 
+        /// pixz's smallest archive: one block of tar stream and its file index, which `pixz -l`
+        /// lists. It was counted as two data blocks with no pixz index (only an archive of three
+        /// blocks or more was looked at for one).
+        @Test(.enabled(if: toolExists("tar") && toolExists("pixz")))
+        func pixzsFileIndexIsSeenInItsSmallestArchive() async throws {
+            let dir = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: dir.path + "/notes", withIntermediateDirectories: true)
+            try await writeBytes(dir.path + "/notes/todo.txt", Array("buy milk\n".utf8))
+            let archive = dir.path + "/px.tar.xz"
+            let made = try await runShell("tar -cf - notes | pixz > px.tar.xz", in: dir.path)
+            try #require(made.status == 0, "\(made.stderr)")
+            try #require(try await xzToolBlocks(archive).count == 2)
+            let reader = try ArchiveReader(path: archive)
+            let info = try await reader.info()
+            #expect(info.hasPixzIndex)
+            #expect(info.blocks == 2 && info.dataBlocks == 1, "\(info.blocks) blocks, \(info.dataBlocks) data")
+            // Read as before: the file index follows the tar stream and is not a member.
+            #expect(try await reader.entries().map(\.name) == ["notes", "notes/todo.txt"])
+            #expect(try await reader.contents(of: "notes/todo.txt") == Array("buy milk\n".utf8))
+            #expect(try await reader.verify() == 2)
+        }
+
         @Test(.enabled(if: toolExists("tar") && toolExists("xz") && toolExists("pixz")), arguments: Foreign.allCases)
         func readsForeignArchivesSequentially(_ kind: Foreign) async throws {
             let dir = try TemporaryDirectory()
@@ -306,6 +328,12 @@ extension EngineSuites {
             // Listing, verifying and extracting go block by block (in parallel) through the xz
             // Index: each of them decodes every block once.
             let blocks = try await xzToolBlocks(archive).count
+            // What `amk info` says: pixz's file index is its last block, not tar stream.
+            let info = try await reader.info()
+            #expect(info.blocks == blocks)
+            #expect(info.hasPixzIndex == (kind == .pixz), "\(kind)")
+            #expect(info.dataBlocks == (kind == .pixz ? blocks - 1 : blocks), "\(kind)")
+            #expect(!info.isIndexed)
             let decodesBefore = reader.blockDecodeCount
             #expect(try await reader.verify() == entries.count)
             #expect(reader.blockDecodeCount - decodesBefore == blocks, "\(kind): verify decodes each block")

@@ -31,4 +31,23 @@ import XZ
         #expect(error?.code == .invalidOptions)
         #expect(error?.message.contains("nice length must be 2 to 273, not \(niceLength)") == true)
     }
+
+    /// Metadata past what a reader keeps (256 keys, 64 KiB) made an archive that packed and then
+    /// could not be read: it is refused before anything is written, naming the largest value.
+    @Test(arguments: [1, 300])
+    func metadataAReaderWouldRefuseIsRefused(_ keys: Int) async throws {
+        var options = PackOptions()
+        options.metadata = ["version": String(repeating: "v", count: keys == 1 ? 70_000 : 1)]
+        for index in 1..<keys { options.metadata["key\(index)"] = "x" }
+        let error = await #expect(throws: ArchiveError.self) {
+            try await ArchivePacker.pack(
+                [PackSource(path: "/nonexistent-amk-source")], to: .file("/nonexistent-amk-dir/a.tar.xz"), options: options)
+        }
+        #expect(error?.code == .invalidOptions)
+        let expected =
+            keys == 1
+            ? "the largest, 'version', has 70000 bytes" : "metadata of \(keys + 1) keys"
+        #expect(error?.message.contains(expected) == true, "\(String(describing: error))")
+        #expect(error?.message.contains("256 keys and 65536 bytes") == true, "\(String(describing: error))")
+    }
 }

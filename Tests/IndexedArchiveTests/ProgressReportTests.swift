@@ -51,5 +51,24 @@ extension EngineSuites {
             report.blockWritten(sequence: 1)
             #expect(progress.completedUnitCount == 2050)
         }
+
+        /// A total below what is stored (an export's size estimate of 0 or 1,000 bytes for
+        /// megabytes) grows with what is done: the fraction, also a parent's through a child,
+        /// never passes 1 nor goes back, and ends at 1.
+        @Test func aTotalBelowWhatIsStoredGrowsWithIt() {
+            let parent = Progress(totalUnitCount: 100)
+            let progress = Progress(totalUnitCount: 1000)
+            parent.addChild(progress, withPendingUnitCount: 100)
+            let report = ProgressReport(progress, chunkSize: 1000)
+            var fractions: [Double] = []
+            for sequence in 0..<6 {
+                report.stored(1000)
+                report.blockWritten(sequence: sequence)
+                fractions.append(parent.fractionCompleted)
+            }
+            #expect(progress.completedUnitCount == 6000 && progress.totalUnitCount == 6000)
+            #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "never back: \(fractions)")
+            #expect(fractions.allSatisfy { $0 <= 1 } && fractions.last == 1, "\(fractions)")
+        }
     }
 }

@@ -51,6 +51,25 @@ extension EngineSuites {
                 "\(String(describing: error))")
         }
 
+        /// Keys are judged on their bytes: "caf\u{E9}" and "cafe\u{301}" are one `String` key,
+        /// so an archive setting both is refused, naming both, rather than shown as one key with
+        /// one of the two values. Setting the same bytes again still replaces the value.
+        @Test(.enabled(if: toolExists("xz")))
+        func keysThatDifferInBytesButReadAsOneAreRefused() async throws {
+            let directory = try TemporaryDirectory()
+            let globals = [[(key: "AMK.caf\u{E9}", value: "1")], [(key: "AMK.cafe\u{301}", value: "2")]]
+            let reader = try await Self.reader(try Self.stream(globals), in: directory)
+            let error = await expectArchiveError("metadata") { try await reader.metadata() }
+            #expect(error?.code == .corrupt, "\(String(describing: error))")
+            #expect(
+                error?.message.contains("read as one key") == true && error?.message.hasSuffix("at tar offset 1024") == true,
+                "\(String(describing: error))")
+
+            let again = [[(key: "AMK.caf\u{E9}", value: "1")], [(key: "AMK.caf\u{E9}", value: "2")]]
+            let metadata = try await Self.reader(try Self.stream(again), in: directory).metadata()
+            #expect(metadata.count == 1 && metadata["caf\u{E9}"] == "2")
+        }
+
         /// What is kept counts, not what was seen: up to the limit of keys, and a key set again
         /// and again (its value replaced each time) costs nothing more.
         @Test(.enabled(if: toolExists("xz")))

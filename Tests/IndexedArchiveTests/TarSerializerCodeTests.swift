@@ -1,11 +1,12 @@
 import Tar
+import TestSupport
 import Testing
 
 @testable import IndexedArchive
 
 extension EngineSuites {
     /// Chunks that are mostly machine code go through the x86 branch filter (issue #12).
-    @Suite struct TarSerializerCodeTests {
+    @Suite(.offPool) struct TarSerializerCodeTests {
         static let mib = 1 << 20
 
         /// Members of `sizes` bytes, those whose flag is set marked as code; returns the chunks

@@ -1,11 +1,12 @@
 import Foundation
 import Tar
+import TestSupport
 import Testing
 
 @testable import IndexedArchive
 
 extension EngineSuites {
-    @Suite struct TarSerializerTests {
+    @Suite(.offPool) struct TarSerializerTests {
         static let mib = 1 << 20
 
         /// Serialises `count` bytes of content as one raw run and ends the stream.
@@ -21,6 +22,38 @@ extension EngineSuites {
         static func expectContiguous(_ chunks: [Chunk], _ stream: [UInt8]) {
             #expect(chunks.map(\.sequence) == Array(0..<chunks.count), "numbered in stream order")
             #expect(chunks.flatMap(\.bytes) == stream, "the chunks are the stream, cut")
+        }
+
+        /// Extended attributes whose pax header a reader would refuse (over 1 MiB: 18 values of
+        /// 60 KB, which tmpfs and XFS allow) are refused before anything of the member is stored:
+        /// the pack exited 0 with an archive whose extraction stopped at that member and lost
+        /// every member after it. Just under the limit is stored, and reads back.
+        @Test func aPaxHeaderAReaderWouldRefuseIsRefused() throws {
+            var serializer = TarSerializer(chunkSize: Self.mib, workers: 1)
+            var ready: [Chunk] = []
+            var header = TarHeader(path: "f", kind: .regular, size: 0)
+            header.extendedAttributeList = (0..<18).map {
+                ExtendedAttribute(name: "user.a\($0)", value: Array(repeating: 7, count: 60_000))
+            }
+            let error = try #require(throws: ArchiveError.self) { try serializer.beginMember(header, into: &ready) }
+            #expect(error.code == .invalidArchivePath && error.member == "f", "\(error)")
+            #expect(error.message.contains("18 extended attributes") && error.message.contains("--xattrs"), "\(error.message)")
+            #expect(serializer.position == 0 && ready.isEmpty, "nothing of it stored")
+
+            header.extendedAttributeList.removeLast()
+            try serializer.beginMember(header, into: &ready)
+            serializer.endMember(checksum: 0, into: &ready)
+            _ = serializer.finish(into: &ready)
+            var parser = TarParser()
+            var attributes = 0
+            for chunk in ready {
+                try chunk.bytes.withUnsafeBytes { bytes in
+                    try parser.consume(bytes) { event in
+                        if case .member(let member) = event { attributes = member.header.extendedAttributeList.count }
+                    }
+                }
+            }
+            #expect(attributes == 17)
         }
 
         /// Issue #12, the tail: the last full chunk and the short one after it are cut into

@@ -125,6 +125,25 @@ extension EngineSuites {
             #expect(error?.offset == UInt64(stream.count), "named where the tar stream ends")
         }
 
+        /// Once the index's header says how long it is, what follows it (pixz's index, about as
+        /// large again) is not kept, but still counts against the limit.
+        @Test func onlyTheIndexIsKeptOfWhatFollowsTheTarStream() throws {
+            let stream = try tarStream(Self.members)
+            let index = ArchiveIndex(entries: try Self.listed(), tarSize: UInt64(stream.count), chunkSize: 1 << 20, metadata: [:])
+                .encoded()
+            let after = index + [UInt8](repeating: 0xA6, count: 5000)
+            for piece in [1, 97, 512, 4096] {
+                var consumer = TarConsumer()
+                consumer.trailing = TrailingBytes(limit: after.count)
+                try Self.feed(&consumer, stream + after, piece: piece, finish: false)
+                #expect(consumer.trailing?.bytes == index, "pieces of \(piece)")
+                #expect(try ArchiveIndex.decode(consumer.trailing?.bytes ?? []).entries.count == Self.members.count)
+            }
+            var over = TarConsumer()
+            over.trailing = TrailingBytes(limit: after.count - 1)
+            #expect(Self.error { try Self.feed(&over, stream + after, finish: false) }?.code == .limitExceeded)
+        }
+
         @Test func aListingForgetsTheMemberADamagedBlockCut() throws {
             var listing = MemberListing()
             var consumer = TarConsumer(listing: listing)

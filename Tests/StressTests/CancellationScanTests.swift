@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// No code under Sources/ may drop a `CancellationError` (DESIGN §4: "No stage catches
 /// `CancellationError` to carry on; it propagates up to the caller").
-@Suite struct CancellationScanTests {
+@Suite(.offPool) struct CancellationScanTests {
     @Test func sourcesDoNotSwallowCancellation() throws {
         let root = packageRoot()
         let sources = root.appendingPathComponent("Sources")

@@ -162,4 +162,14 @@ struct ExtendedAttributeTests {
                 Array("user.caf\u{E9}".utf8), Array("user.nl\nx".utf8), Array("user.odd%zz%4".utf8)
             ])
     }
+
+    /// `%00` is no escape: decoded, its NUL would cut the name where the kernel reads it, and
+    /// `user.a%00evil` would set `user.a`, replacing that attribute's value without a word. It
+    /// stays three bytes, as GNU tar and bsdtar keep it, and both attributes survive.
+    @Test func percentZeroZeroIsNotANUL() throws {
+        let records = paxRecord("SCHILY.xattr.user.a", "first") + paxRecord("SCHILY.xattr.user.a%00evil", "second")
+        let decoded = try #require(try member(withRecords: records))
+        #expect(decoded.extendedAttributeList.map(\.name) == ["user.a", "user.a%00evil"])
+        #expect(decoded.extendedAttributeList.map(\.value) == [Array("first".utf8), Array("second".utf8)])
+    }
 }

@@ -2,7 +2,7 @@ import Tar
 import TestSupport
 import Testing
 
-struct TarParserTests {
+@Suite(.offPool) struct TarParserTests {
     /// A varied archive: global header, pax and plain members, sizes around block boundaries,
     /// links, a directory, a > 100-byte path and UTF-8.
     static func sampleArchive() throws -> (bytes: [UInt8], members: [(TarHeader, [UInt8])]) {
@@ -317,6 +317,47 @@ struct TarParserTests {
         for member in found {
             #expect(!member.header.path.utf8.contains(0) && member.header.linkTarget?.utf8.contains(0) != true)
         }
+    }
+
+    /// A member with both a pax `path` (or `linkpath`) and a GNU `L` (or `K`) record that differ
+    /// is refused, in either order: GNU tar takes the pax name, bsdtar and Python's tarfile the
+    /// first record's, and amk took the last, so `tar -tvf` could show a name amk never wrote.
+    /// The same name in both is one name; either record alone names the member.
+    @Test(arguments: [true, false])
+    func aPaxNameAndADifferentGNULongNameAreRefused(paxFirst: Bool) throws {
+        func member(pax: [UInt8], long: [UInt8], typeflag: UInt8 = UInt8(ascii: "0")) -> [UInt8] {
+            let paxHeader = RawBlock(name: "PaxHeaders/x", typeflag: UInt8(ascii: "x"), size: UInt64(pax.count)).bytes + padded(pax)
+            return (paxFirst ? paxHeader + long : long + paxHeader) + RawBlock(name: "ustar", typeflag: typeflag, magic: .gnu).bytes
+        }
+        let agreeing =
+            member(pax: paxRecord("path", "same"), long: extendedHeader("L", Array("same".utf8) + [0]))
+            + extendedHeader("L", Array("onlyL".utf8) + [0]) + RawBlock(name: "u", magic: .gnu).bytes + TarEncoder.endOfArchive
+        #expect(members(try parse(agreeing)).map(\.header.path) == ["same", "onlyL"])
+
+        let paths = member(pax: paxRecord("path", "fromX"), long: extendedHeader("L", Array("fromL".utf8) + [0]))
+        let pathError = try #require(tarError { _ = try parse(paths + TarEncoder.endOfArchive) })
+        #expect(pathError.code == .badField && pathError.offset == 0)
+        #expect(pathError.message.contains("\"fromX\"") && pathError.message.contains("\"fromL\""), "\(pathError.message)")
+
+        let links = member(
+            pax: paxRecord("linkpath", "toX"), long: extendedHeader("K", Array("toL".utf8) + [0]), typeflag: UInt8(ascii: "2"))
+        let linkError = try #require(tarError { _ = try parse(links + TarEncoder.endOfArchive) })
+        #expect(linkError.message.contains("link target"), "\(linkError.message)")
+    }
+
+    /// A regular file by its typeflag whose name ends in "/" is a folder (the pre-POSIX
+    /// spelling); one that also claims content is refused as damage, as GNU tar and bsdtar refuse
+    /// it. Read as a folder, its 1,400 bytes were skipped silently, and a header hidden there was
+    /// a member for them and none for amk. Without content it is still a folder.
+    @Test func aFolderByNameThatClaimsContentIsRefused() throws {
+        let folder = RawBlock(name: "dir/").bytes
+        let ok = folder + RawBlock(name: "dir/a").bytes + TarEncoder.endOfArchive
+        #expect(members(try parse(ok)).map(\.header.kind) == [.directory, .regular])
+        let content = [UInt8](repeating: 7, count: 1400)
+        let bad = RawBlock(name: "file/", size: UInt64(content.count)).bytes + padded(content) + TarEncoder.endOfArchive
+        let error = try #require(tarError { _ = try parse(bad) })
+        #expect(error.code == .badField && error.offset == 0)
+        #expect(error.message.contains("'file/'") && error.message.contains("1400 bytes"), "\(error.message)")
     }
 
     // MARK: Names that are not UTF-8

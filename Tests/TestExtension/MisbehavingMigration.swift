@@ -129,6 +129,18 @@ struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
             blockForAnHour()
         case "orphan":
             startSentinelWriter(environment["AMK_TEST_SENTINEL"] ?? "/dev/null")
+        case "leave-group":
+            // Into the group of the process that started it (allowed within one session): a
+            // kill of its own group then misses it.
+            _ = setpgid(0, getpgid(getppid()))
+            let sentinel = environment["AMK_TEST_SENTINEL"] ?? "/dev/null"
+            Thread {
+                while true {
+                    try? String(Date().timeIntervalSince1970).write(toFile: sentinel, atomically: false, encoding: .utf8)
+                    usleep(20_000)
+                }
+            }.start()
+            blockForAnHour()
         case "throw":
             throw OwnError()
         case "outside":

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import XZ
 
-@Suite struct BlockDecoderTests {
+@Suite(.offPool) struct BlockDecoderTests {
     private static func makeBlock(_ input: [UInt8], preset: Int = 1) throws -> EncodedBlock {
         let encoder = try BlockEncoder(preset: preset, maxChunkSize: max(input.count, 1))
         return try input.withUnsafeBytes { try encoder.encode($0) }

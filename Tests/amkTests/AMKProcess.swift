@@ -53,10 +53,14 @@ enum AMKProcess {
     /// Runs `amk` with `arguments` under ``timeTool`` and returns what it left behind with its
     /// peak resident set size in KiB, as the kernel accounted it for that process alone (time
     /// reads it from `wait4(2)`), not for this test process or its other children.
-    static func runMeasured(_ arguments: [String], in directory: URL? = nil) throws -> (Result, peakKiB: Int) {
+    /// With `piping`, the file at that path comes to its standard input through a pipe, as a
+    /// stream it cannot seek (the measure is then amk's or `cat`'s, whichever took more).
+    static func runMeasured(_ arguments: [String], piping: String? = nil, in directory: URL? = nil) throws -> (Result, peakKiB: Int) {
         let report = try TemporaryDirectory(prefix: "amk-rss")
+        let command =
+            piping.map { ["/bin/sh", "-c", #"input=$1; shift; cat "$input" | "$0" "$@""#, binary, $0] + arguments } ?? [binary] + arguments
         let result = try Result(
-            ChildProcess.run(timeTool, ["-f", "%M", "-o", report.path("rss"), binary] + arguments, in: directory, environment: [:]))
+            ChildProcess.run(timeTool, ["-f", "%M", "-o", report.path("rss")] + command, in: directory, environment: [:]))
         // time adds a line ("Command exited with non-zero status 1") before the figure.
         let lines = try String(contentsOfFile: report.path("rss"), encoding: .utf8).split(separator: "\n")
         guard let figure = lines.last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {

@@ -177,6 +177,17 @@ extension AMKTests {
             #expect(long.stdout.contains("-rw-r--r--"), "\(long.stdout)")
         }
 
+        /// With --json, standard output holds the JSON document alone (`| jq` reads it): -v's
+        /// names go to standard error, as with `-o -` and `-O`. They came first on standard output.
+        @Test func verboseWithJSONListsOnStandardError() throws {
+            let packed = try amk("pack", "d", "-o", "a.tar.xz", "-v", "--json", "--no-progress")
+            #expect((try json(packed)["entries"] as? NSNumber)?.intValue == 10)
+            #expect(packed.stderr.split(separator: "\n").contains("d/sub/c.o"), "\(packed.stderr)")
+            let extracted = try amk("extract", "a.tar.xz", "-C", "x", "-v", "--json", "--no-progress")
+            #expect((try json(extracted)["entries"] as? NSNumber)?.intValue == 10)
+            #expect(extracted.stderr.split(separator: "\n").contains("d/sub/c.o"), "\(extracted.stderr)")
+        }
+
         @Test func jsonForPackExtractVerifyInfoAndSalvage() throws {
             let pack = try json(try amk("pack", "d", "-o", "a.tar.xz", "--json"))
             #expect((pack["entries"] as? NSNumber)?.intValue == 10)

@@ -26,7 +26,12 @@ extension AMKTests {
             ["list"],
             ["salvage", "OUT"],
             ["frobnicate"],
-            []
+            [],
+            // A folder named `-dash` given without `--`, and tar's habits: short options, one of
+            // them `h`, which ArgumentParser answered with the help and status 0.
+            ["pack", "-dash", "-o", "OUT"],
+            ["extract", "-xvhf", "OUT"],
+            ["list", "-lh", "OUT"]
         ])
         func usageErrorsExit2(arguments: [String]) throws {
             let resolved = arguments.map { $0 == "SRC" ? tree.path("src") : $0 == "OUT" ? tree.path("out.tar.xz") : $0 }
@@ -70,8 +75,22 @@ extension AMKTests {
             #expect(try AMKProcess.run(["verify", tree.path("out.tar.xz")]).status == 0)
         }
 
+        /// A usage error found while a command runs (here an unreadable `--exclude-from`) shows
+        /// that command's usage, as one found while parsing does; it showed the root's
+        /// (`Usage: amk <subcommand>`).
+        @Test func aUsageErrorFromARunningCommandShowsItsUsage() throws {
+            let result = try AMKProcess.run([
+                "pack", tree.path("src"), "-o", tree.path("out.tar.xz"), "--exclude-from", tree.path("none.txt")
+            ])
+            #expect(result.status == 2)
+            #expect(result.stderr.hasPrefix("Error: Cannot read --exclude-from"), "\(result.stderr)")
+            #expect(result.stderr.contains("\nUsage: amk pack [<options>]"), "\(result.stderr)")
+            #expect(result.stderr.contains("See 'amk pack --help'"), "\(result.stderr)")
+            #expect(!tree.exists("out.tar.xz"))
+        }
+
         @Test func helpExits0OnStdout() throws {
-            for arguments in [["--help"], ["pack", "--help"], ["help", "extract"]] {
+            for arguments in [["--help"], ["pack", "--help"], ["help", "extract"], ["pack", "-h"], ["list", "-l", "-h"]] {
                 let result = try AMKProcess.run(arguments)
                 #expect(result.status == 0, "\(arguments)")
                 #expect(result.stdout.contains("USAGE:"), "\(arguments): \(result.stdout)")

@@ -50,7 +50,7 @@ extension AMKTests {
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
             let result = try AMKProcess.run(
-                ["import", archive, "--container", tree.path("dst"), "--extension", linked.extensionName])
+                ["import", archive, "--container", tree.path("dst"), "--extension", linked.extensionName, "--adopt-container"])
             #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("'\(linked.member)'"), "\(result.stderr)")
             #expect(TransferProcess.items(under: tree.path("outside")) == outsideBefore)
@@ -86,7 +86,7 @@ extension AMKTests {
             let archive = tree.path("inside.tar.xz")
             _ = try ChildProcess.run("/usr/bin/tar", ["-cJf", archive, "-C", tree.path("archived"), "Documents"])
             let result = try AMKProcess.run(
-                ["import", archive, "--container", tree.path("dst"), "--extension", "sample"])
+                ["import", archive, "--container", tree.path("dst"), "--extension", "sample", "--adopt-container"])
             #expect(result.status == 0, "\(result.stderr)")
             let items = TransferProcess.items(under: tree.path("dst/Documents"))
             #expect(items["latest"] == Data("-> notes/a.txt".utf8))
@@ -94,6 +94,97 @@ extension AMKTests {
             // The received link replaces the folder of the same name; nothing is merged through it.
             #expect(items["notes-folder"] == Data("-> notes".utf8))
             #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "success")
+        }
+
+        /// A folder that holds data but was never marked as a container is refused before
+        /// anything runs (a failed import clears the container): `amk import` and `amk receive`
+        /// once marked whatever folder they were given, and a failing import then emptied it.
+        /// `--adopt-container` marks it on purpose.
+        @Test func anUnmarkedFolderWithDataIsRefusedUnlessAdopted() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/note.txt", "note\n")
+            let exported = try AMKProcess.run(["export", "--container", tree.path("src"), "-o", tree.path("e.tar.xz"), "--preset", "0"])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            try tree.write("mine/precious.txt", "precious\n")
+            try tree.write("mine/photos/p.jpg", "jpeg\n")
+            try tree.write("failing.sh", "#!/bin/sh\nexit 3\n")
+            _ = chmod(tree.path("failing.sh"), 0o755)
+            let before = TransferProcess.items(under: tree.path("mine"))
+            let refused = try AMKProcess.run(
+                ["import", tree.path("e.tar.xz"), "--container", tree.path("mine"), "--extension-executable", tree.path("failing.sh")])
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("not marked as a container") && refused.stderr.contains("--adopt-container"), "\(refused.stderr)")
+            #expect(TransferProcess.items(under: tree.path("mine")) == before, "nothing added, nothing removed")
+            let receiving = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("mine")])
+            #expect(receiving.status == 1 && !receiving.stdout.contains("pairing code"), "\(receiving.stdout)\(receiving.stderr)")
+            #expect(TransferProcess.items(under: tree.path("mine")) == before)
+            let adopted = try AMKProcess.run(
+                ["import", tree.path("e.tar.xz"), "--container", tree.path("mine"), "--adopt-container"])
+            #expect(adopted.status == 0, "\(adopted.stderr)")
+            #expect(TransferProcess.files(under: tree.path("mine"))["Documents/note.txt"] == Data("note\n".utf8))
+            #expect(TransferProcess.files(under: tree.path("mine"))["precious.txt"] == Data("precious\n".utf8))
+        }
+
+        /// The container's `Documents` (or `Library`, above `Application Support`) is a link to a
+        /// folder outside: the built-in extensions replace the link with a real folder and write
+        /// nothing through it. `files` once took `Documents/` (trailing slash, which `lstat`
+        /// follows) for a real folder and wrote the received files outside, and the host created
+        /// `Application Support` out there.
+        @Test(arguments: [("files", "Documents"), ("sample", "Library"), ("documents", "Documents")])
+        func aContainerFolderLinkedOutsideIsReplacedNotWrittenThrough(extensionName: String, linked: String) throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "alpha\n")
+            try tree.write("src/Library/Application Support/db.sqlite", "rows\n")
+            let exported = try AMKProcess.run(
+                ["export", "--container", tree.path("src"), "--extension", extensionName, "-o", tree.path("e.tar.xz"), "--preset", "0"])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            try tree.write("outside/note.txt", "someone else's\n")
+            try tree.mkdir("dst/.amk")
+            try tree.write("dst/.amk/container", "")
+            try tree.symlink("dst/\(linked)", to: tree.path("outside"))
+            let outsideBefore = TransferProcess.items(under: tree.path("outside"))
+            let imported = try AMKProcess.run(
+                ["import", tree.path("e.tar.xz"), "--container", tree.path("dst"), "--extension", extensionName])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(TransferProcess.items(under: tree.path("outside")) == outsideBefore, "nothing written outside")
+            let received = TransferProcess.files(under: tree.path("dst"))
+            #expect(received["Documents/a.txt"] == Data("alpha\n".utf8), "\(received.keys.sorted())")
+        }
+
+        /// A `.amk` that is a link is refused: the lock, marker and status would be written where
+        /// it leads (the import once wrote them outside, then blamed a race).
+        @Test func aLinkedHostFolderIsRefused() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "alpha\n")
+            let exported = try AMKProcess.run(["export", "--container", tree.path("src"), "-o", tree.path("e.tar.xz"), "--preset", "0"])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            try tree.mkdir("outside")
+            try tree.write("outside/container", "")
+            try tree.mkdir("dst")
+            try tree.symlink("dst/.amk", to: tree.path("outside"))
+            let result = try AMKProcess.run(["import", tree.path("e.tar.xz"), "--container", tree.path("dst")])
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains(".amk' is a symbolic link"), "\(result.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path("outside")) == ["container"])
+        }
+
+        /// The `documents` extension exports a link to a folder as the link it is: it once took
+        /// it for a folder whose files come one by one, and the walk never enters a link, so the
+        /// link was lost on both sides with exit status 0.
+        @Test func theDocumentsExtensionKeepsALinkToAFolder() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/real/a.txt", "alpha\n")
+            try tree.symlink("src/Documents/alias", to: "real")
+            let exported = try AMKProcess.run(
+                ["export", "--container", tree.path("src"), "--extension", "documents", "-o", tree.path("e.tar.xz"), "--preset", "0"])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            let imported = try AMKProcess.run(
+                ["import", tree.path("e.tar.xz"), "--container", tree.path("dst"), "--extension", "documents"])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            let items = TransferProcess.items(under: tree.path("dst/Documents"))
+            #expect(items["alias"] == Data("-> real".utf8), "\(items.keys.sorted())")
+            #expect(items["real/a.txt"] == Data("alpha\n".utf8))
         }
     }
 }

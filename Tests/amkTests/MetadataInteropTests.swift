@@ -63,6 +63,26 @@ extension AMKTests {
             #expect(try attribute("x/d/f.txt", "user.comment") == "68656c6c6f20ff")
         }
 
+        /// Attributes of a symbolic link itself (Linux allows only `trusted.` and `security.`
+        /// names there, so this needs root): `pack --xattrs` stores them, and `extract --xattrs`
+        /// used to drop them without a word, where GNU tar restores them.
+        @Test(.enabled(if: getuid() == 0, "trusted.* attributes need root"))
+        func attributesOfASymbolicLinkAreRestoredOnTheLink() throws {
+            try tree.symlink("d/link", to: "f.txt")
+            try UserAttributes.python(
+                "import os; os.setxattr('d/link', 'trusted.note', b'on the link', follow_symlinks=False)", in: tree.root)
+            #expect(try amk("pack", "d", "-o", "l.tar.xz", "--xattrs").status == 0)
+            let restored = try amk("extract", "l.tar.xz", "-C", "x", "--xattrs")
+            #expect(restored.status == 0 && restored.stderr.isEmpty, "no warning: \(restored.stderr)")
+            let read = """
+                import os, sys
+                try: sys.stdout.write(os.getxattr('x/d/link', 'trusted.note', follow_symlinks=False).decode())
+                except OSError as error: sys.stdout.write('none: ' + str(error))
+                """
+            #expect(try UserAttributes.python(read, in: tree.root) == "on the link")
+            #expect(try attribute("x/d/f.txt", "trusted.note") == "none", "set on the link, not on what it points to")
+        }
+
         /// A file's attribute names and values as Python sees them: (name bytes, value bytes) in hex,
         /// sorted.
         func attributeBytes(_ path: String) throws -> String {

@@ -41,18 +41,18 @@ extension AMKTests {
             let arguments = [command[0], fifo] + command.dropFirst().map { $0 == "out" || $0 == "container" ? tree.path($0) : $0 }
             let process = try AMKProcess.start(arguments)
             let start = ContinuousClock.now
-            while process.isRunning && ContinuousClock.now - start < .seconds(10) {
+            // Nothing writes to the FIFO: an open that waits never ends by itself, so ending at
+            // all is the test. The minute is only how long a loaded machine may take to say so.
+            while process.isRunning && ContinuousClock.now - start < .seconds(60) {
                 try await Task.sleep(for: .milliseconds(20))
             }
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 try process.waitUntilExit()
-                Issue.record("amk \(command[0]) still waited on the FIFO after 10 s")
+                Issue.record("amk \(command[0]) still waited on the FIFO after 60 s")
                 return
             }
-            let elapsed = ContinuousClock.now - start
             let result = try AMKProcess.collect(process)
-            #expect(elapsed < .seconds(3), "took \(elapsed)")
             #expect(result.status == 1)
             #expect(result.stderr.contains("not a regular file"), "\(result.stderr)")
             #expect(!tree.exists("out"), "created the destination for an archive it could not open")

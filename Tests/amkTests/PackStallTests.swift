@@ -36,6 +36,31 @@ extension AMKTests {
             #expect(verify.status == 0, "\(verify.stderr)")
         }
 
+        /// A pipe's reader that takes 64 KiB every 0.1 s (640 KiB/s): the writer is held back,
+        /// which is not a stall. A whole 6 MiB block went out in one write, which returned only
+        /// after nine seconds, and the pack failed as stalled after three.
+        @Test func aSlowButSteadyReaderOfTheOutputIsNotAStall() throws {
+            let tree = try TestTree()
+            try tree.write("src/media.bin", TestTree.noise(count: 6 << 20, seed: 5))
+            let reader = """
+                import sys, time
+                n = 0
+                while True:
+                    b = sys.stdin.buffer.read(65536)
+                    if not b: break
+                    n += len(b); time.sleep(0.1)
+                print(n)
+                """
+            try tree.write("reader.py", reader)
+            let result = try ShellPipeline.run(
+                #"{ "$AMK" pack src -o - --preset 0 --chunk-size 8M --stall-timeout 3; echo $? > status; } | python3 reader.py"#,
+                in: tree.root)
+            let status = (try? String(contentsOfFile: tree.path("status"), encoding: .utf8)) ?? "none"
+            #expect(status == "0\n", "\(status): \(result.stderr)")
+            #expect(!result.stderr.contains("stalled"), "\(result.stderr)")
+            #expect((Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 6 << 20, "\(result.stdout)")
+        }
+
         @Test(arguments: ["0", "-1", "nan"])
         func aStallTimeoutMustBePositive(_ value: String) throws {
             let tree = try TestTree()
@@ -44,6 +69,22 @@ extension AMKTests {
                 ["pack", tree.path("src"), "-o", tree.path("a.tar.xz"), "--stall-timeout", value])
             #expect(result.status == 2)
             #expect(result.stderr.contains("--stall-timeout"), "\(result.stderr)")
+        }
+
+        /// A timeout too large to count in milliseconds (1e18 s) trapped converting it; past the
+        /// transfer timeouts' cap (1e9 s, about 31 years) it is a usage error, for export too.
+        @Test(arguments: ["pack", "export"])
+        func aStallTimeoutPastTheCapIsAUsageError(_ command: String) throws {
+            let tree = try TestTree()
+            try tree.write("src/a.txt", "a")
+            let arguments =
+                command == "pack"
+                ? ["pack", tree.path("src"), "-o", tree.path("a.tar.xz")]
+                : ["export", "--container", tree.path("src"), "-o", tree.path("a.tar.xz")]
+            let result = try AMKProcess.run(arguments + ["--stall-timeout", "1e18"])
+            #expect(result.status == 2, "\(result.stderr)")
+            #expect(result.stderr.contains("--stall-timeout must be at most 1000000000 seconds"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: tree.path("a.tar.xz")))
         }
     }
 }

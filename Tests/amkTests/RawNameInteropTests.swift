@@ -111,6 +111,28 @@ extension AMKTests {
             #expect(content == "latin-1 name")
         }
 
+        /// An argument that is not UTF-8 reached amk with its bad bytes replaced (U+FFFD): `-o`
+        /// and `-C` wrote to a name that was never given, with status 0, and a folder to pack that
+        /// exists was "not found". It is a usage error now, naming the argument's bytes, and
+        /// nothing is written.
+        @Test func anArgumentThatIsNotUTF8IsAUsageErrorAndNothingIsWritten() throws {
+            #expect(try amk("pack", "d", "-o", "ok.tar.xz").status == 0)
+            let before = try FileManager.default.contentsOfDirectory(atPath: tree.root.path)
+            for command in [
+                #"exec "$AMK" pack d -o "$(printf 'caf\351.tar.xz')""#,
+                #"exec "$AMK" extract ok.tar.xz -C "$(printf 'out\351')""#,
+                #"exec "$AMK" pack "$(printf 'd/dir\377')" -o sub.tar.xz"#
+            ] {
+                let result = try AMKProcess.Result(
+                    ChildProcess.run("/bin/sh", ["-c", command], in: tree.root, environment: ["AMK": AMKProcess.binary]))
+                #expect(result.status == 2, "\(command): \(result.stderr)")
+                #expect(
+                    result.stderr.contains("is not UTF-8") && result.stderr.contains(#"\xe9"#) != result.stderr.contains(#"\xff"#),
+                    "\(command): \(result.stderr)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: tree.root.path).sorted() == before.sorted(), "\(command)")
+            }
+        }
+
         /// pixz checks its file index against the names libarchive reads from the tar headers, so
         /// the index must hold the same bytes: it held the library's escaped form, and `pixz -d`
         /// refused the whole archive ("Index and archive differ").

@@ -12,8 +12,10 @@ extension AMKTests {
     @MainActor struct ReceiveCommand {
         /// Sends the container `src` in `tree` to a receiver started on `dst` (1 MiB chunks, preset
         /// 0); returns what each side ended with.
-        static func sendToNewReceiver(in tree: TestTree) throws -> (sent: AMKProcess.Result, received: AMKProcess.Result) {
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
+        static func sendToNewReceiver(in tree: TestTree, adopting: Bool = false) throws -> (
+            sent: AMKProcess.Result, received: AMKProcess.Result
+        ) {
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), extra: adopting ? ["--adopt-container"] : [])
             let sent = try AMKProcess.run(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
@@ -76,7 +78,7 @@ extension AMKTests {
             try tree.mkdir("dst/tmp")
             let outsideBefore = TransferProcess.items(under: tree.path("outside"))
             let before = TransferProcess.items(under: tree.path("dst"))
-            let (sent, received) = try Self.sendToNewReceiver(in: tree)
+            let (sent, received) = try Self.sendToNewReceiver(in: tree, adopting: true)
             #expect(received.status == 1, "\(received.stdout)\(received.stderr)")
             #expect(received.stderr.contains("'Documents'"), "\(received.stderr)")
             #expect(sent.status == 1, "\(sent.stdout)\(sent.stderr)")
@@ -111,6 +113,20 @@ extension AMKTests {
                 ])
             #expect(result.status == 1)
             #expect(result.stderr.contains("no sender with the pairing code connected"), "\(result.stderr)")
+        }
+
+        /// Standard output that cannot take the pairing code (a full disk) fails at once: no
+        /// sender could learn the code, and the receiver waited for one, silently, for good.
+        @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full"), "needs /dev/full"))
+        func aPairingCodeThatCannotBeWrittenIsAFailure() throws {
+            let tree = try TestTree()
+            let start = Date()
+            let result = try ShellPipeline.run(
+                #""$AMK" receive --listen 127.0.0.1:0 --container dst --accept-timeout 30 > /dev/full"#, in: tree.url("."))
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(
+                result.stderr == "amk: standard output: write failed: No space left on device\n", "\(result.stderr)")
+            #expect(Date().timeIntervalSince(start) < 15)
         }
 
         /// --accept-timeout takes fractions of a second, like every transfer timeout.
@@ -152,7 +168,7 @@ extension AMKTests {
             try tree.write("dst/Documents/kept.txt", "kept\n")
             let receiver = try TransferProcess.startReceiver(
                 container: tree.path("dst"),
-                extra: ["--idle-timeout", "1"])
+                extra: ["--idle-timeout", "1", "--adopt-container"])
             let sender = try TricklingSender(to: receiver.endpoint, code: receiver.code, bytes: bytes, every: .milliseconds(200))
             try receiver.process.waitUntilExit()
             let ended = Date()

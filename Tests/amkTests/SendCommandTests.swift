@@ -43,7 +43,7 @@ extension AMKTests {
             try tree.write("src/Documents/big.bin", Array(random.readData(ofLength: 32 << 20)))
             try random.close()
             try tree.write("dst/Documents/kept.txt", "kept\n")
-            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"), extra: ["--adopt-container"])
             let sender = try AMKProcess.start(
                 [
                     "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,

@@ -120,5 +120,15 @@ extension AMKTests {
             #expect(cut.status != 0)
             #expect(cut.stderr.hasPrefix("amk: "), "\(cut.stderr)")
         }
+
+        /// `info -` reads a copy of the pipe in a hidden temporary file; its errors named that
+        /// copy's descriptor (`/dev/fd/9`), a file the user never gave. They name `-`.
+        @Test func infoOfADamagedStreamNamesStandardInput() throws {
+            #expect(try AMKProcess.run(["pack", "d", "-o", "a.tar.xz"], in: tree.root).status == 0)
+            let cut = try sh(#"head -c 300 a.tar.xz | "$AMK" info -"#)
+            #expect(cut.status == 1)
+            #expect(cut.stderr.hasPrefix("amk: -"), "\(cut.stderr)")
+            #expect(!cut.stderr.contains("/dev/fd/"), "\(cut.stderr)")
+        }
     }
 }

@@ -52,6 +52,14 @@ static inline ssize_t amk_lgetxattr(const char *path, const char *name, void *va
 #endif
 }
 
+static inline int amk_lsetxattr(const char *path, const char *name, const void *value, size_t size) {
+#if defined(__APPLE__)
+    return setxattr(path, name, value, size, 0, XATTR_NOFOLLOW);
+#else
+    return lsetxattr(path, name, value, size, 0);
+#endif
+}
+
 static inline int amk_fsetxattr(int fd, const char *name, const void *value, size_t size) {
 #if defined(__APPLE__)
     return fsetxattr(fd, name, value, size, 0, 0);

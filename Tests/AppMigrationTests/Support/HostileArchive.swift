@@ -50,8 +50,8 @@ enum HostileArchive {
 
     /// An archive whose xz Index and rich index claim `claimedTarSize` bytes of tar (the one data
     /// block really holds a few hundred), with `members` regular files in `Documents` each
-    /// claiming all of it but a few KiB: sizes the index's own checks accept (each member lies
-    /// inside the claimed stream) but whose sum, or twice whose sum, passes 2^64. The claim stops
+    /// claiming all of it but a few KiB: each member lies inside the claimed stream, and twice
+    /// the one's content passes 2^64 (more than one overlap, which the index refuses). The claim stops
     /// short of 2^63 by the room the index blocks take, the most an xz stream can describe.
     static func claimingHugeMembers(_ members: Int, claimedTarSize: UInt64 = (1 << 63) - (1 << 20)) throws -> [UInt8] {
         let tar = try tar([file("Documents/small.txt", "small\n")])

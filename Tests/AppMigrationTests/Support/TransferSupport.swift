@@ -18,6 +18,8 @@ struct TreeCopyMigration: ResourcesExporting, ResourcesImporting {
     var importCalled = RanFlag()
     /// Makes the importer write a file and then throw.
     var importFails = false
+    /// Makes the importer throw `CancellationError`, as an import cancelled on the receiver does.
+    var importCancelled = false
 
     var resourcesVersion: String { version }
     var resourcesCompressible: Bool { true }
@@ -32,6 +34,7 @@ struct TreeCopyMigration: ResourcesExporting, ResourcesImporting {
 
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
         importCalled.set()
+        if importCancelled { throw CancellationError() }
         let root = appContainer.containerRootDirectory
         for folder in ["Documents", "Library"] {
             let target = root.appending(path: folder, directoryHint: .isDirectory)

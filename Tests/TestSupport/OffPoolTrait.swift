@@ -1,0 +1,42 @@
+import Dispatch
+package import Testing
+
+/// Runs each test of a suite outside Swift's cooperative pool: on threads of a concurrent
+/// dispatch queue, preferred as the task executor of the test and of every child task it makes.
+///
+/// The pool has one thread per core (two here), and tests run in parallel on it. A test whose
+/// synchronous body computes for seconds (generating a corpus, scanning the sources, checking
+/// thousands of random blocks) holds one of those threads the whole time; two of them stalled
+/// every other test for 20 to 30 s at the start of a run, and the tests that time a watchdog, a
+/// FIFO's refusal or an extension's answer then failed. Suites of such tests take this trait.
+/// Tests that measure the pool itself must not.
+package struct OffPoolTrait: SuiteTrait, TestTrait, TestScoping {
+    package var isRecursive: Bool { true }
+
+    package func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await withTaskExecutorPreference(OffPoolExecutor.shared) { try await function() }
+    }
+}
+
+extension Trait where Self == OffPoolTrait {
+    /// Runs the suite's or test's body outside the cooperative pool (``OffPoolTrait``).
+    package static var offPool: Self { OffPoolTrait() }
+}
+
+/// A task executor that runs each job on a serial dispatch queue of its own.
+///
+/// Serial queues are served by dispatch's overcommitting threads, which it adds when those it
+/// has are busy. A concurrent queue would not do: it is served by the same global queue as the
+/// cooperative pool, whose width is the number of cores (two tests blocking here starved the
+/// pool for a minute). A task's jobs never run at once, so one queue per job keeps each task's
+/// order.
+package final class OffPoolExecutor: TaskExecutor {
+    package static let shared = OffPoolExecutor()
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        DispatchQueue(label: "test-off-pool").async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import amk
+
+extension AMKTests {
+    /// Member names by the thousand: after `--`, parsed apart from the rest (ArgumentParser took
+    /// time in their square), and from a file (`--files-from`, tar's `-T`).
+    @Suite struct MemberArgumentsTests {
+        @Test func theNamesAfterTheSeparatorOfListOrExtractAreParsedApart() throws {
+            let split = try #require(MemberArguments.split(["extract", "A", "-C", "out", "--", "x", "-y", "--"]))
+            #expect(split.parsed == ["extract", "A", "-C", "out", "--"])
+            #expect(split.names == ["x", "-y", "--"], "everything after the first --, whatever it looks like")
+            #expect(MemberArguments.split(["pack", "d", "--", "x"]) == nil, "pack's sources are not members")
+            #expect(MemberArguments.split(["list", "A", "x"]) == nil)
+            #expect(MemberArguments.split(["list", "A", "--"]) == nil)
+        }
+
+        /// A tree of `count` empty files, packed; their member names, in order.
+        static func packed(_ tree: TestTree, count: Int) throws -> (archive: String, names: [String]) {
+            var names: [String] = []
+            for index in 0..<count {
+                let name = index == 0 ? "-starts-like-an-option" : "file-\(index)"
+                try tree.write("src/many/" + name, "")
+                names.append("many/" + name)
+            }
+            let archive = tree.path("many.tar.xz")
+            let packed = try AMKProcess.run(["pack", tree.path("src/many"), "-o", archive, "--preset", "0"])
+            try #require(packed.status == 0, "\(packed.stderr)")
+            return (archive, names)
+        }
+
+        @Test func thousandsOfNamesAfterTheSeparatorSelectTheirMembers() throws {
+            let tree = try TestTree()
+            let (archive, names) = try Self.packed(tree, count: 3_000)
+            let listed = try AMKProcess.run(["list", archive, "--"] + names)
+            #expect(listed.status == 0, "\(listed.stderr)")
+            #expect(Set(listed.stdout.split(separator: "\n").map(String.init)) == Set(names))
+            let chosen = Array(names.prefix(2_000))
+            let extracted = try AMKProcess.run(["extract", archive, "-C", tree.path("out"), "-q", "--"] + chosen)
+            #expect(extracted.status == 0, "\(extracted.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path("out/many")).count == chosen.count)
+            // A name among them that is not a member is still named, before anything is written.
+            let misspelt = try AMKProcess.run(["extract", archive, "-C", tree.path("none"), "--"] + chosen + ["many/nope"])
+            #expect(misspelt.status == 1 && misspelt.stderr.contains("many/nope"), "\(misspelt.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: tree.path("none")))
+        }
+
+        /// `--` before the archive still means what it meant: the archive is its first argument.
+        @Test func anArchiveAfterTheSeparatorIsStillTheArchive() throws {
+            let tree = try TestTree()
+            let (archive, names) = try Self.packed(tree, count: 3)
+            let listed = try AMKProcess.run(["list", "--", archive, names[0]])
+            #expect(listed.status == 0, "\(listed.stderr)")
+            #expect(listed.stdout == names[0] + "\n")
+        }
+
+        @Test func namesComeFromAFileOrFromStandardInput() throws {
+            let tree = try TestTree()
+            let (archive, names) = try Self.packed(tree, count: 5)
+            // Lines as `amk list` prints them, with blank lines and a Windows line end.
+            try tree.write("names.txt", "\(names[1])\r\n\n\(names[2])\n")
+            let fromFile = try AMKProcess.run(["list", archive, names[0], "-T", tree.path("names.txt")])
+            #expect(fromFile.status == 0, "\(fromFile.stderr)")
+            #expect(fromFile.stdout.split(separator: "\n").map(String.init).sorted() == names[0...2].sorted())
+            let fromInput = try AMKProcess.Result(
+                ChildProcess.run(
+                    AMKProcess.binary, ["extract", archive, "--files-from", "-", "-C", tree.path("out"), "-q"],
+                    stdin: Array("\(names[3])\n\(names[4])\n".utf8)))
+            #expect(fromInput.status == 0, "\(fromInput.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path("out/many")).sorted() == ["file-3", "file-4"])
+        }
+
+        /// A file that names nothing would select every member (no names means all): refused,
+        /// as is standard input asked to hold both the archive and the names.
+        @Test func aFileWithoutNamesOrStandardInputTwiceIsAUsageError() throws {
+            let tree = try TestTree()
+            let (archive, _) = try Self.packed(tree, count: 2)
+            for arguments in [
+                ["list", archive, "-T", "/dev/null"], ["extract", archive, "-T", "/dev/null", "-C", tree.path("out")],
+                ["list", "-", "-T", "-"], ["list", archive, "-T", tree.path("missing.txt")]
+            ] {
+                let result = try AMKProcess.run(arguments)
+                #expect(result.status == 2, "\(arguments): \(result.stderr)")
+                #expect(result.stdout.isEmpty)
+            }
+            #expect(!FileManager.default.fileExists(atPath: tree.path("out")))
+        }
+    }
+}
