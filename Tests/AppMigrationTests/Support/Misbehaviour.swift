@@ -55,6 +55,16 @@ final class Box<Value: Sendable>: Sendable {
         get { value.withLock { $0 } }
         set { value.withLock { $0 = newValue } }
     }
+
+    /// Changes the value under the lock and returns the new one, for counts kept by several
+    /// threads.
+    @discardableResult
+    func update(_ change: (inout Value) -> Void) -> Value {
+        value.withLock {
+            change(&$0)
+            return $0
+        }
+    }
 }
 
 /// Waits up to `timeout` for `condition`, for effects that settle after an abandoned task ends.
