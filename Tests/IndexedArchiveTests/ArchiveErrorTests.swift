@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 import XZ
 
-@Suite struct ArchiveErrorTests {
+@Suite(.background) struct ArchiveErrorTests {
     /// Through Foundation (`localizedDescription`, an `NSError`), the error says what it says.
     @Test func foundationSeesTheDescription() {
         let error: any Error = ArchiveError(.corrupt, "bad block", path: "a.tar.xz", offset: 42)

@@ -7,7 +7,7 @@ import XZ
 @testable import IndexedArchive
 
 extension EngineSuites {
-    @Suite struct ArchiveReaderTests {
+    @Suite(.background) struct ArchiveReaderTests {
         @Test(.enabled(if: toolExists("xz")))
         func infoDescribesTheFile() async throws {
             let packed = try await PackedTree.make()

@@ -5,7 +5,7 @@ import Testing
 
 @testable import IndexedArchive
 
-@Suite struct ArchiveStreamReaderTests {
+@Suite(.background) struct ArchiveStreamReaderTests {
     /// A read of the pipe gives the bytes waiting in it, no more (its buffer is not zeroed
     /// first, so nothing but what `read` wrote may show), then nothing at its end; a failed read
     /// names the descriptor and its errno.

@@ -8,7 +8,7 @@ extension EngineSuites {
     /// `Extractor.shape(of:allowAbsolute:)`, the loop that splits every member's path, held to
     /// the plain definition on random paths made of the bytes that matter: `/`, `.`, NUL, and a
     /// few others, valid UTF-8 or not.
-    @Suite(.offPool) struct ExtractorPathShapeTests {
+    @Suite(.background) struct ExtractorPathShapeTests {
         /// The definition: refuse a NUL anywhere, then a leading `/` unless allowed, then the
         /// first `..` component; drop `.` and empty components; refuse what is left empty.
         static func reference(_ bytes: [UInt8], allowAbsolute: Bool) -> Extractor.PathShape {

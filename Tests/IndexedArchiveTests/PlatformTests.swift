@@ -9,7 +9,7 @@ import Testing
 #endif
 
 extension EngineSuites {
-    @Suite(.offPool) struct PlatformTests {
+    @Suite(.background) struct PlatformTests {
         /// A directory entry's name is read in place, up to its NUL. `readdir` packs records only
         /// as long as their names; copying `d_name` as Swift's 256-byte tuple read past the last
         /// record of its buffer, and `amk pack` crashed in a tree of 20 folders of 1,000 files

@@ -6,7 +6,7 @@ import Testing
 
 extension EngineSuites {
     /// Chunks that are mostly machine code go through the x86 branch filter (issue #12).
-    @Suite(.offPool) struct TarSerializerCodeTests {
+    @Suite(.background) struct TarSerializerCodeTests {
         static let mib = 1 << 20
 
         /// Members of `sizes` bytes, those whose flag is set marked as code; returns the chunks

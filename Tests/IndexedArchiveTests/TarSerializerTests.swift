@@ -6,7 +6,7 @@ import Testing
 @testable import IndexedArchive
 
 extension EngineSuites {
-    @Suite(.offPool) struct TarSerializerTests {
+    @Suite(.background) struct TarSerializerTests {
         static let mib = 1 << 20
 
         /// Serialises `count` bytes of content as one raw run and ends the stream.

@@ -6,7 +6,7 @@ import XZ
 /// The appdata corpus: repeatable from its seed, sized by its scale, and made of text that
 /// compresses and media that does not, because those are what the benchmark's figures and the
 /// demo's report rest on.
-@Suite(.offPool) struct AppDataCorpusTests {
+@Suite(.background) struct AppDataCorpusTests {
     private static let seed: UInt64 = 0xa3c5_2025_0b0e_7e57
 
     private func generate(scale: Double, seed: UInt64 = seed) throws -> (tree: CorpusTree, writer: CorpusWriter) {

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The smallfiles corpus: many small text files in a project-like tree, the same from its seed.
-@Suite(.offPool) struct SmallFilesCorpusTests {
+@Suite(.background) struct SmallFilesCorpusTests {
     private static let seed: UInt64 = 0xa3c5_2025_0b0e_7e57
 
     private func generate(scale: Double, seed: UInt64 = seed) throws -> (tree: CorpusTree, writer: CorpusWriter) {

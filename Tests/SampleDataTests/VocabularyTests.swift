@@ -5,7 +5,7 @@ import Testing
 
 /// The words all text is made of: fixed, distinct, and drawn with a skew, because that skew is
 /// what makes the text compress like real text rather than like noise or like a repeated line.
-@Suite(.offPool) struct VocabularyTests {
+@Suite(.background) struct VocabularyTests {
     @Test func sharedVocabularyIsTheSameEveryTime() {
         let again = Vocabulary(tailWords: 6_000, seed: 0x5eed_0f_a11_f00d)
         #expect(again.words == Vocabulary.shared.words)

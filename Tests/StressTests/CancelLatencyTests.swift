@@ -92,7 +92,9 @@ extension StressTests {
                 // Sockets are not counted (see ProcessProbe.descriptorCount): what other suites
                 // still hold of files and pipes is what the margin absorbs.
                 let margin = 4
-                if last.descriptors > baseline.descriptors + margin {
+                // Looked at again for up to 15 s: a suite beside may hold some that long, a leak
+                // of this one holds them for good.
+                for _ in 0..<5 where last.descriptors > baseline.descriptors + margin {
                     last.descriptors = min(last.descriptors, try await ResourceTracker.settledSample(settle: .seconds(3)).descriptors)
                 }
                 #expect(

@@ -4,7 +4,7 @@ import Testing
 
 /// No code under Sources/ may drop a `CancellationError` (DESIGN §4: "No stage catches
 /// `CancellationError` to carry on; it propagates up to the caller").
-@Suite(.offPool) struct CancellationScanTests {
+@Suite(.background) struct CancellationScanTests {
     @Test func sourcesDoNotSwallowCancellation() throws {
         let root = packageRoot()
         let sources = root.appendingPathComponent("Sources")

@@ -10,6 +10,11 @@ extension StressTests {
     @Suite struct ReaderPoolLag {
         static let files = 100_000
         static let selected = 100
+        /// A run whose pool lagged this much at p99 was starved. Decoding the index alone takes
+        /// hundreds of ms, which a reader doing it on the pool would add to the lag; two cores
+        /// shared with the suites beside (amk runs of 120,000 members among them) added 21 to
+        /// 36 ms in every run, which the 20 ms this once was could not tell from a blocked pool.
+        static let starvedLag: Duration = .milliseconds(60)
 
         /// 100,000 files in 100 directories, all empty but every 1,000th, which holds 2 KiB.
         static func makeTree(in root: String) throws {
@@ -67,7 +72,7 @@ extension StressTests {
                 _ = probe.stop()
                 let lags = probe.lags
                 let p99 = percentile(lags, 0.99)
-                if p99 >= .milliseconds(20) { starved += 1 }
+                if p99 >= Self.starvedLag { starved += 1 }
                 report.append(
                     "run \(run): \(readers) readers in \(elapsed.formatted), pool lag p99 \(p99.formatted) max \((lags.last ?? .zero).formatted) over \(lags.count) wake-ups"
                 )
@@ -79,7 +84,7 @@ extension StressTests {
             // blocks it: the reader would lag every run.
             #expect(
                 PoolLagProbe.tolerated(starved, of: runs) && starved < runs,
-                "the cooperative pool lagged 20 ms or more at p99 in \(starved) of \(runs) runs: \(report)")
+                "the cooperative pool lagged \(Self.starvedLag.formatted) or more at p99 in \(starved) of \(runs) runs: \(report)")
         }
     }
 }

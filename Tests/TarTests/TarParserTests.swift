@@ -2,7 +2,7 @@ import Tar
 import TestSupport
 import Testing
 
-@Suite(.offPool) struct TarParserTests {
+@Suite(.background) struct TarParserTests {
     /// A varied archive: global header, pax and plain members, sizes around block boundaries,
     /// links, a directory, a > 100-byte path and UTF-8.
     static func sampleArchive() throws -> (bytes: [UInt8], members: [(TarHeader, [UInt8])]) {

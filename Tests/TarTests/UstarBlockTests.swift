@@ -4,7 +4,7 @@ import Testing
 
 /// The ustar field codecs (UstarBlock.swift is internal), tested through encoded blocks and
 /// `TarHeader.decode(ustarBlock:offset:)` on hand-built blocks.
-@Suite(.offPool) struct UstarBlockTests {
+@Suite(.background) struct UstarBlockTests {
     private func decode(_ block: [UInt8], offset: UInt64 = 0) throws -> TarHeader {
         try block.withUnsafeBytes { try TarHeader.decode(ustarBlock: $0, offset: offset) }
     }

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import XZ
 
-@Suite(.offPool) struct BlockDecoderTests {
+@Suite(.background) struct BlockDecoderTests {
     private static func makeBlock(_ input: [UInt8], preset: Int = 1) throws -> EncodedBlock {
         let encoder = try BlockEncoder(preset: preset, maxChunkSize: max(input.count, 1))
         return try input.withUnsafeBytes { try encoder.encode($0) }

@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct BlockHeaderInfoTests {
+@Suite(.background) struct BlockHeaderInfoTests {
     @Test func parsesOurHeaders() throws {
         let input = TestData.mild(123_456, seed: 50)
         let encoder = try BlockEncoder(preset: 1, maxChunkSize: input.count)

@@ -1,9 +1,10 @@
 import CLZMA
+import TestSupport
 import Testing
 
 @testable import XZ
 
-@Suite struct BlockOptionsTests {
+@Suite(.background) struct BlockOptionsTests {
     @Test func decodedFiltersAreReleasedAndReusable() throws {
         let input = TestData.mild(5000, seed: 70)
         let encoder = try BlockEncoder(preset: 3, maxChunkSize: 1 << 20)

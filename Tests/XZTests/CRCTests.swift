@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct CRCTests {
+@Suite(.background) struct CRCTests {
     let check = Array("123456789".utf8)
 
     @Test func knownVectors() {

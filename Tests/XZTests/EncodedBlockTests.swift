@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct EncodedBlockTests {
+@Suite(.background) struct EncodedBlockTests {
     @Test(arguments: [false, true])
     func layoutMatchesSizes(stored: Bool) throws {
         let input = TestData.mild(77_777, seed: 60)

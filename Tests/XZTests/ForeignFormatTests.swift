@@ -5,7 +5,7 @@ import Testing
 @testable import XZ
 
 /// A file that is not xz is named for what it is, from the output of the tools that make it.
-@Suite struct ForeignFormatTests {
+@Suite(.background) struct ForeignFormatTests {
     /// A one-member tar made by GNU tar, then compressed by `compressor` (nil: left as it is).
     static func tarFile(compressedBy compressor: [String]?) throws -> [UInt8] {
         let dir = try TemporaryDirectory(prefix: "ForeignFormatTests")

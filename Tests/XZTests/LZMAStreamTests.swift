@@ -1,9 +1,10 @@
 import CLZMA
+import TestSupport
 import Testing
 
 @testable import XZ
 
-@Suite struct LZMAStreamTests {
+@Suite(.background) struct LZMAStreamTests {
     @Test func streamCanBeReinitialisedForAnotherCoder() {
         let stream = LZMAStream()
         let input = TestData.mild(10_000, seed: 80)

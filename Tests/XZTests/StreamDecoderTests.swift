@@ -2,7 +2,7 @@ import TestSupport
 import Testing
 import XZ
 
-@Suite struct StreamDecoderTests {
+@Suite(.background) struct StreamDecoderTests {
     private func decode(_ file: [UInt8], pieces: Int = 1 << 30, memoryLimit: UInt64 = 1 << 30, threads: Int = 1) throws -> [UInt8] {
         let decoder = StreamDecoder(memoryLimit: memoryLimit, threads: threads)
         var out: [UInt8] = []

@@ -1,8 +1,9 @@
 import CLZMA
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct StreamFooterTests {
+@Suite(.background) struct StreamFooterTests {
     @Test func sizeIsTwelve() {
         #expect(StreamFooter.size == 12)
     }

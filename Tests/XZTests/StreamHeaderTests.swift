@@ -1,8 +1,9 @@
 import CLZMA
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct StreamHeaderTests {
+@Suite(.background) struct StreamHeaderTests {
     @Test func sizeIsTwelve() {
         #expect(StreamHeader.size == 12)
     }

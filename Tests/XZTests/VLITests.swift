@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import XZ
 
-@Suite struct VLITests {
+@Suite(.background) struct VLITests {
     /// nil when the reader ran out of bytes, .some(nil) for an invalid encoding.
     private func decode(_ bytes: [UInt8]) -> UInt64?? {
         var position = 0

@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct XZCheckTests {
+@Suite(.background) struct XZCheckTests {
     @Test func rawValuesAreFormatIDs() {
         #expect(XZCheck.none.rawValue == 0)
         #expect(XZCheck.crc32.rawValue == 1)

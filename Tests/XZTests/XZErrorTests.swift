@@ -1,9 +1,10 @@
 import CLZMA
+import TestSupport
 import Testing
 
 @testable import XZ
 
-@Suite struct XZErrorTests {
+@Suite(.background) struct XZErrorTests {
     @Test func descriptionWithOffset() {
         let error = XZError(code: .data, message: "block check mismatch", offset: 12345)
         #expect(error.description == "xz data error at offset 12345: block check mismatch")

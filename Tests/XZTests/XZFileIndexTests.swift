@@ -2,7 +2,7 @@ import TestSupport
 import Testing
 import XZ
 
-@Suite struct XZFileIndexTests {
+@Suite(.background) struct XZFileIndexTests {
     /// Four blocks of ours: compressed, stored, empty, compressed.
     private static func ourFile() throws -> (file: [UInt8], parts: [[UInt8]], blocks: [EncodedBlock]) {
         let parts = [TestData.mild(100_000, seed: 90), TestData.random(30_000, seed: 91), [], TestData.mild(5_000, seed: 92)]

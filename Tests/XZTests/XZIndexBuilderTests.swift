@@ -1,8 +1,9 @@
 import CLZMA
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct XZIndexBuilderTests {
+@Suite(.background) struct XZIndexBuilderTests {
     /// The same records encoded by liblzma's own index code.
     private func liblzmaIndex(_ records: [(UInt64, UInt64)]) -> [UInt8] {
         let index = lzma_index_init(nil)

@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct XZIndexRecordTests {
+@Suite(.background) struct XZIndexRecordTests {
     @Test func recordsTileTheStream() throws {
         let encoder = try BlockEncoder(preset: 0, maxChunkSize: 50_000)
         let parts = (0..<5).map { TestData.mild(10_000 * ($0 + 1) + $0, seed: UInt64(100 + $0)) }

@@ -1,7 +1,8 @@
+import TestSupport
 import Testing
 import XZ
 
-@Suite struct XZStreamInfoTests {
+@Suite(.background) struct XZStreamInfoTests {
     @Test func describesEachAssembledStream() throws {
         let encoder = try BlockEncoder(preset: 0, maxChunkSize: 20_000)
         let first = try assembleStream([TestData.mild(20_000, seed: 110)].map { p in try p.withUnsafeBytes { try encoder.encode($0) } })
