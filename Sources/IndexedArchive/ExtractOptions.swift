@@ -81,6 +81,13 @@ public struct ExtractOptions: Sendable {
     /// symbolic links (on the link itself);
     /// one the file system refuses is reported as a warning. Off by default, as in GNU tar.
     public var restoreExtendedAttributes: Bool = false
+    /// Restore the POSIX ACLs other tars store as text (`SCHILY.acl.access`, and a folder's
+    /// `SCHILY.acl.default`: GNU tar `--acls`, bsdtar) as the `system.posix_acl_*` attributes Linux
+    /// keeps them in (`tar --acls`). A named user or group is this system's of that name when
+    /// ``mapsOwnersByName`` is on, else the number stored beside it. One that cannot be read or
+    /// set is reported as a warning. An ACL stored as such an attribute (amk, GNU tar `--xattrs`)
+    /// comes back with ``restoreExtendedAttributes``. Off by default, as in GNU tar.
+    public var restoreAccessControlLists: Bool = false
     /// What to do when a file, link or other non-folder is already where a member goes.
     public var existingFiles: ExistingFilePolicy = .replace
     /// Where extraction's diagnostics go: the destination (`debug`), each member as its writing

@@ -1,5 +1,6 @@
 /// A member that extraction skipped or wrote differently from the archive, instead of failing:
-/// a device or FIFO (not recreated), set-id bits dropped, extended attributes the file system refused.
+/// a device or FIFO (not recreated), set-id bits dropped, extended attributes or ACLs the file
+/// system refused.
 public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
     /// What kind of deviation, stable for programs.
     public enum Kind: String, Sendable, Hashable {
@@ -11,6 +12,9 @@ public struct ExtractWarning: Sendable, Hashable, CustomStringConvertible {
         case missingLinkTarget
         /// Extended attributes the file system or the process's privileges refused.
         case extendedAttributesNotRestored
+        /// A stored ACL that could not be read (an unknown name without a number, a malformed
+        /// entry) or that the file system refused.
+        case accessControlListsNotRestored
     }
 
     /// The member concerned, as listed.

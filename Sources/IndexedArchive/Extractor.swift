@@ -615,6 +615,7 @@ final class Extractor {
         }
         restoreExtendedAttributes(header) { ExtendedAttributes.write($0, to: file.fd) }
         guard fchmod(file.fd, mode_t(mode)) == 0 else { throw failure("chmod", member: header.path) }
+        restoreAccessControlLists(header) { ExtendedAttributes.write($0, to: file.fd) }
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
         if let temporary = file.temporary {
@@ -696,6 +697,7 @@ final class Extractor {
             restoreExtendedAttributes(header) { ExtendedAttributes.write($0, to: fd) }
             let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
             _ = fchmod(fd, mode_t(mode))
+            restoreAccessControlLists(header) { ExtendedAttributes.write($0, to: fd) }
             var times = Self.times(header)
             _ = futimens(fd, &times)
         }
@@ -712,6 +714,43 @@ final class Extractor {
                 ExtractWarning(
                     member: header.path, kind: .extendedAttributesNotRestored,
                     message: "extended attributes not restored: \(failed.joined(separator: ", "))"))
+        }
+    }
+
+    /// Sets the member's ACLs through `write` when asked to, after its mode: a mode set later
+    /// would take the ACL's mask down to its group bits, which bsdtar stores as the owning
+    /// group's, not the mask's. Refusals become a warning.
+    private func restoreAccessControlLists(_ header: TarHeader, with write: ([ExtendedAttribute]) -> [String]) {
+        guard options.restoreAccessControlLists, header.kind != .symbolicLink else { return }
+        var lists: [(text: String, attribute: String, what: String)] = []
+        if let text = header.accessACL { lists.append((text, PosixACL.accessAttribute, "ACL")) }
+        // A default ACL belongs to a folder; the kernel refuses one anywhere else.
+        if let text = header.defaultACL, header.kind == .directory { lists.append((text, PosixACL.defaultAttribute, "default ACL")) }
+        for (text, attribute, what) in lists {
+            do {
+                let byName = options.mapsOwnersByName
+                let userID: (String) -> UInt32? = { name in
+                    guard byName, let id = OwnerNames.uid(named: name) else { return nil }
+                    return UInt32(id)
+                }
+                let groupID: (String) -> UInt32? = { name in
+                    guard byName, let id = OwnerNames.gid(named: name) else { return nil }
+                    return UInt32(id)
+                }
+                let acl = try PosixACL(text: text, userID: userID, groupID: groupID)
+                let failed = write([ExtendedAttribute(name: attribute, value: acl.attributeValue)])
+                if !failed.isEmpty {
+                    record(
+                        ExtractWarning(
+                            member: header.path, kind: .accessControlListsNotRestored,
+                            message: "\(what) not restored: \(failed.joined(separator: ", "))"))
+                }
+                // cancellation: PosixACL throws only its Problem (typed), never CancellationError
+            } catch {
+                record(
+                    ExtractWarning(
+                        member: header.path, kind: .accessControlListsNotRestored, message: "\(what) not restored: \(error)"))
+            }
         }
     }
 

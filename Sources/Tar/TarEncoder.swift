@@ -80,6 +80,8 @@ public enum TarEncoder {
         for attribute in header.extendedAttributeList {
             PaxRecords.append(key: PaxRecords.xattrKeyword(attribute.name), bytes: attribute.value, to: &records)
         }
+        if let acl = header.accessACL, !acl.isEmpty { PaxRecords.append(key: "SCHILY.acl.access", value: acl, to: &records) }
+        if let acl = header.defaultACL, !acl.isEmpty { PaxRecords.append(key: "SCHILY.acl.default", value: acl, to: &records) }
 
         let ustarMtime = UInt64(clamping: max(0, min(header.mtime.seconds, Int64(UstarBlock.maxOctal11))))
         var block = UstarBlock.emptyBlock()
@@ -162,7 +164,8 @@ public enum TarEncoder {
         }
         for (name, value) in [
             ("path", header.path), ("link target", header.linkTarget),
-            ("user name", header.userName), ("group name", header.groupName)
+            ("user name", header.userName), ("group name", header.groupName),
+            ("access ACL", header.accessACL), ("default ACL", header.defaultACL)
         ] {
             if let value, value.utf8.contains(0) { throw fail("\(name) contains a NUL byte") }
         }

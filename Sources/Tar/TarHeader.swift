@@ -34,6 +34,12 @@ public struct TarHeader: Sendable, Equatable {
     /// GNU tar `--xattrs` and bsdtar write them). Names are distinct as bytes; they must not be
     /// empty or contain NUL (`=` and `%` are escaped as GNU tar escapes them). Empty unless set.
     public var extendedAttributeList: [ExtendedAttribute] = []
+    /// The member's POSIX.1e access ACL, as text, from a pax `SCHILY.acl.access` record: the form
+    /// GNU tar (`--acls`, one entry a line, named users and groups by name) and bsdtar (entries
+    /// separated by commas, a named entry's number after its permissions) write. Nil without one.
+    public var accessACL: String?
+    /// A folder's default ACL, from `SCHILY.acl.default`, in the same forms as ``accessACL``.
+    public var defaultACL: String?
 
     /// The extended attributes as a dictionary from name to value.
     ///
@@ -112,6 +118,10 @@ extension TarHeader {
         /// earlier value (the last record wins, as for every pax keyword) in constant time.
         var extendedAttributePositions: [ExactName: Int] = [:]
 
+        /// `SCHILY.acl.access` and `SCHILY.acl.default` of the member's own `x` header.
+        var accessACL: String?
+        var defaultACL: String?
+
         /// Records one `SCHILY.xattr.<name>` value; a name already recorded (as bytes) is replaced.
         mutating func setExtendedAttribute(name: String, value: [UInt8]) {
             if let position = extendedAttributePositions[ExactName(name)] {
@@ -167,5 +177,7 @@ extension TarHeader {
             deviceMinor: fields.deviceMinor
         )
         self.extendedAttributeList = overrides.extendedAttributes
+        self.accessACL = overrides.accessACL
+        self.defaultACL = overrides.defaultACL
     }
 }

@@ -431,6 +431,8 @@ public struct TarParser: Sendable {
             merged.linkPath = try Self.name(pax: merged.linkPath, gnu: pending.longLink, what: "link target", at: namedAt)
             merged.extendedAttributes = pending.overrides.extendedAttributes
             merged.extendedAttributePositions = pending.overrides.extendedAttributePositions
+            merged.accessACL = pending.overrides.accessACL
+            merged.defaultACL = pending.overrides.defaultACL
             // A sparse member's real name: held below to the rules of every name.
             if let name = pending.sparse.name { merged.path = name }
             let oldGNUSparse = fields.typeflag == UInt8(ascii: "S")
@@ -586,6 +588,8 @@ public struct TarParser: Sendable {
                 guard let time = PaxRecords.parseTime(value) else { throw bad("not a decimal time") }
                 overrides.mtime = time
             }
+        case "SCHILY.acl.access" where !global: overrides.accessACL = value.isEmpty ? nil : value
+        case "SCHILY.acl.default" where !global: overrides.defaultACL = value.isEmpty ? nil : value
         case _ where !global && key.utf8.starts(with: PaxRecords.xattrPrefix.utf8) && key.utf8.count > PaxRecords.xattrPrefix.utf8.count:
             // Cut at the byte, not the character: a combining mark after the prefix's dot is one
             // `Character` with it, and `hasPrefix`/`dropFirst` would miss the record or eat the mark.

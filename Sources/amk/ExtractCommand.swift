@@ -62,6 +62,12 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Restore extended attributes stored in the archive (SCHILY.xattr.*), where the file system allows; a refusal is a warning.")
     var xattrs = false
 
+    @Flag(
+        help:
+            "Restore POSIX ACLs other tars store as text (SCHILY.acl.access/default: GNU tar --acls, bsdtar), where the file system allows; a refusal is a warning."
+    )
+    var acls = false
+
     @OptionGroup var ownership: OwnershipOptions
 
     @OptionGroup var limit: ContentLimitOption
@@ -115,6 +121,7 @@ struct ExtractCommand: AsyncParsableCommand {
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
         options.restoreExtendedAttributes = xattrs
+        options.restoreAccessControlLists = acls
         limit.apply(to: &options)
         ownership.apply(to: &options)
         options.logger = Diagnostics.logger("amk.extract", verbose: verbose)

@@ -41,6 +41,37 @@ struct ExtendedAttributeTests {
         #expect(decoded?.extendedAttributes == ["user.comment": [0x68, 0x69, 0xFF]])
     }
 
+    /// ACLs as GNU tar (`--acls`, a line each) and bsdtar (commas) store them: written and read
+    /// as the text they are, beside the attributes; a NUL in one is refused.
+    @Test func accessControlListsAreCarriedAsText() throws {
+        var header = TarHeader(path: "d/", kind: .directory, mode: 0o755)
+        header.accessACL = "user::rwx\nuser:alice:r-x\ngroup::r-x\nmask::r-x\nother::r-x\n"
+        header.defaultACL = "user::rwx,group::r-x,other::---,user:bob:rwx:1002,mask::rwx"
+        let keys = paxRecords(try TarEncoder.encode(header))?.map(\.key)
+        #expect(keys == ["SCHILY.acl.access", "SCHILY.acl.default"])
+        #expect(try roundTrip(header) == header)
+        let bsdtars = try member(withRecords: paxRecord(Array("SCHILY.acl.access".utf8), Array("user::rw-,group::r--,other::r--".utf8)))
+        #expect(bsdtars?.accessACL == "user::rw-,group::r--,other::r--")
+        #expect(bsdtars?.defaultACL == nil)
+        header.accessACL = "user::rw-\u{0},group::r--,other::r--"
+        #expect(throws: TarError.self) { try TarEncoder.encode(header) }
+    }
+
+    /// An ACL belongs to one file: a global header's is not given to every member.
+    @Test func aGlobalHeadersACLIsNoMembers() throws {
+        var stream = extendedHeader("g", paxRecord(Array("SCHILY.acl.access".utf8), Array("user::rwx,group::rwx,other::rwx".utf8)))
+        stream += try TarEncoder.encode(TarHeader(path: "f", kind: .regular))
+        stream += TarEncoder.endOfArchive
+        var parser = TarParser()
+        var decoded: TarHeader?
+        try stream.withUnsafeBytes { bytes in
+            try parser.consume(bytes) { event in
+                if case .member(let member) = event { decoded = member.header }
+            }
+        }
+        #expect(try #require(decoded).accessACL == nil)
+    }
+
     /// Parses a stream of one member whose `x` header holds `records`.
     private func member(withRecords records: [UInt8]) throws -> TarHeader? {
         var stream = extendedHeader("x", records)
