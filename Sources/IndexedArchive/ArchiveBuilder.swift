@@ -105,6 +105,7 @@ public actor ArchiveBuilder {
             pool: io, fileSystem: fileSystem, watchdog: options.watchdog)
         enumerator.exclusion = options.exclusion
         enumerator.readsExtendedAttributes = options.storeExtendedAttributes
+        enumerator.readsAccessControlLists = options.storeAccessControlLists
         enumerator.order = options.order
         for try await batch in enumerator {
             for warning in batch.warnings { record(warning) }
@@ -202,6 +203,8 @@ public actor ArchiveBuilder {
             mtime: status?.mtime ?? entry.mtime, linkTarget: linkTarget,
             userName: OwnerNames.user(uid), groupName: OwnerNames.group(gid))
         header.extendedAttributeList = entry.extendedAttributeList
+        header.accessACL = entry.accessACL
+        header.defaultACL = entry.defaultACL
         return header
     }
 

@@ -33,6 +33,8 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
     var exclusion = PackExclusion()
     /// Read each entry's extended attributes into it.
     var readsExtendedAttributes = false
+    /// Read each file's and folder's ACLs into it.
+    var readsAccessControlLists = false
     /// The order of the names within each folder; bytewise by default, as documented above.
     var order = WalkOrder.name
 
@@ -61,7 +63,7 @@ public struct DirectoryEnumerator: AsyncSequence, Sendable {
         Iterator(
             walker: DirectoryWalker(
                 sources: sources, unreadable: unreadable, fileSystem: fileSystem, exclusion: exclusion,
-                readsExtendedAttributes: readsExtendedAttributes, order: order),
+                readsExtendedAttributes: readsExtendedAttributes, readsAccessControlLists: readsAccessControlLists, order: order),
             batchSize: batchSize, pool: pool, watchdog: watchdog)
     }
 
@@ -152,15 +154,17 @@ final class DirectoryWalker: Sendable {
     private let fileSystem: FileSystem
     private let exclusion: PackExclusion
     private let readsExtendedAttributes: Bool
+    private let readsAccessControlLists: Bool
     private let order: WalkOrder
     /// Source paths not stored (``PackSource/skipping``), compared as bytes.
     private let skipped: Set<ExactName>
 
     init(
         sources: [PackSource], unreadable: PackOptions.Tolerance, fileSystem: FileSystem, exclusion: PackExclusion = PackExclusion(),
-        readsExtendedAttributes: Bool = false, order: WalkOrder = .name
+        readsExtendedAttributes: Bool = false, readsAccessControlLists: Bool = false, order: WalkOrder = .name
     ) {
         self.readsExtendedAttributes = readsExtendedAttributes
+        self.readsAccessControlLists = readsAccessControlLists
         self.order = order
         self.skipped = Set(sources.flatMap(\.skipping).map(ExactName.init))
         self.state = Mutex(State(pendingRoots: sources.reversed()))
@@ -266,6 +270,25 @@ final class DirectoryWalker: Sendable {
             linkCount: UInt64(info.st_nlink)
         )
         if readsExtendedAttributes { entry.extendedAttributeList = try ExtendedAttributes.read(path: sourcePath) }
+        if readsAccessControlLists && (kind == .regular || kind == .directory) {
+            entry.accessACL = try Self.acl(PosixACL.accessAttribute, of: sourcePath)
+            if kind == .directory { entry.defaultACL = try Self.acl(PosixACL.defaultAttribute, of: sourcePath) }
+        }
         return entry
+    }
+
+    /// The text of `path`'s ACL in the attribute `name`, nil when it has none or one that says no
+    /// more than the mode. An attribute the kernel would not have written is an error naming it.
+    private static func acl(_ name: String, of path: String) throws(ArchiveError) -> String? {
+        guard let value = try ExtendedAttributes.value(of: name, path: path) else { return nil }
+        let acl: PosixACL
+        do {
+            acl = try PosixACL(attributeValue: value)
+        } catch {
+            throw ArchiveError(.io(errno: EINVAL), "\(name): \(error)", path: path)
+        }
+        guard name == PosixACL.defaultAttribute || !acl.isMinimal else { return nil }
+        return acl.text(
+            userName: { OwnerNames.user(UInt64($0)) }, groupName: { OwnerNames.group(UInt64($0)) })
     }
 }

@@ -30,6 +30,11 @@ public struct EnumeratedEntry: Sendable, Hashable {
     /// sorted by the bytes of their names. Names are distinct as bytes, so two that differ only in
     /// Unicode normalization are both here.
     public var extendedAttributeList: [ExtendedAttribute] = []
+    /// The POSIX access ACL as text, when the enumeration reads ACLs
+    /// (``PackOptions/storeAccessControlLists``) and the file has one that says more than its mode.
+    public var accessACL: String?
+    /// A folder's default ACL as text, when the enumeration reads ACLs.
+    public var defaultACL: String?
 
     /// The extended attributes as a dictionary from name to value. Names that differ only in
     /// Unicode normalization are one `String` key, which keeps one of their values;

@@ -41,6 +41,25 @@ enum ExtendedAttributes {
         return attributes.sortedByName()
     }
 
+    /// The value of the attribute `name` of `path` (not following a link); nil when it has none,
+    /// or the file system keeps no attributes.
+    static func value(of name: String, path: String) throws(ArchiveError) -> [UInt8]? {
+        while true {
+            let length = getValue(path, name, nil, 0)
+            if length < 0 {
+                if isMissing(errno) || errno == ENOTSUP || errno == EPERM { return nil }
+                throw SystemCall.error("read extended attribute '\(name)'", path: path)
+            }
+            var value = [UInt8](repeating: 0, count: length)
+            let read = value.withUnsafeMutableBytes { getValue(path, name, $0.baseAddress, $0.count) }
+            // Grown since it was measured: measure again.
+            if read < 0 && errno == ERANGE { continue }
+            if read < 0 && isMissing(errno) { return nil }
+            guard read >= 0 else { throw SystemCall.error("read extended attribute '\(name)'", path: path) }
+            return Array(value.prefix(read))
+        }
+    }
+
     /// Sets `attributes` on the open file `fd`; returns the names that could not be set (the file
     /// system refuses them, or the name space needs privileges), with why.
     static func write(_ attributes: [ExtendedAttribute], to fd: Int32) -> [String] {

@@ -68,6 +68,10 @@ public struct PackOptions: Sendable {
     /// Store extended attributes as pax `SCHILY.xattr.*` records (`tar --xattrs`). Off by
     /// default, as in GNU tar: reading them costs a system call per file.
     public var storeExtendedAttributes = false
+    /// Store each file's and folder's POSIX ACLs as the text bsdtar writes and GNU tar `--acls`
+    /// reads (pax `SCHILY.acl.access`, and a folder's `SCHILY.acl.default`): `tar --acls`. An ACL
+    /// that says no more than the mode is not stored. Off by default, as in GNU tar.
+    public var storeAccessControlLists = false
 
     /// Where the pack's diagnostics go: its start and settings (`debug`), each block written
     /// (`trace`), each ``PackWarning`` (`warning`), a stall or failure (`error`) and the summary

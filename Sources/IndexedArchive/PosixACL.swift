@@ -72,6 +72,50 @@ struct PosixACL: Equatable {
         self.entries = entries.sorted { ($0.tag, $0.id) < ($1.tag, $1.id) }
     }
 
+    /// Reads the value of a `system.posix_acl_*` attribute: version 2, then 8 bytes an entry.
+    init(attributeValue bytes: [UInt8]) throws(Problem) {
+        guard bytes.count >= 4, (bytes.count - 4) % 8 == 0, bytes[0] == 2, bytes[1] == 0, bytes[2] == 0, bytes[3] == 0 else {
+            throw Problem(description: "an ACL attribute of \(bytes.count) bytes that is not version 2")
+        }
+        func value<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+            (0..<MemoryLayout<T>.size).reduce(T.zero) { $0 | T(bytes[offset + $1]) << ($1 * 8) }
+        }
+        entries = stride(from: 4, to: bytes.count, by: 8).map { offset in
+            Entry(
+                tag: value(UInt16.self, at: offset), permissions: value(UInt16.self, at: offset + 2), id: value(UInt32.self, at: offset + 4)
+            )
+        }
+    }
+
+    /// Whether the ACL says no more than a mode does (owner, owning group, other), which tars do
+    /// not store.
+    var isMinimal: Bool { entries.allSatisfy { [Self.userObject, Self.groupObject, Self.other].contains($0.tag) } }
+
+    /// The ACL as bsdtar writes it, which GNU tar `--acls` reads too: entries separated by
+    /// commas, the owner's, the owning group's and other's first, then each named user and group
+    /// by its name here (its number when it has none) with the number after the permissions, then
+    /// the mask.
+    func text(userName: (UInt32) -> String?, groupName: (UInt32) -> String?) -> String {
+        func permissions(_ bits: UInt16) -> String {
+            (bits & 4 != 0 ? "r" : "-") + (bits & 2 != 0 ? "w" : "-") + (bits & 1 != 0 ? "x" : "-")
+        }
+        var parts: [String] = []
+        for (tag, name) in [(Self.userObject, "user::"), (Self.groupObject, "group::"), (Self.other, "other::")] {
+            for entry in entries where entry.tag == tag { parts.append(name + permissions(entry.permissions)) }
+        }
+        for entry in entries where entry.tag == Self.user || entry.tag == Self.group {
+            let isUser = entry.tag == Self.user
+            // A name that would not read back as one entry is written as the number.
+            let name =
+                (isUser ? userName(entry.id) : groupName(entry.id)).flatMap { name in
+                    name.isEmpty || name.contains(where: { ":,\n#\u{0}".contains($0) || $0.isWhitespace }) ? nil : name
+                } ?? String(entry.id)
+            parts.append("\(isUser ? "user" : "group"):\(name):\(permissions(entry.permissions)):\(entry.id)")
+        }
+        for entry in entries where entry.tag == Self.mask { parts.append("mask::" + permissions(entry.permissions)) }
+        return parts.joined(separator: ",")
+    }
+
     /// The value of the extended attribute: version 2, then each entry as tag and permissions
     /// (16 bits each) and id (32 bits), little-endian.
     var attributeValue: [UInt8] {

@@ -114,6 +114,9 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(help: "Store extended attributes (as SCHILY.xattr.* pax records, as GNU tar --xattrs and bsdtar write them).")
     var xattrs = false
 
+    @Flag(help: "Store POSIX ACLs (as SCHILY.acl.access/default pax records, as bsdtar writes them and GNU tar --acls reads them).")
+    var acls = false
+
     @Flag(
         help:
             "Skip files and folders that cannot be read (permission denied), with a warning, as tar does, instead of failing the pack."
@@ -205,6 +208,7 @@ struct PackCommand: AsyncParsableCommand {
         var options = packOptions()
         options.exclusion = PackExclusion(patterns: try exclusionPatterns(), oneFileSystem: oneFileSystem)
         options.storeExtendedAttributes = xattrs
+        options.storeAccessControlLists = acls
         if skipUnreadable { options.unreadable = .warn }
         if allowChanges { options.changedWhileReading = .warn }
         let toStandardOutput = output == "-"

@@ -99,6 +99,34 @@ import Testing
         }
     }
 
+    /// What the kernel keeps reads back as the same entries, and is written as bsdtar writes it
+    /// (owner, owning group, other, the named ones with their numbers, the mask), which reads
+    /// back as the same ACL.
+    @Test func theKernelsValueIsWrittenAsBsdtarWritesIt() throws {
+        let acl = try Self.parse("user::rw-\nuser:alice:r--\ngroup::r--\ngroup:staff:r-x\nmask::r-x\nother::r--\n")
+        let read = try PosixACL(attributeValue: acl.attributeValue)
+        #expect(read == acl)
+        let names: [UInt32: String] = [1001: "alice", 50: "staff"]
+        let text = read.text(userName: { names[$0] }, groupName: { names[$0] })
+        #expect(text == "user::rw-,group::r--,other::r--,user:alice:r--:1001,group:staff:r-x:50,mask::r-x")
+        #expect(try Self.parse(text) == acl)
+        // Without names here, the numbers stand for them; a name that would not read back as one
+        // entry (a comma, a colon, a space) is written as its number too.
+        #expect(read.text(userName: { _ in nil }, groupName: { _ in nil }).contains("user:1001:r--:1001,group:50:r-x:50"))
+        #expect(read.text(userName: { _ in "a,b" }, groupName: { _ in "x y" }).contains("user:1001:r--:1001,group:50:r-x:50"))
+    }
+
+    /// An ACL of the owner, owning group and other alone says what the mode says: not stored.
+    @Test func onlyAnACLBeyondTheModeIsExtended() throws {
+        #expect(try Self.parse("user::rw-,group::r--,other::---").isMinimal)
+        #expect(!(try Self.parse("user::rw-,user:alice:r--,group::r--,other::---").isMinimal))
+    }
+
+    @Test(arguments: [[], [2, 0, 0], [1, 0, 0, 0], [2, 0, 0, 0, 1, 0, 6, 0, 0xFF, 0xFF, 0xFF]] as [[UInt8]])
+    func attributeValuesTheKernelDoesNotWriteAreRefused(bytes: [UInt8]) {
+        #expect(throws: PosixACL.Problem.self) { try PosixACL(attributeValue: bytes) }
+    }
+
     /// A NUL in a name is no name of this system, and the message shows it escaped. (Apart from
     /// the cases above, whose arguments the test log prints as they are.)
     @Test func aNameHidingANulIsRefusedAndEscaped() {

@@ -71,6 +71,37 @@ extension AMKTests {
             #expect(try acl("x/d/dir", "default") == acl("d/dir", "default"))
         }
 
+        /// `pack --acls` stores them as bsdtar does: bsdtar, GNU tar and amk restore them. A file
+        /// whose ACL says no more than its mode gets no record.
+        @Test func packedACLsAreRestoredByAmkBsdtarAndGNUTar() throws {
+            try tree.write("d/plain.txt", "no ACL\n")
+            let packed = try amk("pack", "d", "-o", "a.tar.xz", "--acls")
+            #expect(packed.status == 0, "\(packed.stderr)")
+            let records = try ACLAttributes.python(
+                """
+                import lzma, tarfile
+                with tarfile.open(fileobj=lzma.open('a.tar.xz')) as archive:
+                    print(sorted((m.name, k) for m in archive.getmembers() for k in m.pax_headers if k.startswith('SCHILY.acl')))
+                """, in: tree.root)
+            #expect(
+                records.trimmingCharacters(in: .whitespacesAndNewlines)
+                    == "[('d/dir', 'SCHILY.acl.default'), ('d/f.txt', 'SCHILY.acl.access')]")
+            var extractions = [("amk", "mkdir m && \"$AMK\" extract a.tar.xz -C m --acls -q")]
+            if ChildProcess.lookUp("bsdtar") != nil { extractions.append(("b", "mkdir b && bsdtar --acls -xf a.tar.xz -C b")) }
+            if ChildProcess.lookUp("tar") != nil { extractions.append(("g", "mkdir g && tar --acls -xJf a.tar.xz -C g")) }
+            for (folder, command) in extractions {
+                let result = try ShellPipeline.run(command, in: tree.root)
+                #expect(result.status == 0, "\(command): \(result.stderr)")
+                let into = folder == "amk" ? "m" : folder
+                #expect(try acl("\(into)/d/f.txt") == acl("d/f.txt"), "\(command)")
+                #expect(try acl("\(into)/d/dir", "default") == acl("d/dir", "default"), "\(command)")
+            }
+            // Without --acls nothing is stored.
+            #expect(try amk("pack", "d", "-o", "n.tar.xz").status == 0)
+            #expect(try amk("extract", "n.tar.xz", "-C", "n", "--acls").status == 0)
+            #expect(try acl("n/d/f.txt") == "none")
+        }
+
         /// A name this system knows is its user here (root: 0), whatever number was written
         /// beside it, unless `--numeric-owner`; an unknown name falls back to its number; one
         /// without a number cannot be restored, which is a warning naming the member, and the
