@@ -266,41 +266,26 @@ import Testing
         }
     }
 
-    @Test func aGrandchildIsKilledWithItsParentAndWritesNothingAfterTheAnswer() async throws {
-        try await Scratch.with { scratch in
-            let source = try Self.seeded(scratch, "source")
-            let sentinel = source.documentsDirectory.appending(path: "zz-sentinel")
-            let archive = scratch.url("grandchild.tar.xz")
-            let answer = await Self.export(
-                Self.misbehaving("grandchild", after: 1, sentinel: sentinel), from: source, to: archive, using: Self.system)
-            #expect(answer.appError?.code == .terminated, "\(String(describing: answer.error))")
-            #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
-            let path = sentinel.path(percentEncoded: false)
-            #expect(FileManager.default.fileExists(atPath: path), "the grandchild never ran")
-            let atAnswer = try? String(contentsOfFile: path, encoding: .utf8)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect((try? String(contentsOfFile: path, encoding: .utf8)) == atAnswer, "the grandchild wrote after the answer")
-        }
-    }
-
-    /// An extension that moves itself into another process group (its parent's, which the
-    /// kernel allows within a session) escaped the kill of its group: the host waited out its
+    /// A grandchild the extension started is killed with it, and writes nothing after the host
+    /// answers. An extension that moves itself into another process group (its parent's, which
+    /// the kernel allows within a session) escaped the kill of its group: the host waited out its
     /// bound, answered, and the extension went on writing into the container. The host kills
     /// the process itself as well as its group.
-    @Test func anExtensionThatLeavesItsGroupIsStillKilled() async throws {
+    @Test(arguments: [("grandchild", "the grandchild"), ("leave-group", "the extension")])
+    func whatTheExtensionLeftRunningIsKilledAndWritesNothingAfterTheAnswer(mode: String, writer: String) async throws {
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
             let sentinel = source.documentsDirectory.appending(path: "zz-sentinel")
-            let archive = scratch.url("left.tar.xz")
+            let archive = scratch.url("\(mode).tar.xz")
             let answer = await Self.export(
-                Self.misbehaving("leave-group", after: 1, sentinel: sentinel), from: source, to: archive, using: Self.system)
+                Self.misbehaving(mode, after: 1, sentinel: sentinel), from: source, to: archive, using: Self.system)
             #expect(answer.appError?.code == .terminated, "\(String(describing: answer.error))")
             #expect(answer.sinceStuck < answer.bound, "\(answer.timing)")
             let path = sentinel.path(percentEncoded: false)
-            #expect(FileManager.default.fileExists(atPath: path), "the extension never ran")
+            #expect(FileManager.default.fileExists(atPath: path), "\(writer) never ran")
             let atAnswer = try? String(contentsOfFile: path, encoding: .utf8)
             try await Task.sleep(for: .milliseconds(300))
-            #expect((try? String(contentsOfFile: path, encoding: .utf8)) == atAnswer, "the extension wrote after the answer")
+            #expect((try? String(contentsOfFile: path, encoding: .utf8)) == atAnswer, "\(writer) wrote after the answer")
         }
     }
 

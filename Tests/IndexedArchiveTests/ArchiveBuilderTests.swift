@@ -269,6 +269,15 @@ extension EngineSuites {
             #expect(try await reader.verify() == 4)
         }
 
+        /// A folder `src` of a file read whole (`small.txt`) and one read in slices (`large.bin`),
+        /// and the path of the one named `victim`.
+        static func smallAndLarge(victim: String) throws -> (TemporaryDirectory, String) {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/large.bin", Samples.noise1Point2M)
+            try dir.file("src/small.txt", "small")
+            return (dir, dir.path + "/src/" + victim)
+        }
+
         /// `victim` is removed just before it is opened, as if deleted after the walk listed it.
         static func removedBeforeOpen(_ victim: String) -> FileSystem {
             var fs = FileSystem.system
@@ -284,10 +293,7 @@ extension EngineSuites {
         /// the pack with "open failed".
         @Test(arguments: ["small.txt", "large.bin"])
         func aFileRemovedBeforeItIsReadIsLeftOutWithAWarning(_ name: String) async throws {
-            let dir = try TemporaryDirectory()
-            try dir.file("src/large.bin", Samples.noise1Point2M)
-            try dir.file("src/small.txt", "small")
-            let victim = dir.path + "/src/" + name
+            let (dir, victim) = try Self.smallAndLarge(victim: name)
             var options = testOptions()
             options.fileSystem = Self.removedBeforeOpen(victim)
             let archive = dir.path + "/r.tar.xz"
@@ -410,10 +416,7 @@ extension EngineSuites {
         /// open blocked until the watchdog failed the pack as stalled.
         @Test(arguments: ["small.txt", "large.bin"])
         func aFileReplacedByAFIFOIsRefusedWithoutBlocking(_ name: String) async throws {
-            let dir = try TemporaryDirectory()
-            try dir.file("src/large.bin", Samples.noise1Point2M)
-            try dir.file("src/small.txt", "small")
-            let victim = dir.path + "/src/" + name
+            let (dir, victim) = try Self.smallAndLarge(victim: name)
             var options = testOptions()
             options.fileSystem = Self.replacedByFIFO(victim)
             options.stallPolicy = WatchdogPolicy(defaultStallTimeout: .seconds(3), checkInterval: .milliseconds(10))

@@ -34,24 +34,7 @@ import Testing
     /// number of threads the last ones would never start, and none would meet.
     @Test func moreBlockedTasksThanCoresAllRun() async throws {
         let count = ProcessInfo.processInfo.activeProcessorCount + 6
-        let arrived = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let met = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<count {
-                group.addTask {
-                    arrived.signal()
-                    return release.wait(timeout: .now() + 45) == .success
-                }
-            }
-            let deadline = DispatchTime.now() + 30
-            var everyone = true
-            for _ in 0..<count where arrived.wait(timeout: deadline) == .timedOut { everyone = false }
-            for _ in 0..<count { release.signal() }
-            var released = 0
-            for try await ok in group where ok { released += 1 }
-            return everyone && released == count
-        }
-        #expect(met, "\(count) tasks blocking at once did not all run")
+        #expect(try await blockedTasksAllMeet(count: count), "\(count) tasks blocking at once did not all run")
     }
 
     /// Threads started for a crowd of blocked tasks end once idle, with what they hold.

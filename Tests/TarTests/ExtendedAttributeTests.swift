@@ -59,22 +59,14 @@ struct ExtendedAttributeTests {
 
     /// An ACL belongs to one file: a global header's is not given to every member.
     @Test func aGlobalHeadersACLIsNoMembers() throws {
-        var stream = extendedHeader("g", paxRecord(Array("SCHILY.acl.access".utf8), Array("user::rwx,group::rwx,other::rwx".utf8)))
-        stream += try TarEncoder.encode(TarHeader(path: "f", kind: .regular))
-        stream += TarEncoder.endOfArchive
-        var parser = TarParser()
-        var decoded: TarHeader?
-        try stream.withUnsafeBytes { bytes in
-            try parser.consume(bytes) { event in
-                if case .member(let member) = event { decoded = member.header }
-            }
-        }
+        let decoded = try member(
+            withRecords: paxRecord(Array("SCHILY.acl.access".utf8), Array("user::rwx,group::rwx,other::rwx".utf8)), typeflag: "g")
         #expect(try #require(decoded).accessACL == nil)
     }
 
-    /// Parses a stream of one member whose `x` header holds `records`.
-    private func member(withRecords records: [UInt8]) throws -> TarHeader? {
-        var stream = extendedHeader("x", records)
+    /// Parses a stream of one member after an `x` header (or a global `g` one) holding `records`.
+    private func member(withRecords records: [UInt8], typeflag: Character = "x") throws -> TarHeader? {
+        var stream = extendedHeader(typeflag, records)
         stream += try TarEncoder.encode(TarHeader(path: "f", kind: .regular))
         stream += TarEncoder.endOfArchive
         var parser = TarParser()
