@@ -29,20 +29,15 @@ enum ExtendedAttributes {
         for raw in names.prefix(size).split(separator: 0) {
             let bytes = raw.map { UInt8(bitPattern: $0) }
             let name = RawName.decode(bytes)
-            let length = getValue(path, name, nil, 0)
             // Removed since it was listed: nothing to store.
-            if length < 0 && isMissing(errno) { continue }
-            guard length >= 0 else { throw SystemCall.error("read extended attribute '\(name)'", path: path) }
-            var value = [UInt8](repeating: 0, count: length)
-            let read = value.withUnsafeMutableBytes { getValue(path, name, $0.baseAddress, $0.count) }
-            guard read >= 0 else { throw SystemCall.error("read extended attribute '\(name)'", path: path) }
-            attributes.append(ExtendedAttribute(name: name, value: Array(value.prefix(read))))
+            guard let value = try value(of: name, path: path) else { continue }
+            attributes.append(ExtendedAttribute(name: name, value: value))
         }
         return attributes.sortedByName()
     }
 
-    /// The value of the attribute `name` of `path` (not following a link); nil when it has none,
-    /// or the file system keeps no attributes.
+    /// The value of the attribute `name` of `path` (not following a link); nil when it has none
+    /// (or no longer has it), or the file system keeps no attributes.
     static func value(of name: String, path: String) throws(ArchiveError) -> [UInt8]? {
         while true {
             let length = getValue(path, name, nil, 0)

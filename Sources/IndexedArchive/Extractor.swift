@@ -726,17 +726,17 @@ final class Extractor {
         if let text = header.accessACL { lists.append((text, PosixACL.accessAttribute, "ACL")) }
         // A default ACL belongs to a folder; the kernel refuses one anywhere else.
         if let text = header.defaultACL, header.kind == .directory { lists.append((text, PosixACL.defaultAttribute, "default ACL")) }
+        let byName = options.mapsOwnersByName
+        let userID: (String) -> UInt32? = { name in
+            guard byName, let id = OwnerNames.uid(named: name) else { return nil }
+            return UInt32(id)
+        }
+        let groupID: (String) -> UInt32? = { name in
+            guard byName, let id = OwnerNames.gid(named: name) else { return nil }
+            return UInt32(id)
+        }
         for (text, attribute, what) in lists {
             do {
-                let byName = options.mapsOwnersByName
-                let userID: (String) -> UInt32? = { name in
-                    guard byName, let id = OwnerNames.uid(named: name) else { return nil }
-                    return UInt32(id)
-                }
-                let groupID: (String) -> UInt32? = { name in
-                    guard byName, let id = OwnerNames.gid(named: name) else { return nil }
-                    return UInt32(id)
-                }
                 let acl = try PosixACL(text: text, userID: userID, groupID: groupID)
                 let failed = write([ExtendedAttribute(name: attribute, value: acl.attributeValue)])
                 if !failed.isEmpty {

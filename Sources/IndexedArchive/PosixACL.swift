@@ -1,3 +1,4 @@
+import Foundation
 import Tar
 
 /// A POSIX.1e ACL read from the text other tars store, made into the value Linux keeps in the
@@ -51,11 +52,11 @@ struct PosixACL: Equatable {
             // getfacl's "# owner: ..." lines, and a comment after an entry.
             let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
             for raw in content.split(separator: ",", omittingEmptySubsequences: true) {
-                let entry = raw.trimmingWhitespace
+                let entry = raw.trimmingCharacters(in: .whitespacesAndNewlines)
                 if entry.isEmpty { continue }
-                let parsed = try Self.entry(String(entry), userID: userID, groupID: groupID)
+                let parsed = try Self.entry(entry, userID: userID, groupID: groupID)
                 guard seen.insert([UInt32(parsed.tag), parsed.id]).inserted else {
-                    throw Problem(description: "entry '\(TerminalSafe.name(String(entry)))' is given twice")
+                    throw Problem(description: "entry '\(TerminalSafe.name(entry))' is given twice")
                 }
                 entries.append(parsed)
             }
@@ -187,14 +188,5 @@ struct PosixACL: Equatable {
             return nil
         }
         return UInt32(text)
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingWhitespace: Substring {
-        var slice = self
-        while let first = slice.first, first == " " || first == "\t" || first == "\r" { slice = slice.dropFirst() }
-        while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice = slice.dropLast() }
-        return slice
     }
 }

@@ -1,28 +1,37 @@
 import Dispatch
 package import Testing
 
-/// Runs each test of a suite outside Swift's cooperative pool: on threads of a concurrent
-/// dispatch queue, preferred as the task executor of the test and of every child task it makes.
+/// Runs each test of a suite outside Swift's cooperative pool: on the threads of `executor`,
+/// preferred as the task executor of the test and of every child task it makes.
 ///
 /// The pool has one thread per core (two here), and tests run in parallel on it. A test whose
 /// synchronous body computes for seconds (generating a corpus, scanning the sources, checking
 /// thousands of random blocks) holds one of those threads the whole time; two of them stalled
 /// every other test for 20 to 30 s at the start of a run, and the tests that time a watchdog, a
-/// FIFO's refusal or an extension's answer then failed. Suites of such tests take this trait.
-/// Tests that measure the pool itself must not.
+/// FIFO's refusal or an extension's answer then failed. Suites of such tests take `.offPool`
+/// (``OffPoolExecutor``: dispatch's threads), or `.background` when they compute for seconds and
+/// time nothing (``BackgroundExecutor``: threads at a low priority, which leave the cores to the
+/// rest). Tests that measure the pool itself must take neither.
 package struct OffPoolTrait: SuiteTrait, TestTrait, TestScoping {
+    /// Where the test's jobs run.
+    package let executor: any TaskExecutor
+
     package var isRecursive: Bool { true }
 
     package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await withTaskExecutorPreference(OffPoolExecutor.shared) { try await function() }
+        try await withTaskExecutorPreference(executor) { try await function() }
     }
 }
 
 extension Trait where Self == OffPoolTrait {
-    /// Runs the suite's or test's body outside the cooperative pool (``OffPoolTrait``).
-    package static var offPool: Self { OffPoolTrait() }
+    /// Runs the suite's or test's body on dispatch's threads, outside the cooperative pool.
+    package static var offPool: Self { OffPoolTrait(executor: OffPoolExecutor.shared) }
+
+    /// Runs the suite's or test's body outside the cooperative pool at a low priority
+    /// (``BackgroundExecutor``).
+    package static var background: Self { OffPoolTrait(executor: BackgroundExecutor.shared) }
 }
 
 /// A task executor that runs each job on a serial dispatch queue of its own.

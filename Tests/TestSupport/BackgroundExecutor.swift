@@ -1,43 +1,23 @@
 import Foundation
-package import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Runs each test of a suite outside Swift's cooperative pool, on threads the scheduler serves
-/// after every other thread of the test process: for suites that compute for seconds and time
-/// nothing.
-///
-/// ``OffPoolTrait`` frees the pool's threads, but not the cores: at the start of a run the suites
-/// that generate corpora and encode thousands of blocks ran on a dozen threads at once, the two
-/// threads of the pool had a sixth of the machine, and tests that time a watchdog, an extension or
-/// a peer waited 5 s (13 s in CI) for their code to run and failed as stalled. Under this trait
-/// those suites run at nice 10, a tenth of the weight of a normal thread: they still have the
-/// cores the rest leaves idle.
-package struct BackgroundTrait: SuiteTrait, TestTrait, TestScoping {
-    package var isRecursive: Bool { true }
-
-    package func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        try await withTaskExecutorPreference(BackgroundExecutor.shared) { try await function() }
-    }
-}
-
-extension Trait where Self == BackgroundTrait {
-    /// Runs the suite's or test's body off the cooperative pool at a low priority
-    /// (``BackgroundTrait``).
-    package static var background: Self { BackgroundTrait() }
-}
-
 /// A task executor whose threads run at ``niceness``, and which starts another thread whenever a
 /// job comes and none is idle; a thread idle for ``idleLifetime`` ends.
+///
+/// What `.background` (``OffPoolTrait``) runs tests on. ``OffPoolExecutor`` frees the pool's
+/// threads, but not the cores: at the start of a run the suites that generate corpora and encode
+/// thousands of blocks ran on a dozen threads at once, the two threads of the pool had a sixth of
+/// the machine, and tests that time a watchdog, an extension or a peer waited 5 s (13 s in CI)
+/// for their code to run and failed as stalled. At nice 10, a tenth of the weight of a normal
+/// thread, those suites still have the cores the rest leaves idle.
 ///
 /// Its threads cannot be dispatch's: those are shared with the rest of the process, and a thread
 /// lowered for one job could not be raised again for the next without privileges. Growing on
 /// demand, as dispatch's overcommitting threads do, is what lets tests block a thread while they
-/// wait for another of their tasks (``OffPoolTrait`` says why a fixed width starved them).
+/// wait for another of their tasks (``OffPoolExecutor`` says why a fixed width starved them).
 ///
 /// `@unchecked Sendable`: `jobs`, `next`, `idle`, `wakeUps` and `live` are only touched with
 /// `condition` locked.

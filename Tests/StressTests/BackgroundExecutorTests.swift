@@ -6,9 +6,9 @@ import Testing
     import Glibc
 #endif
 
-/// ``BackgroundTrait``: a test under it runs at a low priority, and blocking its thread takes
+/// ``BackgroundExecutor`` (`.background`): a test on it runs at a low priority, and blocking its thread takes
 /// none from the pool nor from the test's other tasks.
-@Suite(.background) struct BackgroundTraitTests {
+@Suite(.background) struct BackgroundExecutorTests {
     #if canImport(Glibc)
         /// The nice value of the calling thread: on Linux, "0" names the thread, not the process.
         static func niceness() -> Int32 {
