@@ -238,6 +238,29 @@ public final class ArchiveReader: Sendable {
         var maxEntries: Int?
         var maxBufferedBlockSize: Int
         var maxDecoderMemory: Int
+
+        /// The decoder memory a reader that decodes alone (a pipe's, a salvage's) is held to:
+        /// ``ArchiveReader/defaultMaxDecoderMemory``, or half of what an address-space limit
+        /// leaves when that is less (never under 1 MiB).
+        static func decoderMemory(within available: Int?) -> Int {
+            min(ArchiveReader.defaultMaxDecoderMemory, available.map { max(1 << 20, $0 / 2) } ?? .max)
+        }
+
+        /// These limits, lowered so that a decoder and the blocks the scheduler holds
+        /// (`2 * parallelism + 2` at most) fit in half of `available` each, never under 1 MiB:
+        /// under an address-space limit (``AddressSpace/available``) a block past it could not be
+        /// allocated at all, and the Swift runtime would stop the process. Decoders are held to
+        /// half each, not half among them, so that one large dictionary still decodes; two of
+        /// them at once past the limit fail with liblzma's memory error, which names the block.
+        /// A block above the lowered size is streamed in pieces instead of decoded whole.
+        func fitted(toAvailable available: Int?, parallelism: Int = PackOptions.activeCores) -> Limits {
+            guard let available else { return self }
+            let threads = max(1, parallelism)
+            var fitted = self
+            fitted.maxDecoderMemory = min(maxDecoderMemory, Self.decoderMemory(within: available))
+            fitted.maxBufferedBlockSize = min(maxBufferedBlockSize, max(1 << 20, available / 2 / (2 * threads + 2)))
+            return fitted
+        }
     }
 
     /// Reads the end of `file` (opened from `path` when nil) on a thread of our own: reading the
@@ -258,7 +281,8 @@ public final class ArchiveReader: Sendable {
     }
 
     /// A reader of `file` (named `path`) whose end has been read into `layout`.
-    private init(path: String, file: ArchiveFile, layout: ArchiveLayout, limits: Limits) {
+    private init(path: String, file: ArchiveFile, layout: ArchiveLayout, limits asked: Limits) {
+        let limits = asked.fitted(toAvailable: AddressSpace.available)
         self.path = path
         self.file = file
         fileIndex = layout.fileIndex

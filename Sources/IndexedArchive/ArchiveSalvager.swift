@@ -141,7 +141,7 @@ public enum ArchiveSalvager {
             return walk
         }
         var offset = UInt64(StreamHeader.size)
-        let decoder = BlockDecoder(memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory))
+        let decoder = BlockDecoder(memoryLimit: UInt64(ArchiveReader.Limits.decoderMemory(within: AddressSpace.available)))
         /// The tar offset where the current block's bytes start.
         var tarPosition: UInt64 = 0
         /// After damage: tar bytes before this offset are skipped (they belong to a lost member).

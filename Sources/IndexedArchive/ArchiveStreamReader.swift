@@ -109,8 +109,10 @@ public enum ArchiveStreamReader {
                 // output passes it: the decoder is held to what `xz -9` needs, with room to spare.
                 // The blocks of a multi-block stream (ours, `xz -T`, pixz) decode on every active
                 // core, within the same memory limit taken together.
+                // Under an address-space limit, within what it leaves (see AddressSpace).
                 let decoder = StreamDecoder(
-                    memoryLimit: UInt64(ArchiveReader.defaultMaxDecoderMemory), threads: chosen.parallelism)
+                    memoryLimit: UInt64(ArchiveReader.Limits.decoderMemory(within: AddressSpace.available)),
+                    threads: chosen.parallelism)
                 return Decoding(consumer: consumer, decoder: decoder)
             },
             consume: { (state: inout Decoding, piece: [UInt8]) in

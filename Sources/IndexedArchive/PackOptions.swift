@@ -41,6 +41,10 @@ public struct PackOptions: Sendable {
     /// With a budget, the early chunk is dropped first, then workers, until the rest fits; a
     /// budget too small for one worker is refused as `.invalidOptions`, naming what one needs.
     /// Other memory (the index being built, buffers of a few MiB, the runtime) is not counted.
+    ///
+    /// Without a budget, under an address-space limit (`ulimit -v`), the pack takes what the limit
+    /// leaves (``AddressSpace/available``) as its budget: past it an encoder cannot start and a
+    /// chunk cannot be allocated.
     public var memoryBudget: Int? = nil
     /// `false` stores every block uncompressed (data known not to compress, or speed above all).
     public var compressible: Bool = true
@@ -101,6 +105,9 @@ public struct PackOptions: Sendable {
     /// without write permission would refuse it for a user who is not root. Turn it on only
     /// once folder headers follow their gathered files.
     package var gathersIncompressibleApart = false
+    /// The address-space limit ``memoryBudget`` was taken from, when it was (for the message
+    /// that refuses it).
+    var addressSpaceLimit: Int? = nil
     /// The file system read from; tests substitute one that injects faults.
     package var fileSystem: FileSystem = .system
     /// Called on the compressing thread before chunk `sequence` is compressed; tests use it to make
@@ -179,17 +186,21 @@ public struct PackOptions: Sendable {
     /// chunk, beside the serializer's chunks.
     func workersWithinBudget() throws(ArchiveError) -> Int {
         guard let memoryBudget else { return workers }
+        let fromLimit = addressSpaceLimit
         let encoder = try encoderMemory
         let perWorker = encoder + chunkSize
         let fixed = Self.serializerChunks * chunkSize
         let fitting = (memoryBudget - fixed) / perWorker
         guard fitting >= 1 else {
             let mib = { (bytes: Int) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+            let budget =
+                fromLimit.map { "the address-space limit (ulimit -v) of \(mib($0)) leaves \(mib(memoryBudget)), which" }
+                ?? "a memory budget of \(mib(memoryBudget))"
             throw ArchiveError(
                 .invalidOptions,
-                "a memory budget of \(mib(memoryBudget)) cannot hold one worker: it needs \(mib(perWorker + fixed)) "
+                "\(budget) cannot hold one worker: it needs \(mib(perWorker + fixed)) "
                     + "(an encoder of \(mib(encoder)) at preset \(preset) and \(1 + Self.serializerChunks) chunks of "
-                    + "\(mib(chunkSize))); raise the budget, or lower the preset or the chunk size")
+                    + "\(mib(chunkSize))); raise the \(fromLimit == nil ? "budget" : "limit"), or lower the preset or the chunk size")
         }
         return min(workers, fitting)
     }
@@ -225,11 +236,15 @@ public struct PackOptions: Sendable {
             throw ArchiveError(.invalidOptions, "workers must be 1 to 256, not \(workers)")
         }
         var options = self
-        options.workers = try workersWithinBudget()
+        if options.memoryBudget == nil, let limit = AddressSpace.limit, let available = AddressSpace.available {
+            options.memoryBudget = available
+            options.addressSpaceLimit = limit
+        }
+        options.workers = try options.workersWithinBudget()
         if options.workers < workers {
             logger.notice(
                 "fewer workers to stay within the memory budget",
-                metadata: ["workers": "\(options.workers)", "asked": "\(workers)", "budget": "\(memoryBudget ?? 0)"])
+                metadata: ["workers": "\(options.workers)", "asked": "\(workers)", "budget": "\(options.memoryBudget ?? 0)"])
         }
         // Keys become pax keywords (AMK.<key>), which cannot hold these bytes.
         for key in metadata.keys where key.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\n") || $0 == 0 }) {

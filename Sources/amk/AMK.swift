@@ -57,6 +57,12 @@ struct AMK: AsyncParsableCommand {
     static func main() async {
         // The CLI's choice, process-wide: large buffers in mappings of their own (see AllocatorTuning).
         AllocatorTuning.apply()
+        // Under too tight a `ulimit -v` a thread cannot start and the cooperative pool waits for
+        // one forever: say so and stop instead of hanging.
+        if let shortfall = AddressSpace.shortfall() {
+            StandardError.line("amk: \(shortfall)")
+            Foundation.exit(1)
+        }
         refuseArgumentsThatAreNotUTF8()
         if let archive = ListCommand.plainArchive(in: CommandLine.arguments) {
             do {

@@ -61,7 +61,8 @@ struct PackCommand: AsyncParsableCommand {
     @Option(
         help: ArgumentHelp(
             "The most memory the encoders and the chunks in flight may hold together (256M, 1G); "
-                + "fewer workers run when it is short, and a budget too small for one is refused.",
+                + "fewer workers run when it is short, and a budget too small for one is refused. "
+                + "Under ulimit -v, by default, what the limit leaves.",
             valueName: "size"))
     var memory: ByteSize?
 

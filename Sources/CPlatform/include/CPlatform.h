@@ -6,6 +6,7 @@
 #include <sys/xattr.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #if defined(__linux__)
 #include <malloc.h>
 #endif
@@ -19,6 +20,27 @@ static inline int amk_set_mmap_threshold(int bytes) {
     (void)bytes;
     return 0;
 #endif
+}
+
+/// Caps the number of glibc's malloc arenas; returns 1 on success, 0 where there is nothing to
+/// set. Every arena past the first reserves 64 MiB of address space up front, which an
+/// address-space limit (`ulimit -v`) counts whole.
+static inline int amk_set_arena_max(int arenas) {
+#if defined(__linux__) && defined(M_ARENA_MAX)
+    return mallopt(M_ARENA_MAX, arenas);
+#else
+    (void)arenas;
+    return 0;
+#endif
+}
+
+/// The soft limit of `resource` (0: the address space, 1: the stack) in bytes; -1 when there is
+/// none or it cannot be read. Swift's Glibc module gives RLIMIT_* a type per platform.
+static inline long long amk_soft_limit(int resource) {
+    struct rlimit limit;
+    if (getrlimit(resource == 0 ? RLIMIT_AS : RLIMIT_STACK, &limit) != 0) return -1;
+    if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > (rlim_t)0x7fffffffffffffffLL) return -1;
+    return (long long)limit.rlim_cur;
 }
 
 /// Linux's O_PATH: a descriptor that only names a folder, for `openat` to go on from, and that a
