@@ -50,8 +50,12 @@ public enum AddressSpace {
     /// What is left under the limit for codecs and buffers after what is mapped now and
     /// ``reserve(cores:)``: nil without a limit, 0 when nothing is left.
     public static var available: Int? {
-        guard let limit else { return nil }
-        return max(0, limit - (inUse ?? 0) - reserve())
+        limit.map(available(under:))
+    }
+
+    /// What `limit` leaves for codecs and buffers (see ``available``).
+    static func available(under limit: Int) -> Int {
+        max(0, limit - (inUse ?? 0) - reserve())
     }
 
     /// The least ``available`` a command starts with: an extraction decodes with a dictionary
@@ -70,6 +74,7 @@ public enum AddressSpace {
             + "\((needed + 1023) / 1024) KiB (ulimit -v \((needed + 1023) / 1024))"
     }
 
+    /// `bytes` as the messages about memory give it: MiB, one decimal.
     static func mebibytes(_ bytes: Int) -> String {
         String(format: "%.1f MiB", Double(bytes) / 1_048_576)
     }

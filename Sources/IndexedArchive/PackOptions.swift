@@ -186,21 +186,21 @@ public struct PackOptions: Sendable {
     /// chunk, beside the serializer's chunks.
     func workersWithinBudget() throws(ArchiveError) -> Int {
         guard let memoryBudget else { return workers }
-        let fromLimit = addressSpaceLimit
         let encoder = try encoderMemory
         let perWorker = encoder + chunkSize
         let fixed = Self.serializerChunks * chunkSize
         let fitting = (memoryBudget - fixed) / perWorker
         guard fitting >= 1 else {
-            let mib = { (bytes: Int) in String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+            let mib = AddressSpace.mebibytes
             let budget =
-                fromLimit.map { "the address-space limit (ulimit -v) of \(mib($0)) leaves \(mib(memoryBudget)), which" }
+                addressSpaceLimit.map { "the address-space limit (ulimit -v) of \(mib($0)) leaves \(mib(memoryBudget)), which" }
                 ?? "a memory budget of \(mib(memoryBudget))"
             throw ArchiveError(
                 .invalidOptions,
                 "\(budget) cannot hold one worker: it needs \(mib(perWorker + fixed)) "
                     + "(an encoder of \(mib(encoder)) at preset \(preset) and \(1 + Self.serializerChunks) chunks of "
-                    + "\(mib(chunkSize))); raise the \(fromLimit == nil ? "budget" : "limit"), or lower the preset or the chunk size")
+                    + "\(mib(chunkSize))); raise the \(addressSpaceLimit == nil ? "budget" : "limit"), or lower the preset or the chunk size"
+            )
         }
         return min(workers, fitting)
     }
@@ -236,8 +236,8 @@ public struct PackOptions: Sendable {
             throw ArchiveError(.invalidOptions, "workers must be 1 to 256, not \(workers)")
         }
         var options = self
-        if options.memoryBudget == nil, let limit = AddressSpace.limit, let available = AddressSpace.available {
-            options.memoryBudget = available
+        if options.memoryBudget == nil, let limit = AddressSpace.limit {
+            options.memoryBudget = AddressSpace.available(under: limit)
             options.addressSpaceLimit = limit
         }
         options.workers = try options.workersWithinBudget()
