@@ -78,9 +78,9 @@ struct AMK: AsyncParsableCommand {
         var command: any ParsableCommand
         do {
             let arguments = Array(CommandLine.arguments.dropFirst())
-            // Thousands of names: those after `--` are parsed apart (see MemberArguments), and the
-            // command checked as a whole. Arguments that do not parse so (the archive itself
-            // after `--`) are parsed together, as ever.
+            // Thousands of names: the names of `list` and `extract`, after `--` or not, are
+            // parsed apart (see MemberArguments), and the command checked as a whole. Arguments
+            // that do not parse so (the archive itself after `--`) are parsed together, as ever.
             if let (parsed, names) = MemberArguments.split(arguments), let head = try? parseAsRoot(parsed),
                 let whole = MemberArguments.adding(names, to: head)
             {

@@ -17,10 +17,46 @@ enum MemberArguments {
     /// command that takes members: what ArgumentParser is given (the `--` kept, so that parsing
     /// is as before), and the names after it. Nil for anything else.
     static func split(_ arguments: [String]) -> (parsed: [String], names: [String])? {
-        guard let command = arguments.first, commands.contains(command),
-            let separator = arguments.firstIndex(of: "--"), separator + 1 < arguments.count
-        else { return nil }
+        guard let command = arguments.first, commands.contains(command) else { return nil }
+        guard let separator = arguments.firstIndex(of: "--") else { return splitWithoutSeparator(arguments) }
+        guard separator + 1 < arguments.count else { return nil }
         return (Array(arguments[...separator]), Array(arguments[(separator + 1)...]))
+    }
+
+    /// The same split for names given without `--` (`amk extract A $(cat names)`), which took as
+    /// long as ever: the options, wherever they stand, and the archive go to ArgumentParser with
+    /// a `--` after them, and the other positional arguments are the names. Only an argument
+    /// line that reads one way is split: every argument that starts with `-` must be one of the
+    /// command's own options or flags, spelled as it declares them (`--name=value` too), and an
+    /// option's value must not itself look like an option. Anything else (a cluster of short
+    /// flags, an unknown option, a missing value) is nil, and the whole line is parsed as it
+    /// always was, with its usual message.
+    static func splitWithoutSeparator(_ arguments: [String]) -> (parsed: [String], names: [String])? {
+        guard let command = arguments.first, let spelling = OptionSpelling.of(command) else { return nil }
+        var options: [String] = []
+        var positionals: [String] = []
+        var index = 1
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("-"), argument != "-" else {
+                positionals.append(argument)
+                continue
+            }
+            options.append(argument)
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                guard spelling.takingValues.contains(String(argument[..<equals])) else { return nil }
+                continue
+            }
+            if spelling.flags.contains(argument) { continue }
+            guard spelling.takingValues.contains(argument), index < arguments.count else { return nil }
+            let value = arguments[index]
+            guard value == "-" || !value.hasPrefix("-") else { return nil }
+            options.append(value)
+            index += 1
+        }
+        guard positionals.count > 1 else { return nil }
+        return ([command] + options + [positionals[0], "--"], Array(positionals.dropFirst()))
     }
 
     /// `command` with `names` added after the members it was given.

@@ -13,8 +13,53 @@ extension AMKTests {
             #expect(split.parsed == ["extract", "A", "-C", "out", "--"])
             #expect(split.names == ["x", "-y", "--"], "everything after the first --, whatever it looks like")
             #expect(MemberArguments.split(["pack", "d", "--", "x"]) == nil, "pack's sources are not members")
-            #expect(MemberArguments.split(["list", "A", "x"]) == nil)
+            #expect(MemberArguments.split(["list", "A", "x"])?.parsed == ["list", "A", "--"], "without -- too")
             #expect(MemberArguments.split(["list", "A", "--"]) == nil)
+        }
+
+        /// Names without `--` (`amk extract A $(cat names)`): the options, wherever they stand,
+        /// and the archive are parsed before a `--`, the rest are the names.
+        @Test func namesWithoutTheSeparatorAreSplitFromTheOptionsWhereverTheyStand() throws {
+            let split = try #require(
+                MemberArguments.split(["extract", "A", "x", "-C", "out", "y", "--json", "--strip-components=1", "-T", "-", "z"]))
+            #expect(split.parsed == ["extract", "-C", "out", "--json", "--strip-components=1", "-T", "-", "A", "--"])
+            #expect(split.names == ["x", "y", "z"])
+            let list = try #require(MemberArguments.split(["list", "-", "a b", "-l"]))
+            #expect(list.parsed == ["list", "-l", "-", "--"], "- is standard input, not an option")
+            #expect(list.names == ["a b"])
+        }
+
+        /// Whatever could be read two ways is not split, so ArgumentParser parses it as ever and
+        /// says what it always said.
+        @Test func anArgumentLineThatReadsTwoWaysIsNotSplit() {
+            for arguments in [
+                ["extract", "A", "x", "-qv"],  // a cluster of flags
+                ["extract", "A", "x", "--nope"],  // not an option of extract
+                ["extract", "A", "x", "-C"],  // a value missing
+                ["extract", "A", "x", "-C", "-q"],  // a value that looks like an option
+                ["extract", "A", "x", "--json=1"],  // a flag given a value
+                ["extract", "A", "x", "-C=out"],
+                ["list", "A"],  // no names: nothing to gain
+                ["pack", "d", "e", "-o", "A"]  // pack's sources are not members
+            ] {
+                #expect(MemberArguments.split(arguments) == nil, "\(arguments)")
+            }
+        }
+
+        /// Split or not, a line parses to the same command.
+        @Test func aSplitLineParsesToTheSameCommand() throws {
+            for arguments in [
+                ["extract", "A", "x", "-C", "out", "y", "--json", "--strip-components=1", "z"],
+                ["extract", "-q", "A", "x", "--overwrite", "y", "-T", "-"],
+                ["list", "A", "-l", "x", "y"]
+            ] {
+                let split = try #require(MemberArguments.split(arguments))
+                let head = try AMK.parseAsRoot(split.parsed)
+                let whole = try #require(MemberArguments.adding(split.names, to: head))
+                let plain = try AMK.parseAsRoot(arguments)
+                #expect(String(describing: whole) == String(describing: plain), "\(arguments)")
+                #expect(String(describing: whole).contains("\"y\""), "the description shows the values: \(whole)")
+            }
         }
 
         /// A tree of `count` empty files, packed; their member names, in order.
@@ -37,6 +82,13 @@ extension AMKTests {
             let listed = try AMKProcess.run(["list", archive, "--"] + names)
             #expect(listed.status == 0, "\(listed.stderr)")
             #expect(Set(listed.stdout.split(separator: "\n").map(String.init)) == Set(names))
+            // Without `--` too (but for the one name that reads as an option), options among them.
+            let plain = Array(names.dropFirst())
+            let unseparated = try AMKProcess.run(["list", archive] + plain.prefix(1_000) + ["-l"] + plain.dropFirst(1_000))
+            #expect(unseparated.status == 0, "\(unseparated.stderr)")
+            let long = unseparated.stdout.split(separator: "\n")
+            #expect(long.count == plain.count && long.allSatisfy { $0.hasPrefix("-rw") }, "a long listing of every name")
+            #expect(Set(long.compactMap { $0.split(separator: " ").last.map(String.init) }) == Set(plain))
             let chosen = Array(names.prefix(2_000))
             let extracted = try AMKProcess.run(["extract", archive, "-C", tree.path("out"), "-q", "--"] + chosen)
             #expect(extracted.status == 0, "\(extracted.stderr)")
