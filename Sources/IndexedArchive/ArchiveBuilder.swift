@@ -447,7 +447,7 @@ public actor ArchiveBuilder {
             var probe = [UInt8](repeating: 0, count: 1)
             return try descriptor.use { fd in
                 let grew = try probe.withUnsafeMutableBytes { try fileSystem.read(fd, $0, path) } > 0
-                return (grew, FileStatus(try fileSystem.fstat(fd, path)).mtime != status.mtime)
+                return (grew, FileStatus(try fileSystem.fstat(fd, path)).changed(since: status))
             }
         }
         if grew {

@@ -15,7 +15,8 @@ struct FileContent: Sendable {
     var checksum: UInt64
     /// Bytes that were there past the size `fstat` reported.
     var grew: Bool
-    /// The modification time moved while the file was read: what was read may mix old and new.
+    /// The modification or change time moved while the file was read: what was read may mix
+    /// old and new.
     var modified = false
 
     static func read(path: String, fileSystem: FileSystem) throws -> FileContent {
@@ -32,6 +33,6 @@ struct FileContent: Sendable {
         bytes.removeLast(bytes.count - min(count, Int(status.size)))
         let after = FileStatus(try fileSystem.fstat(fd, path))
         return FileContent(
-            status: status, bytes: bytes, checksum: CRC.crc64(bytes), grew: grew, modified: after.mtime != status.mtime)
+            status: status, bytes: bytes, checksum: CRC.crc64(bytes), grew: grew, modified: after.changed(since: status))
     }
 }

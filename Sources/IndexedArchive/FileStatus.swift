@@ -14,6 +14,10 @@ struct FileStatus: Sendable {
     var uid: UInt64
     var gid: UInt64
     var mtime: TarTimestamp
+    /// The inode's change time, which a writer cannot set back: a file rewritten in place at
+    /// the same size, its modification time then restored (`touch -r`, a tool that keeps
+    /// times), differs from its earlier self in this alone. GNU tar checks it for the same reason.
+    var changeTime: TarTimestamp
 
     init(_ info: stat) {
         isRegular = info.st_mode & S_IFMT == S_IFREG
@@ -22,5 +26,11 @@ struct FileStatus: Sendable {
         uid = UInt64(info.st_uid)
         gid = UInt64(info.st_gid)
         mtime = Platform.modificationTime(info)
+        changeTime = Platform.changeTime(info)
+    }
+
+    /// Whether the file was written (or its inode changed) since `earlier` was taken.
+    func changed(since earlier: FileStatus) -> Bool {
+        mtime != earlier.mtime || changeTime != earlier.changeTime
     }
 }

@@ -189,4 +189,13 @@ package enum Platform {
             TarTimestamp(seconds: Int64(info.st_mtimespec.tv_sec), nanoseconds: UInt32(info.st_mtimespec.tv_nsec))
         #endif
     }
+
+    /// `st_ctim`: when the inode last changed (content, mode, links, attributes).
+    package static func changeTime(_ info: stat) -> TarTimestamp {
+        #if canImport(Glibc)
+            TarTimestamp(seconds: Int64(info.st_ctim.tv_sec), nanoseconds: UInt32(info.st_ctim.tv_nsec))
+        #else
+            TarTimestamp(seconds: Int64(info.st_ctimespec.tv_sec), nanoseconds: UInt32(info.st_ctimespec.tv_nsec))
+        #endif
+    }
 }

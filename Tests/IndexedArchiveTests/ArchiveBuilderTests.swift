@@ -352,8 +352,9 @@ extension EngineSuites {
         }
 
         /// `fstat` reports a later modification time from its second call on for `victim`, as if
-        /// the file were written in place while it was read.
-        static func rewrittenWhileRead(_ victim: String) -> FileSystem {
+        /// the file were written in place while it was read; with `keepingItsTime`, only a later
+        /// change time, as if the writer then set the modification time back (`touch -r`).
+        static func rewrittenWhileRead(_ victim: String, keepingItsTime: Bool = false) -> FileSystem {
             let calls = Mutex(0)
             var fs = FileSystem.system
             fs.fstat = { fd, path in
@@ -364,24 +365,28 @@ extension EngineSuites {
                         return count
                     }) > 1
                 {
-                    info.st_mtim.tv_sec += 1
+                    if keepingItsTime {
+                        info.st_ctim.tv_nsec = (info.st_ctim.tv_nsec + 1) % 1_000_000_000
+                    } else {
+                        info.st_mtim.tv_sec += 1
+                    }
                 }
                 return info
             }
             return fs
         }
 
-        /// A file rewritten in place keeps its size: only its modification time tells. The pack
-        /// fails naming it (it stored a mix of old and new bytes, silently), or with changes
-        /// allowed stores what it read, with a warning.
-        @Test(arguments: ["small.txt", "large.bin"])
-        func aFileModifiedWhileReadFailsOrIsStoredWithAWarning(_ name: String) async throws {
+        /// A file rewritten in place keeps its size: only its modification time tells, or, when
+        /// the writer set that back, its change time. The pack fails naming it (it stored a mix of
+        /// old and new bytes, silently), or with changes allowed stores what it read, with a warning.
+        @Test(arguments: ["small.txt", "large.bin"], [false, true])
+        func aFileModifiedWhileReadFailsOrIsStoredWithAWarning(_ name: String, keepingItsTime: Bool) async throws {
             let dir = try TemporaryDirectory()
             let original = name == "large.bin" ? Samples.noise1Point2M : Array("small content".utf8)
             try dir.file("src/" + name, original)
             let victim = dir.path + "/src/" + name
             var options = testOptions()
-            options.fileSystem = Self.rewrittenWhileRead(victim)
+            options.fileSystem = Self.rewrittenWhileRead(victim, keepingItsTime: keepingItsTime)
             let archive = dir.path + "/m.tar.xz"
             let error = await expectArchiveError(name) {
                 try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
@@ -391,7 +396,7 @@ extension EngineSuites {
             #expect(error?.message.contains("modified while it was read") == true, "\(String(describing: error))")
             #expect(!exists(archive))
 
-            options.fileSystem = Self.rewrittenWhileRead(victim)
+            options.fileSystem = Self.rewrittenWhileRead(victim, keepingItsTime: keepingItsTime)
             options.changedWhileReading = .warn
             let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
             #expect(summary.warnings.map(\.path) == [victim])
