@@ -147,3 +147,14 @@ void amk_set_thread_name(const char *name) {
     pthread_setname_np(pthread_self(), short_name);
 #endif
 }
+
+long long amk_seek_data(int fd, long long offset) {
+#ifdef SEEK_DATA
+    return (long long)lseek(fd, (off_t)offset, SEEK_DATA);
+#else
+    (void)fd;
+    (void)offset;
+    errno = EINVAL;
+    return -1;
+#endif
+}

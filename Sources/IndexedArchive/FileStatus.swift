@@ -18,6 +18,9 @@ struct FileStatus: Sendable {
     /// the same size, its modification time then restored (`touch -r`, a tool that keeps
     /// times), differs from its earlier self in this alone. GNU tar checks it for the same reason.
     var changeTime: TarTimestamp
+    /// What the file occupies on disk (`st_blocks`): less than its size where it has holes,
+    /// the only files worth asking where their data is.
+    var allocatedBytes: UInt64
 
     init(_ info: stat) {
         isRegular = info.st_mode & S_IFMT == S_IFREG
@@ -27,7 +30,11 @@ struct FileStatus: Sendable {
         gid = UInt64(info.st_gid)
         mtime = Platform.modificationTime(info)
         changeTime = Platform.changeTime(info)
+        allocatedBytes = UInt64(max(0, info.st_blocks)) * 512
     }
+
+    /// Whether some of the file may be holes, which read as zeros without being stored.
+    var mayHaveHoles: Bool { allocatedBytes < size }
 
     /// Whether the file was written (or its inode changed) since `earlier` was taken.
     func changed(since earlier: FileStatus) -> Bool {

@@ -23,6 +23,10 @@ package struct FileSystem: Sendable {
     /// Reads into the buffer from the current position; returns fewer bytes only at end of file.
     package var read: @Sendable (_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ path: String) throws -> Int
     package var close: @Sendable (_ fd: Int32) -> Void
+    /// When the current position is in a hole of a sparse file, moves it past the hole (at most
+    /// `limit` bytes) and returns how far it moved; 0 at data, or where the file system cannot
+    /// tell (which leaves the bytes to `read`, as before).
+    package var skipHole: @Sendable (_ fd: Int32, _ limit: Int, _ path: String) throws -> Int
 
     package init(
         lstat: @escaping @Sendable (String) throws -> stat,
@@ -31,7 +35,8 @@ package struct FileSystem: Sendable {
         openForReading: @escaping @Sendable (String) throws -> Int32,
         fstat: @escaping @Sendable (Int32, String) throws -> stat,
         read: @escaping @Sendable (Int32, UnsafeMutableRawBufferPointer, String) throws -> Int,
-        close: @escaping @Sendable (Int32) -> Void
+        close: @escaping @Sendable (Int32) -> Void,
+        skipHole: @escaping @Sendable (Int32, Int, String) throws -> Int = { _, _, _ in 0 }
     ) {
         self.lstat = lstat
         self.readlink = readlink
@@ -40,6 +45,7 @@ package struct FileSystem: Sendable {
         self.fstat = fstat
         self.read = read
         self.close = close
+        self.skipHole = skipHole
     }
 
     /// The real file system.
@@ -50,7 +56,8 @@ package struct FileSystem: Sendable {
         openForReading: { path in try FileSystem.openWithoutWaiting(path) },
         fstat: { fd, path in try SystemCall.fstat(fd, path: path) },
         read: { fd, buffer, path in try SystemCall.read(fd, into: buffer, path: path) },
-        close: { fd in SystemCall.close(fd) }
+        close: { fd in SystemCall.close(fd) },
+        skipHole: { fd, limit, path in try FileSystem.systemSkipHole(fd, limit: limit, path: path) }
     )
 
     /// Opens `path` non-blocking, then clears the flag.

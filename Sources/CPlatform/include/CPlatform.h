@@ -124,4 +124,9 @@ int amk_child_has_exited(pid_t pid);
 /// 15 bytes Linux keeps. Foundation's `Thread.name` does not reach the system on Linux.
 void amk_set_thread_name(const char *name);
 
+/// `lseek(fd, offset, SEEK_DATA)`: where the next data at or after `offset` starts, or -1 with
+/// `ENXIO` when only a hole follows. Where the system has no `SEEK_DATA`, -1 with `EINVAL`, as
+/// for a file system that cannot tell. (Glibc declares it only under `_GNU_SOURCE`.)
+long long amk_seek_data(int fd, long long offset);
+
 #endif
