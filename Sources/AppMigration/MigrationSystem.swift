@@ -1,6 +1,7 @@
 public import Foundation
 public import IndexedArchive
 public import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -578,19 +579,26 @@ public struct MigrationSystem: Sendable {
         // Read once: an extension that stores its progress hands out the object it advances; one
         // that makes a new object per read cannot be followed, and lives by its CPU time.
         let reported = await withTaskExecutorPreference(executor) { migrationExtension.resourcesImportProgress }
+        // The signs of life are read by the watchdog's own thread, which runs whatever holds the
+        // cooperative pool; the task below only mirrors the progress for the caller.
+        let seen = Mutex((cpu: executor.cpuNanoseconds(), completed: reported.completedUnitCount))
+        let probe = watchdog.addProbe(for: .extensionCode) {
+            let cpu = executor.cpuNanoseconds()
+            let completed = reported.completedUnitCount
+            return seen.withLock { seen in
+                guard cpu - seen.cpu >= Self.importCPUSignOfLife || completed != seen.completed else { return false }
+                seen = (cpu, completed)
+                return true
+            }
+        }
+        defer { watchdog.removeProbe(probe) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var last = reported.completedUnitCount
-                var cpuAtLastBeat = executor.cpuNanoseconds()
                 while true {
                     // Ends with CancellationError when the import returns and the group cancels
                     // this observer; the group discards it.
                     try await Task.sleep(for: .milliseconds(50))
-                    let cpu = executor.cpuNanoseconds()
-                    if cpu - cpuAtLastBeat >= Self.importCPUSignOfLife {
-                        cpuAtLastBeat = cpu
-                        watchdog.beat(.extensionCode)
-                    }
                     let now = reported.completedUnitCount
                     guard now != last else { continue }
                     last = now

@@ -184,18 +184,22 @@ package enum Platform {
     /// A file's modification time from its `stat`, nanoseconds included.
     package static func modificationTime(_ info: stat) -> TarTimestamp {
         #if canImport(Glibc)
-            TarTimestamp(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec))
+            timestamp(info.st_mtim)
         #else
-            TarTimestamp(seconds: Int64(info.st_mtimespec.tv_sec), nanoseconds: UInt32(info.st_mtimespec.tv_nsec))
+            timestamp(info.st_mtimespec)
         #endif
     }
 
     /// `st_ctim`: when the inode last changed (content, mode, links, attributes).
     package static func changeTime(_ info: stat) -> TarTimestamp {
         #if canImport(Glibc)
-            TarTimestamp(seconds: Int64(info.st_ctim.tv_sec), nanoseconds: UInt32(info.st_ctim.tv_nsec))
+            timestamp(info.st_ctim)
         #else
-            TarTimestamp(seconds: Int64(info.st_ctimespec.tv_sec), nanoseconds: UInt32(info.st_ctimespec.tv_nsec))
+            timestamp(info.st_ctimespec)
         #endif
+    }
+
+    private static func timestamp(_ time: timespec) -> TarTimestamp {
+        TarTimestamp(seconds: Int64(time.tv_sec), nanoseconds: UInt32(time.tv_nsec))
     }
 }

@@ -20,6 +20,14 @@ public final class Watchdog: Sendable {
     public let policy: WatchdogPolicy
     /// Every decision is the state's (``WatchdogState``); the watchdog gives it the time.
     private let state = Mutex(WatchdogState())
+    /// Signs of life the monitor looks for itself (see ``addProbe(for:_:)``), by number.
+    private let probes = Mutex<(next: Int, all: [Int: Probe])>((0, [:]))
+
+    /// A sign of life asked for at each check, and the stage it beats for.
+    private struct Probe {
+        var stage: PipelineStage
+        var isAlive: @Sendable () -> Bool
+    }
 
     /// A watchdog with `policy`; ``supervise(policy:_:)`` makes one and runs the monitor.
     public init(policy: WatchdogPolicy = WatchdogPolicy()) {
@@ -63,6 +71,33 @@ public final class Watchdog: Sendable {
     /// The job is over, finished or failed.
     public func end(_ job: WatchdogJob) {
         state.withLock { $0.end(job) }
+    }
+
+    /// Asks `isAlive` at every check, on the monitor's own thread, and counts a `true` as a beat
+    /// of `stage`; returns the number that ``removeProbe(_:)`` takes.
+    ///
+    /// For work whose progress can be read but is not reported (the CPU time of an importer that
+    /// computes without a word): a task that polled it and beat would share the cooperative pool
+    /// with everything else, and when other work held the pool's threads for a stall timeout, the
+    /// importer was stopped as stuck while it computed. `isAlive` must be quick and must not block.
+    package func addProbe(for stage: PipelineStage, _ isAlive: @escaping @Sendable () -> Bool) -> Int {
+        probes.withLock { probes in
+            probes.next += 1
+            probes.all[probes.next] = Probe(stage: stage, isAlive: isAlive)
+            return probes.next
+        }
+    }
+
+    /// Stops asking the probe `number` (from ``addProbe(for:_:)``).
+    package func removeProbe(_ number: Int) {
+        _ = probes.withLock { $0.all.removeValue(forKey: number) }
+    }
+
+    /// Asks every probe, outside the locks, and beats for those alive.
+    private func askProbes() {
+        for probe in probes.withLock({ Array($0.all.values) }) where probe.isAlive() {
+            beat(probe.stage)
+        }
     }
 
     /// The stall that tripped the watchdog, if any.
@@ -133,6 +168,7 @@ public final class Watchdog: Sendable {
     private func monitor<T>(supervision: Supervision<T>) {
         while true {
             Thread.sleep(forTimeInterval: policy.interval.secondsValue)
+            askProbes()
             let answered = supervision.isAnswered
             let now = ContinuousClock.now
             switch state.withLock({ $0.look(at: now, policy: policy, answered: answered) }) {

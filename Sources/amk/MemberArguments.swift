@@ -23,9 +23,9 @@ enum MemberArguments {
         return (Array(arguments[...separator]), Array(arguments[(separator + 1)...]))
     }
 
-    /// The same split for names given without `--` (`amk extract A $(cat names)`), which took as
-    /// long as ever: the options, wherever they stand, and the archive go to ArgumentParser with
-    /// a `--` after them, and the other positional arguments are the names. Only an argument
+    /// The same split for names given without `--` (`amk extract A $(cat names)`), the way most
+    /// scripts pass them: the options, wherever they stand, and the archive go to ArgumentParser
+    /// with a `--` after them, and the other positional arguments are the names. Only an argument
     /// line that reads one way is split: every argument that starts with `-` must be one of the
     /// command's own options or flags, spelled as it declares them (`--name=value` too), and an
     /// option's value must not itself look like an option. Anything else (a cluster of short

@@ -68,6 +68,31 @@ final class Counter: Sendable {
         #expect(value == 42)
     }
 
+    /// A probe the monitor asks on its own thread is a sign of life: a stage nobody beats
+    /// lives for five timeouts while the probe says so, and stalls once it stops saying so.
+    @Test func aProbeAskedOnTheMonitorsThreadKeepsAStageAlive() async throws {
+        let threads = Mutex<Set<String>>([])
+        let alive = Atomic(true)
+        let start = ContinuousClock.now
+        let error = await #expect(throws: ArchiveError.self) {
+            try await Watchdog.supervise(policy: Self.fast) { watchdog in
+                watchdog.begin(Self.ownWork)
+                let probe = watchdog.addProbe(for: Self.ownWork) {
+                    threads.withLock { _ = $0.insert(Thread.current.name ?? "") }
+                    return alive.load(ordering: .relaxed)
+                }
+                defer { watchdog.removeProbe(probe) }
+                try await Task.sleep(for: .milliseconds(1500))
+                #expect(watchdog.stall == nil, "alive by its probe alone")
+                alive.store(false, ordering: .relaxed)
+                try await Task.sleep(for: .seconds(120))
+            }
+        }
+        #expect(error?.code == .stalled)
+        #expect(ContinuousClock.now - start >= .milliseconds(1800))
+        #expect(threads.withLock { $0 } == ["amk-watchdog"], "asked by the monitor only")
+    }
+
     @Test func idleStageIsNotStalledBackpressureIsNotAStall() async throws {
         // Nothing has begun: waiting (like a producer held back by busy compressors) is fine.
         let value = try await Watchdog.supervise(policy: Self.fast) { _ in
