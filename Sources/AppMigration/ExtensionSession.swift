@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -198,16 +199,34 @@ struct ExtensionSession: Sendable {
     /// One that has arrived is taken at once; only waiting goes to the session's thread. A round
     /// trip per `appendItem` then costs no thread hop on the host's side while the extension
     /// keeps it busy, which matters when the compressors hold every core.
-    func next() async throws -> ExtensionMessage {
+    ///
+    /// With `heartbeat`, heartbeats are not returned: each is handed to it on the session's
+    /// thread as soon as it is read, and the next other message is returned. An import's signs
+    /// of life so reach the watchdog whatever holds Swift's cooperative pool (see
+    /// ``runImport(staging:request:watchdog:progress:progressRange:)``).
+    func next(heartbeat: (@Sendable (_ cpu: Int64, _ completed: Int64, _ total: Int64) -> Void)? = nil) async throws
+        -> ExtensionMessage
+    {
         try Task.checkCancellation()
         let channel = process.channel
-        if let message = try channel.receiveNow() { return message }
+        /// The message to return, or nil for a heartbeat that `heartbeat` took.
+        let pass: @Sendable (ExtensionMessage) -> ExtensionMessage? = { message in
+            guard let heartbeat, case .heartbeat(let cpu, let completed, let total) = message else { return message }
+            heartbeat(cpu, completed, total)
+            return nil
+        }
+        while let message = try channel.receiveNow() {
+            if let message = pass(message) { return message }
+        }
         let process = process
         return try await pool.run { flag in
             var exitedAt: ContinuousClock.Instant?
             while true {
                 if flag.isCancelled { throw CancellationError() }
-                if let message = try channel.receive(within: .milliseconds(50)) { return message }
+                if let message = try channel.receive(within: .milliseconds(50)) {
+                    if let message = pass(message) { return message }
+                    continue
+                }
                 // Its exit closes its end of the channel, unless a process it started holds a
                 // copy: then no report can come, and waiting for one took the whole stall
                 // timeout (ten minutes for an import) and was called a stall. What it sent
@@ -299,26 +318,28 @@ struct ExtensionSession: Sendable {
             .import(
                 staging: staging.path(percentEncoded: false), sourceStore: source.storeIdentifier.rawValue,
                 sourceBundle: source.bundleIdentifier, sourcePlatform: source.platform.rawValue, sourceVersion: request.sourceVersion))
-        var cpuAtLastBeat: Int64 = 0
-        var lastCompleted: Int64 = 0
-        while true {
-            switch try await next() {
-            case .heartbeat(let cpu, let completed, let total):
+        // Heartbeats are judged on the session's thread as they are read (see `next`).
+        let seen = Mutex((cpu: Int64(0), completed: Int64(0)))
+        let heartbeat: @Sendable (Int64, Int64, Int64) -> Void = { cpu, completed, total in
+            let (working, advanced) = seen.withLock { seen -> (Bool, Bool) in
                 // The figures are the extension's: any Int64, so no arithmetic that can trap.
-                if cpu.subtractingReportingOverflow(cpuAtLastBeat).partialValue >= MigrationSystem.importCPUSignOfLife,
-                    cpu > cpuAtLastBeat
-                {
-                    cpuAtLastBeat = cpu
-                    watchdog?.beat(PipelineStage.extensionCode)
-                }
-                guard completed != lastCompleted else { continue }
-                lastCompleted = completed
-                watchdog?.beat(PipelineStage.extensionCode)
-                if let progress, total > 0 {
-                    let (low, high) = progressRange
-                    let fraction = min(max(Double(completed) / Double(total), 0), 1)
-                    progress.completedUnitCount = low + Int64(Double(high - low) * fraction)
-                }
+                let working =
+                    cpu.subtractingReportingOverflow(seen.cpu).partialValue >= MigrationSystem.importCPUSignOfLife
+                    && cpu > seen.cpu
+                if working { seen.cpu = cpu }
+                let advanced = completed != seen.completed
+                seen.completed = completed
+                return (working, advanced)
+            }
+            if working || advanced { watchdog?.beat(PipelineStage.extensionCode) }
+            if advanced, let progress, total > 0 {
+                let (low, high) = progressRange
+                let fraction = min(max(Double(completed) / Double(total), 0), 1)
+                progress.completedUnitCount = low + Int64(Double(high - low) * fraction)
+            }
+        }
+        while true {
+            switch try await next(heartbeat: heartbeat) {
             case .finished:
                 // The last heartbeat may predate the end.
                 progress?.completedUnitCount = progressRange.1
