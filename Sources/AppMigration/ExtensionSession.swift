@@ -319,18 +319,9 @@ struct ExtensionSession: Sendable {
                 staging: staging.path(percentEncoded: false), sourceStore: source.storeIdentifier.rawValue,
                 sourceBundle: source.bundleIdentifier, sourcePlatform: source.platform.rawValue, sourceVersion: request.sourceVersion))
         // Heartbeats are judged on the session's thread as they are read (see `next`).
-        let seen = Mutex((cpu: Int64(0), completed: Int64(0)))
+        let seen = Mutex(ImportSignsOfLife())
         let heartbeat: @Sendable (Int64, Int64, Int64) -> Void = { cpu, completed, total in
-            let (working, advanced) = seen.withLock { seen -> (Bool, Bool) in
-                // The figures are the extension's: any Int64, so no arithmetic that can trap.
-                let working =
-                    cpu.subtractingReportingOverflow(seen.cpu).partialValue >= MigrationSystem.importCPUSignOfLife
-                    && cpu > seen.cpu
-                if working { seen.cpu = cpu }
-                let advanced = completed != seen.completed
-                seen.completed = completed
-                return (working, advanced)
-            }
+            let (working, advanced) = seen.withLock { $0.see(cpu: cpu, completed: completed) }
             if working || advanced { watchdog?.beat(PipelineStage.extensionCode) }
             if advanced, let progress, total > 0 {
                 let (low, high) = progressRange

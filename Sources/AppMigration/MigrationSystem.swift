@@ -581,15 +581,11 @@ public struct MigrationSystem: Sendable {
         let reported = await withTaskExecutorPreference(executor) { migrationExtension.resourcesImportProgress }
         // The signs of life are read by the watchdog's own thread, which runs whatever holds the
         // cooperative pool; the task below only mirrors the progress for the caller.
-        let seen = Mutex((cpu: executor.cpuNanoseconds(), completed: reported.completedUnitCount))
+        let seen = Mutex(ImportSignsOfLife(cpu: executor.cpuNanoseconds(), completed: reported.completedUnitCount))
         let probe = watchdog.addProbe(for: .extensionCode) {
-            let cpu = executor.cpuNanoseconds()
-            let completed = reported.completedUnitCount
-            return seen.withLock { seen in
-                guard cpu - seen.cpu >= Self.importCPUSignOfLife || completed != seen.completed else { return false }
-                seen = (cpu, completed)
-                return true
-            }
+            let (cpu, completed) = (executor.cpuNanoseconds(), reported.completedUnitCount)
+            let (working, advanced) = seen.withLock { $0.see(cpu: cpu, completed: completed) }
+            return working || advanced
         }
         defer { watchdog.removeProbe(probe) }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -602,7 +598,6 @@ public struct MigrationSystem: Sendable {
                     let now = reported.completedUnitCount
                     guard now != last else { continue }
                     last = now
-                    watchdog.beat(.extensionCode)
                     if let progress {
                         let (low, high) = progressRange
                         let fraction = min(max(reported.fractionCompleted, 0), 1)
