@@ -32,8 +32,12 @@ import Testing
                     try await withThrowingTaskGroup(of: ExtensionMessage?.self) { group in
                         group.addTask {
                             try await session.next { _, _, _ in
-                                seen.threads.withLock { _ = $0.insert(Thread.current.name ?? "") }
-                                seen.taken.add(1, ordering: .relaxed)
+                                let name = Thread.current.name ?? ""
+                                seen.threads.withLock { _ = $0.insert(name) }
+                                // Heartbeats already buffered when the call began are taken on
+                                // the caller's thread (a loaded machine starts the wait late);
+                                // only those taken while it waits count.
+                                if name == "amk-extension-0" { seen.taken.add(1, ordering: .relaxed) }
                             }
                         }
                         let deadline = ContinuousClock.now + .seconds(60)
@@ -52,7 +56,7 @@ import Testing
             }
             let returned = seen.returned.withLock { $0 }
             #expect(returned == nil, "no heartbeat was returned: \(String(describing: returned))")
-            #expect(seen.taken.load(ordering: .relaxed) >= 5, "five heartbeats taken within one call")
+            #expect(seen.taken.load(ordering: .relaxed) >= 5, "five heartbeats taken on the session's thread within one call")
             #expect(seen.threads.withLock { $0.contains("amk-extension-0") }, "\(seen.threads.withLock { $0 })")
         }
     }
