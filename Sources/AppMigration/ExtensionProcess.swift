@@ -64,20 +64,38 @@ final class ExtensionProcess: Sendable {
         let arguments = [path] + executable.arguments
         let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         var pid: pid_t = 0
-        let status = withCStrings(arguments) { argv in
-            withCStrings(variables) { envp in
-                amk_spawn_extension(path, argv, envp, root, sockets[1], 2, &pid)
+        var status: Int32 = 0
+        // ETXTBSY: the executable is open for writing somewhere. Most often that is not whoever
+        // wrote it (it has closed it) but a child another thread of this program is forking at
+        // that moment, which holds a copy of every descriptor not marked close-on-exec until its
+        // own exec. That lasts microseconds to milliseconds; an installer still writing lasts
+        // longer, and is then reported.
+        let busyDeadline = ContinuousClock.now + Self.busyExecutableWait
+        var pause = Duration.milliseconds(2)
+        while true {
+            status = withCStrings(arguments) { argv in
+                withCStrings(variables) { envp in
+                    amk_spawn_extension(path, argv, envp, root, sockets[1], 2, &pid)
+                }
             }
+            guard status == ETXTBSY, ContinuousClock.now < busyDeadline else { break }
+            Thread.sleep(forTimeInterval: pause.secondsValue)
+            pause = min(pause * 2, .milliseconds(100))
         }
         _ = Platform.close(sockets[1])
         guard status == 0 else {
             _ = Platform.close(sockets[0])
             throw AppMigrationError(
-                .extensionProcessFailed, "cannot start the extension process: \(String(cString: strerror(status)))",
+                .extensionProcessFailed,
+                "cannot start the extension process: \(String(cString: strerror(status)))"
+                    + (status == ETXTBSY ? " (the executable was still open for writing after \(Self.busyExecutableWait))" : ""),
                 extensionName: name, path: path)
         }
         return ExtensionProcess(pid: pid, name: name, channel: ExtensionChannel(descriptor: sockets[0], owning: true))
     }
+
+    /// How long a spawn that fails with ETXTBSY ("text file busy") is retried.
+    static let busyExecutableWait: Duration = .seconds(2)
 
     /// `path` made absolute against `folder` (the host's working directory): the process starts
     /// in its container, where a relative path would mean something else.

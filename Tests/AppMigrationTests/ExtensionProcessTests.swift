@@ -374,6 +374,54 @@ import Testing
         }
     }
 
+    /// A copy of the test extension, open for writing (as a child that another thread is forking
+    /// holds every descriptor until its exec) for `held`, or until the export returns if nil.
+    static func exportWhileOpenForWriting(for held: Duration?, in scratch: Scratch) async throws -> (Answer, URL) {
+        let source = try Self.seeded(scratch, "source")
+        let copy = scratch.url("busy-extension")
+        try FileManager.default.copyItem(atPath: Self.testExtension, toPath: copy.path(percentEncoded: false))
+        let writer = try FileHandle(forWritingTo: copy)
+        defer { try? writer.close() }
+        let archive = scratch.url("busy.tar.xz")
+        let answer = try await withThrowingTaskGroup(of: Answer?.self) { group in
+            group.addTask { await Self.export(ExtensionExecutable(path: copy.path(percentEncoded: false)), from: source, to: archive) }
+            if let held {
+                group.addTask {
+                    try await Task.sleep(for: held)
+                    try writer.close()
+                    return nil
+                }
+            }
+            while let answer = try await group.next() {
+                if let answer { return answer }
+            }
+            preconditionFailure("the export's task returns an answer")
+        }
+        return (answer, archive)
+    }
+
+    /// ETXTBSY at spawn is retried for a while: a program that spawns processes on other threads
+    /// (the test suite does) made the host fail to start an extension it had just written.
+    @Test func anExecutableBusyForAMomentStillStarts() async throws {
+        try await Scratch.with { scratch in
+            let (answer, archive) = try await Self.exportWhileOpenForWriting(for: .milliseconds(300), in: scratch)
+            #expect(answer.error == nil, "\(String(describing: answer.error))")
+            #expect(answer.elapsed >= .milliseconds(300), "it started only once the executable was closed")
+            #expect(FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
+    @Test func anExecutableThatStaysOpenForWritingIsReported() async throws {
+        try await Scratch.with { scratch in
+            let (answer, archive) = try await Self.exportWhileOpenForWriting(for: nil, in: scratch)
+            let error = try #require(answer.appError, "\(String(describing: answer.error))")
+            #expect(error.code == .extensionProcessFailed, "\(error)")
+            #expect(error.message.contains("still open for writing"), "\(error)")
+            #expect(answer.elapsed >= .seconds(2), "retried before giving up: \(answer.elapsed)")
+            #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+        }
+    }
+
     @Test(arguments: ["trap", "segv", "exit", "kill", "throw"])
     func aFailedImportProcessClearsTheContainerAndRecordsWhy(behaviour: String) async throws {
         try await Scratch.with { scratch in
