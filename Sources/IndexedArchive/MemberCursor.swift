@@ -120,23 +120,7 @@ struct MemberCursor: Sendable {
         guard entry.headerOffset &+ member.dataOffset == entry.dataOffset else {
             throw disagree("its data starts at \(entry.headerOffset &+ member.dataOffset), the index says \(entry.dataOffset)")
         }
-        // Byte for byte: String equality is canonical equivalence, and "é" and "e\u{301}" are
-        // different names on disk.
-        guard stored.path.utf8.elementsEqual(entry.path.utf8) else {
-            throw disagree("the header names \(String(reflecting: stored.path))")
-        }
-        guard stored.kind == entry.kind else { throw disagree("the header is a \(stored.kind), the index a \(entry.kind)") }
-        guard stored.size == entry.size else { throw disagree("the header gives \(stored.size) bytes, the index \(entry.size)") }
-        guard stored.mode == entry.mode else {
-            throw disagree("the header gives mode \(String(stored.mode, radix: 8)), the index \(String(entry.mode, radix: 8))")
-        }
-        guard (stored.linkTarget ?? "").utf8.elementsEqual((entry.linkTarget ?? "").utf8),
-            (stored.linkTarget == nil) == (entry.linkTarget == nil)
-        else {
-            throw disagree(
-                "the header links to \(String(reflecting: stored.linkTarget ?? "")), the index to \(String(reflecting: entry.linkTarget ?? ""))"
-            )
-        }
+        if let what = entry.disagreement(with: stored) { throw disagree(what) }
         var header = stored
         header.mtime = entry.mtime
         return header

@@ -23,14 +23,15 @@ struct IndexConformance {
         guard !member.isSparse else { throw Self.sparse(member) }
         let entry = expected[next]
         let header = member.header
-        // Names byte for byte: String equality is canonical equivalence.
-        guard UTF8Bytes.equal(entry.path, header.path), entry.kind == header.kind, entry.size == header.size,
-            entry.headerOffset == member.headerOffset, entry.dataOffset == member.dataOffset,
-            entry.mode == header.mode, TarSerializer.tarTime(header.mtime, matches: entry.mtime),
-            UTF8Bytes.equal(entry.linkTarget, header.linkTarget)
-        else {
+        let disagreement =
+            entry.headerOffset != member.headerOffset
+            ? "the member starts at offset \(member.headerOffset), the index says \(entry.headerOffset)"
+            : entry.dataOffset != member.dataOffset
+                ? "its data starts at offset \(member.dataOffset), the index says \(entry.dataOffset)"
+                : entry.disagreement(with: header)
+        if let disagreement {
             throw ArchiveError(
-                .corrupt, "tar header disagrees with the index entry for '\(entry.path)'",
+                .corrupt, "tar header disagrees with the index entry for '\(entry.path)': \(disagreement)",
                 member: header.path, offset: member.headerOffset)
         }
         return entry

@@ -104,6 +104,9 @@ public struct TarParser: Sendable {
         /// see ``TarParser/name(pax:gnu:what:at:)``.
         var longName: String?
         var longLink: String?
+        /// Whether an `L` or a `K` header was read, even one whose name was empty.
+        var seenLongName = false
+        var seenLongLink = false
     }
 
     /// A sparse member whose map is still being read: announced once it is whole and checked.
@@ -387,7 +390,14 @@ public struct TarParser: Sendable {
             }
             return
         }
-        // A lone zero block followed by a header: GNU tar warns and reads on; so do we.
+        // A lone zero block followed by a header ends the archive there: GNU tar (which warns "A
+        // lone zero block"), bsdtar and Python's tarfile all stop at it, so a member after it is
+        // one they never show. Reading on extracted it where they saw nothing.
+        if case .zeroBlock(let first) = state {
+            state = .end
+            try handler(.end(offset: first))
+            return
+        }
         state = .header
 
         let fields = try Self.decodeBlock(block, at: blockOffset)
@@ -408,8 +418,21 @@ public struct TarParser: Sendable {
             }
         }
 
+        /// Refuses a second header of one kind for the same member. Stock readers disagree on it:
+        /// for two `x` headers GNU tar and bsdtar take only the last one's records and Python's
+        /// tarfile merges both (so a `size` in the first hid a member from one reader or the
+        /// other); for two long names Python takes the first and GNU tar the last.
+        func refuseSecond(_ seen: Bool, _ what: String) throws(TarError) {
+            guard seen else { return }
+            throw TarError(
+                code: .badField,
+                message: "a second \(what) for the member whose headers start at offset \(pending.firstOffset ?? blockOffset): "
+                    + "tar readers disagree on which one applies",
+                offset: blockOffset)
+        }
         switch fields.typeflag {
         case UInt8(ascii: "x"), UInt8(ascii: "X"):
+            try refuseSecond(pending.hasPax, "pax extended header")
             if pending.firstOffset == nil { pending.firstOffset = blockOffset }
             pending.hasPax = true
             try startExtended(.pax, limit: limits.maxPaxHeaderSize, what: "pax extended header")
@@ -418,8 +441,12 @@ public struct TarParser: Sendable {
             try startExtended(.global, limit: limits.maxPaxHeaderSize, what: "pax global header")
             if fields.size == 0 { try finishExtended(.global, blockOffset: blockOffset, handler: handler) }
         case UInt8(ascii: "L"), UInt8(ascii: "K"):
-            if pending.firstOffset == nil { pending.firstOffset = blockOffset }
             let kind: ExtendedKind = fields.typeflag == UInt8(ascii: "L") ? .longName : .longLink
+            try refuseSecond(
+                kind == .longName ? pending.seenLongName : pending.seenLongLink,
+                kind == .longName ? "GNU long name" : "GNU long link target")
+            if kind == .longName { pending.seenLongName = true } else { pending.seenLongLink = true }
+            if pending.firstOffset == nil { pending.firstOffset = blockOffset }
             // The GNU long-name data includes a terminating NUL.
             let limit = limits.maxPathLength < Int.max ? limits.maxPathLength + 1 : limits.maxPathLength
             try startExtended(kind, limit: limit, what: "GNU long name")
@@ -435,9 +462,13 @@ public struct TarParser: Sendable {
             merged.defaultACL = pending.overrides.defaultACL
             // A sparse member's real name: held below to the rules of every name.
             if let name = pending.sparse.name { merged.path = name }
-            let oldGNUSparse = fields.typeflag == UInt8(ascii: "S")
+            // The old GNU sparse layout lives where the POSIX format keeps the name's prefix: GNU
+            // tar and bsdtar read an `S` header with the POSIX (or no) magic as a regular file,
+            // prefix and content as they stand. Reading a map there made amk write a file of the
+            // archive's chosen size, its bytes where the map said, where they wrote the 512 bytes.
+            let oldGNUSparse = fields.typeflag == UInt8(ascii: "S") && fields.format == .gnu
             var fields = fields
-            if oldGNUSparse { fields.typeflag = UInt8(ascii: "0") }
+            if fields.typeflag == UInt8(ascii: "S") { fields.typeflag = UInt8(ascii: "0") }
             var header = TarHeader(fields: fields, overrides: merged)
             let headerOffset = pending.firstOffset ?? blockOffset
             // A regular file by its type whose name ends in "/" is a folder (the pre-POSIX
@@ -538,8 +569,7 @@ public struct TarParser: Sendable {
     /// Applies one pax record and returns its value as text. An empty value deletes the keyword:
     /// in a `g` header it drops the default, in an `x` header it also hides the default for this
     /// member, so the ustar field is used. In a global header `path`, `linkpath` and `size` are
-    /// reported but not applied: no writer uses them that way and applying them would give every
-    /// member the same name.
+    /// refused: GNU tar and Python's tarfile apply them, bsdtar does not, and no writer uses them.
     ///
     /// A name (`path`, `linkpath`, `uname`, `gname`) holding a NUL byte is refused, in `x` and
     /// `g` headers alike: the kernel and every C reader stop at the NUL, so the name checked
@@ -570,6 +600,15 @@ public struct TarParser: Sendable {
             if let nul = bytes.firstIndex(of: 0) { throw bad(Self.nulInName(at: nul, of: bytes.count)) }
         default:
             break
+        }
+        if global, key == "path" || key == "linkpath" || key == "size" {
+            // GNU tar and Python's tarfile apply it to every member that follows (one name for
+            // all, or a size that hides members in content or shows content as members), bsdtar
+            // ignores it: readers that disagree on what an archive holds.
+            throw TarError(
+                code: .badPaxRecord,
+                message: "pax keyword \"\(key)\" in a global header: tar readers disagree on whether it applies to every member",
+                offset: headerOffset)
         }
         switch key {
         case "path" where !global:

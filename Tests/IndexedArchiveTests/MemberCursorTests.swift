@@ -90,6 +90,7 @@ extension EngineSuites {
             ("size", "the header gives 1552 bytes, the index 1551"),
             ("mode", "the header gives mode 640, the index 4755"),
             ("link", "the header links to \"\", the index to \"/etc/passwd\""),
+            ("time", "the index 12345.000000007"),
             ("data offset", "its data starts at")
         ])
         func anIndexThatDisagreesWithTheHeaderIsRefused(field: String, says: String) throws {
@@ -101,6 +102,8 @@ extension EngineSuites {
             case "size": entry.size -= 1
             case "mode": entry.mode = 0o4755
             case "link": entry.linkTarget = "/etc/passwd"
+            // A selection once took the index's time without holding its seconds to the header's.
+            case "time": entry.mtime = TarTimestamp(seconds: 12345, nanoseconds: 7)
             default: entry.dataOffset += 512
             }
             var delivered = 0

@@ -60,14 +60,29 @@ extension EngineSuites {
             #expect(consumer.members == 3)
         }
 
-        @Test func conformanceRefusesAHeaderThatDisagreesWithItsEntry() throws {
+        /// Every field an entry must agree with is checked, and the refusal says which.
+        @Test(arguments: [
+            ("size", "the header gives 1 bytes, the index 2"),
+            ("mode", "the header gives mode 644, the index 4755"),
+            ("time", "the index 99.000000000"),
+            ("path", "the header names \"d/b.txt\", the index \"d/c.txt\""),
+            ("header offset", "the member starts at offset 1536, the index says 2048")
+        ])
+        func conformanceRefusesAHeaderThatDisagreesWithItsEntry(field: String, says: String) throws {
             var expected = try Self.listed()
-            expected[2].size += 1
+            switch field {
+            case "size": expected[2].size += 1
+            case "mode": expected[2].mode = 0o4755
+            case "time": expected[2].mtime = TarTimestamp(seconds: 99)
+            case "path": expected[2].path = "d/c.txt"
+            default: expected[2].headerOffset += 512
+            }
             var consumer = TarConsumer(expected: expected)
             let error = Self.error { try Self.feed(&consumer, try tarStream(Self.members)) }
             #expect(error?.code == .corrupt)
             #expect(error?.member == "d/b.txt")
             #expect(error?.message.contains("disagrees with the index entry") == true, "\(String(describing: error))")
+            #expect(error?.message.contains(says) == true, "\(field): \(String(describing: error))")
         }
 
         @Test func conformanceRefusesContentThatDoesNotMatchItsChecksum() throws {
