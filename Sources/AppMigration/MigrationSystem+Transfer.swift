@@ -1,5 +1,6 @@
 public import Foundation
 import IndexedArchive
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -150,7 +151,8 @@ extension MigrationSystem {
         let normal: Bool
         if case .success = exported, case .finished = relayed, !stoppedExport { normal = true } else { normal = false }
         let statusWait = normal ? limits.status : min(limits.status, limits.statusAfterFailure)
-        let status = try await Self.readStatus(fd, opener: channel.opener, until: ContinuousClock.now + statusWait)
+        let status = try await Self.readStatus(
+            fd, opener: channel.opener, until: ContinuousClock.now + statusWait, from: endpoint)
         return try Self.senderVerdict(
             exported: exported, relayed: relayed, status: status, statusWait: statusWait,
             stoppedExport: stoppedExport, endpoint: endpoint)
@@ -359,8 +361,8 @@ extension MigrationSystem {
     /// Handshakes run side by side (at most ``TransferLimits/concurrentHandshakes``), so a peer
     /// that connects and says nothing cannot hold the real sender back until its handshake
     /// deadline: the listener keeps accepting while it waits, and when every slot is taken and a
-    /// connection waits, the oldest handshake gives up its slot once it has had
-    /// ``TransferLimits/handshakeSlotAge``.
+    /// connection waits, the oldest connection that has not sent its hello gives up its slot at
+    /// once, or else the oldest handshake once it has had ``TransferLimits/handshakeSlotAge``.
     private func pairedSender(
         on listener: TransferListener, code: PairingCode, acceptTimeout: Duration?,
         limits: TransferLimits, onRefused: (@Sendable (TransferError) -> Void)?
@@ -396,12 +398,19 @@ extension MigrationSystem {
             /// A connection accepted while every handshake slot was taken.
             var waiting: Int32?
             var ticking = false
+            /// The connections whose sender has sent its hello, told by their handshakes' tasks.
+            let spoke = Speakers()
+            /// Evicted connections not yet reported, and when the last report was: a flood is
+            /// reported at most once a second, not once a connection.
+            var unreported = 0
+            var lastReport: ContinuousClock.Instant?
             func start(_ fd: Int32) {
                 inFlight[fd] = .now
                 group.addTask {
                     do {
                         let channel = try await TransferHandshake.receiver(
-                            fd, code: code, until: ContinuousClock.now + limits.handshake, timeout: limits.handshake)
+                            fd, code: code, until: ContinuousClock.now + limits.handshake, timeout: limits.handshake,
+                            spoke: { spoke.insert(fd) })
                         return .handshake(fd, .success(channel))
                         // cancellation: the handshake's outcome goes to the loop, which closes the connection
                     } catch {
@@ -409,27 +418,38 @@ extension MigrationSystem {
                     }
                 }
             }
+            /// Closes the handshake of `fd` for the waiting connection, and starts that one's.
+            func evict(_ fd: Int32) {
+                inFlight[fd] = nil
+                evicted.insert(fd)
+                // Ends its handshake's reads at once; the loop closes it when it returns.
+                shutdown(fd, Int32(SHUT_RDWR))
+                if let next = waiting {
+                    waiting = nil
+                    start(next)
+                }
+            }
             /// Starts the waiting connection's handshake when a slot is free, or frees the slot of
-            /// the oldest handshake once it has had ``TransferLimits/handshakeSlotAge`` (a real
-            /// sender answers in milliseconds); then accepts the next connection. So connections
-            /// that say nothing hold a slot only while nobody else waits, and only for that long:
-            /// they cannot keep the real sender out until their own 30 s deadline (nor until the
-            /// sender's, which is as long).
+            /// the oldest connection that has not sent its hello (a real sender sends it as it
+            /// connects), or else of the oldest handshake once it has had
+            /// ``TransferLimits/handshakeSlotAge`` (a real sender completes it in milliseconds);
+            /// then accepts the next connection. So connections that say nothing hold a slot only
+            /// until another comes, and those that send a hello and no more only while nobody
+            /// waits and only for that long: they cannot keep the real sender out until their
+            /// own 30 s deadline (nor until the sender's, which is as long).
             func fill() {
                 guard paired == nil, failure == nil else { return }
                 if let fd = waiting {
+                    let talking = spoke.all
                     if inFlight.count < limits.concurrentHandshakes {
                         waiting = nil
                         start(fd)
+                    } else if let (silent, _) = inFlight.filter({ !talking.contains($0.key) }).min(by: { $0.value < $1.value }) {
+                        evict(silent)
                     } else if let (oldest, began) = inFlight.min(by: { $0.value < $1.value }) {
                         let due = began + limits.handshakeSlotAge
                         if due <= .now {
-                            inFlight[oldest] = nil
-                            evicted.insert(oldest)
-                            // Ends its handshake's reads at once; the loop closes it when it returns.
-                            shutdown(oldest, Int32(SHUT_RDWR))
-                            waiting = nil
-                            start(fd)
+                            evict(oldest)
                         } else if !ticking {
                             ticking = true
                             group.addTask {
@@ -469,12 +489,19 @@ extension MigrationSystem {
                     fill()
                 case .handshake(let fd, _) where evicted.contains(fd):
                     evicted.remove(fd)
+                    spoke.remove(fd)
                     close(fd)
-                    onRefused?(
-                        TransferError(
-                            .timedOut,
-                            "a connection to \(endpoint) had not completed the handshake within "
-                                + "\(TransferSocket.seconds(limits.handshakeSlotAge)) while another waited; it was closed"))
+                    unreported += 1
+                    if lastReport.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
+                        lastReport = .now
+                        onRefused?(
+                            TransferError(
+                                .timedOut,
+                                "\(unreported == 1 ? "a connection" : "\(unreported) connections") to \(endpoint) had not completed "
+                                    + "the handshake while another waited (\(limits.concurrentHandshakes) run side by side); "
+                                    + (unreported == 1 ? "it was closed" : "they were closed")))
+                        unreported = 0
+                    }
                     fill()
                 case .handshake(let fd, .success(let channel)) where paired == nil && failure == nil:
                     inFlight[fd] = nil
@@ -482,6 +509,8 @@ extension MigrationSystem {
                     group.cancelAll()
                 case .handshake(let fd, let outcome):
                     inFlight[fd] = nil
+                    // Before the number can be reused by the next connection accepted.
+                    spoke.remove(fd)
                     close(fd)
                     guard paired == nil, failure == nil else { continue }
                     guard case .failure(let error) = outcome, let refusal = error as? TransferError else {
@@ -575,7 +604,9 @@ extension MigrationSystem {
     /// Reads the receiver's status record, all of it before `deadline`.
     /// - Throws: ``TransferError`` `.tampered` for a record that fails authentication or is not
     ///   a status; `CancellationError`.
-    static func readStatus(_ fd: Int32, opener: RecordOpener, until deadline: ContinuousClock.Instant) async throws -> StatusOutcome {
+    static func readStatus(
+        _ fd: Int32, opener: RecordOpener, until deadline: ContinuousClock.Instant, from endpoint: TransferEndpoint
+    ) async throws -> StatusOutcome {
         let header: [UInt8]
         switch try await TransferSocket.receive(fd, count: 4, until: deadline) {
         case .complete(let bytes): header = bytes
@@ -583,8 +614,13 @@ extension MigrationSystem {
         case .reset(let bytes): return .reset(bytes.count)
         case .timedOut(let bytes): return .timedOut(bytes.count)
         }
-        guard let length = RecordOpener.sealedLength(header) else {
-            throw TransferError(.tampered, "the receiver's status announces a length outside the protocol's")
+        // A status is a message of at most `maxMessageBytes`: a longer one is not read (what a
+        // hostile receiver sends must not be printed by the kilobyte).
+        guard let length = RecordOpener.sealedLength(header), length <= 1 + TransferFrame.maxMessageBytes + SecureChannel.tagSize
+        else {
+            throw TransferError(
+                .tampered,
+                "the receiver at \(endpoint) announced a status longer than the protocol's \(TransferFrame.maxMessageBytes) bytes")
         }
         let sealed: [UInt8]
         switch try await TransferSocket.receive(fd, count: length, until: deadline) {
@@ -593,9 +629,15 @@ extension MigrationSystem {
         case .reset(let bytes): return .reset(4 + bytes.count)
         case .timedOut(let bytes): return .timedOut(4 + bytes.count)
         }
-        let (type, payload) = try opener.open(header: header, sealed: sealed)
+        let opened: (SecureChannel.RecordType, [UInt8])
+        do {
+            opened = try opener.open(header: header, sealed: sealed)
+        } catch {
+            throw TransferError(error.code, "the status from the receiver at \(endpoint) was refused: \(error.message)", underlying: error)
+        }
+        let (type, payload) = opened
         guard type == .statusOK || type == .statusFailed else {
-            throw TransferError(.tampered, "the receiver answered with a record that is not a status")
+            throw TransferError(.tampered, "the receiver at \(endpoint) answered with a record that is not a status")
         }
         return .frame(StatusFrame(ok: type == .statusOK, message: String(decoding: payload, as: UTF8.self)))
     }
@@ -632,6 +674,15 @@ private enum SenderEvent: Sendable {
     case exported(Result<DeviceToDeviceExportProperties, any Error>)
     /// The receiver sent something or closed (true), or the watch was cancelled or failed.
     case receiverStirred(Bool)
+}
+
+/// The connections whose sender has sent its hello, as their handshakes' tasks tell the loop
+/// that pairs. `Sendable`: the set is behind a `Mutex`.
+private final class Speakers: Sendable {
+    private let members = Mutex<Set<Int32>>([])
+    var all: Set<Int32> { members.withLock { $0 } }
+    func insert(_ fd: Int32) { _ = members.withLock { $0.insert(fd) } }
+    func remove(_ fd: Int32) { _ = members.withLock { $0.remove(fd) } }
 }
 
 /// What one task of the receiver's pairing saw.

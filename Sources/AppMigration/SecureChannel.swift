@@ -69,6 +69,12 @@ package struct SecureChannel: Sendable {
             throw TransferError(.notAPeer, "the peer's hello holds no valid X25519 public key")
         }
         let shared = try privateKey.sharedSecretFromKeyAgreement(with: peerKey)
+        // A public key of small order (all zeros, and a few others) makes the shared secret all
+        // zeros whatever our key is: the keys would then rest on the code alone, not on the
+        // exchange. RFC 7748 (section 6.1) says to refuse it.
+        guard shared.withUnsafeBytes({ $0.contains { $0 != 0 } }) else {
+            throw TransferError(.notAPeer, "the peer's hello holds an X25519 public key of small order, which no real peer sends")
+        }
         let transcript = senderHello + receiverHello
         let salt = Array(SHA256.hash(data: transcript))
         let info = Array("AMK transfer v2 keys ".utf8) + code.characters

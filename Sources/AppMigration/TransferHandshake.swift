@@ -65,15 +65,19 @@ enum TransferHandshake {
     /// - Throws: ``TransferError`` `.pairingFailed` when the sender's proof of the code is wrong
     ///   (an attempt that counts); `.versionMismatch` (the sender is told the receiver's version),
     ///   `.notAPeer`, `.connectionLost`, `.timedOut` for connections that never got that far.
+    ///
+    /// `spoke` is called once the sender's hello has come: a connection that has said nothing can
+    /// be closed first when others wait (see `pairedSender`).
     static func receiver(
         _ fd: Int32, code: PairingCode, until deadline: ContinuousClock.Instant,
-        timeout: Duration
+        timeout: Duration, spoke: @Sendable () -> Void = {}
     ) async throws -> SecureChannel {
         let peer = "the sender"
         let header = try await read(fd, TransferFrame.helloHeaderSize, what: "hello", from: peer, until: deadline, timeout: timeout)
         guard let version = TransferFrame.version(inHello: header) else {
             throw TransferError(.notAPeer, "the peer is not an amk sender: its first bytes are not an amk transfer hello")
         }
+        spoke()
         let key = Curve25519.KeyAgreement.PrivateKey()
         let hello = TransferFrame.hello(publicKey: Array(key.publicKey.rawRepresentation))
         try TransferSocket.write(fd, hello, what: "hello")

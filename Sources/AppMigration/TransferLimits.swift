@@ -41,13 +41,16 @@ struct TransferLimits: Sendable {
     /// 80-bit code.
     var maxFailedPairings = 5
 
-    /// Handshakes a receiver runs side by side: enough that silent connections cannot crowd the
-    /// real sender out, few enough that a flood of them cannot exhaust descriptors.
-    var concurrentHandshakes = 8
+    /// Handshakes a receiver runs side by side: enough that a flood of connections cannot crowd
+    /// the real sender out before it has said its hello, few enough that it cannot exhaust
+    /// descriptors or threads (each waiting read has one).
+    var concurrentHandshakes = 64
 
-    /// How long a handshake keeps its slot while another connection waits for one: a sender that
-    /// holds the code completes the handshake in a few round trips, well inside 2 s on any link a
-    /// transfer is practical over; a connection still silent by then is closed for the waiting one.
-    /// Eight silent connections renewed before their 30 s deadline once locked the sender out.
+    /// How long a handshake whose sender has sent its hello keeps its slot while another
+    /// connection waits for one: a sender that holds the code completes the handshake in a few
+    /// round trips, well inside 2 s on any link a transfer is practical over. One that has said
+    /// nothing keeps it only until another comes: 100 to 200 connections that said nothing and
+    /// came back as soon as they were closed once kept a sender out when every one kept its slot
+    /// for 2 s (and eight renewed before their 30 s deadline did, before that).
     var handshakeSlotAge: Duration = .seconds(2)
 }

@@ -279,6 +279,66 @@ import TransferTestSupport
         }
     }
 
+    /// Connections held open by a flood's threads, each reopened as soon as the receiver closes it.
+    final class SilentFlood: Sendable {
+        let stopped = Atomic<Bool>(false)
+        let reopened = Atomic<Int>(0)
+        let ended = Atomic<Int>(0)
+
+        /// Starts `threads` threads holding `each` connections to `endpoint`.
+        init(_ endpoint: TransferEndpoint, threads: Int, each: Int) {
+            for _ in 0..<threads {
+                Thread { [self] in
+                    var fds = (0..<each).map { _ in (try? rawConnect(endpoint)) ?? -1 }
+                    while !stopped.load(ordering: .relaxed) {
+                        var polls = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                        _ = poll(&polls, nfds_t(polls.count), 20)
+                        for (index, polled) in polls.enumerated() where polled.revents != 0 && !stopped.load(ordering: .relaxed) {
+                            close(fds[index])
+                            fds[index] = (try? rawConnect(endpoint)) ?? -1
+                            reopened.add(1, ordering: .relaxed)
+                        }
+                    }
+                    for fd in fds where fd >= 0 { close(fd) }
+                    ended.add(1, ordering: .relaxed)
+                }.start()
+            }
+        }
+
+        func stop(threads: Int) async throws {
+            stopped.store(true, ordering: .relaxed)
+            while ended.load(ordering: .relaxed) < threads { try await Task.sleep(for: .milliseconds(20)) }
+        }
+    }
+
+    /// 200 connections that say nothing and come back as soon as they are closed do not keep the
+    /// real sender out: one that has said nothing gives up its slot as soon as another comes, and
+    /// the evictions are reported once a second, not one line each. (With 8 slots held for 2 s
+    /// each and a kernel queue of 8, a sweep's flood of 200 threads, each reconnecting at once,
+    /// made the sender wait out its 30 s handshake deadline; this flood's threads each reconnect
+    /// in turn, so here the old code only kept them for 2 s and never closed one in the run.)
+    @Test(.timeLimit(.minutes(2))) func aFloodOfSilentConnectionsDoesNotKeepTheSenderOut() async throws {
+        try await Scratch.with { scratch in
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 20_000)
+            let (listener, code) = try Self.listenOnLoopback()
+            async let received = Self.receive(into: destination, on: listener, code: code, acceptTimeout: .seconds(60))
+            let flood = SilentFlood(listener.endpoint, threads: 8, each: 25)
+            try await Task.sleep(for: .seconds(1))
+            let start = ContinuousClock.now
+            let sent = await capture { try await Self.send(source)(listener.endpoint, code) }
+            let elapsed = ContinuousClock.now - start
+            try await flood.stop(threads: 8)
+            let outcome = await received
+            _ = try outcome.result.get()
+            _ = try sent.get()
+            #expect(elapsed < .seconds(15), "the real sender waited \(elapsed)")
+            #expect(flood.reopened.load(ordering: .relaxed) > 0, "the receiver closed silent connections")
+            let reports = outcome.refusals.filter { $0.message.contains("while another waited") }
+            #expect(!reports.isEmpty && reports.count <= Int(elapsed.components.seconds) + 3, "\(reports.count) reports")
+            #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
+        }
+    }
+
     /// A receiver of another version is refused by the sender, naming both versions.
     @Test func aReceiverOfAnotherVersionIsRefusedBySender() async throws {
         try await Scratch.with { scratch in
@@ -645,6 +705,37 @@ import TransferTestSupport
                         to: endpoint, pairingCode: code)
                 })
             #expect(error.message.contains("reported success for an incomplete archive"), "\(error)")
+        }
+    }
+
+    /// A receiver that holds the code and answers with a status far longer than the protocol's
+    /// 16 KiB: refused unread, naming the receiver. The sender printed all 64 KiB of it.
+    @Test(.timeLimit(.minutes(1))) func aStatusLongerThanTheProtocolsIsRefusedUnread() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("export")
+            try seedTransferContainer(source, bigBytes: 1 << 20)
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
+            let code = PairingCode.random()
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                if let channel = PairedPeer.actAsReceiver(fd, code: code) {
+                    _ = sendAll(fd, PairedPeer.record(channel, .statusFailed, [UInt8](repeating: UInt8(ascii: "x"), count: 60_000)))
+                    _ = readToEnd(fd)
+                }
+                close(fd)
+                close(listening)
+            }
+            peer.start()
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender succeeded") {
+                    _ = try await quickSystem.send(
+                        TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
+                        to: endpoint, pairingCode: code)
+                })
+            #expect(error.code == .tampered, "\(error)")
+            #expect(error.message.contains("longer than the protocol's 16384 bytes"), "\(error)")
+            #expect(error.message.contains("\(endpoint)"), "the receiver is named: \(error)")
+            #expect(!error.message.contains("xxxxxxxx"), "none of it is shown")
         }
     }
 
