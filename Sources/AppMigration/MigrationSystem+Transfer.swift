@@ -400,6 +400,9 @@ extension MigrationSystem {
             var ticking = false
             /// The connections whose sender has sent its hello, told by their handshakes' tasks.
             let spoke = Speakers()
+            /// Who each connection under way comes from, for its refusal: an operator watching a
+            /// receiver sees who guesses codes or floods it.
+            var peers: [Int32: TransferEndpoint] = [:]
             /// Evicted connections not yet reported, and when the last report was: a flood is
             /// reported at most once a second, not once a connection.
             var unreported = 0
@@ -478,6 +481,7 @@ extension MigrationSystem {
                         close(fd)
                         continue
                     }
+                    peers[fd] = TransferEndpoint.peer(of: fd)
                     waiting = fd
                     fill()
                 case .accepted(.failure(let error)):
@@ -490,6 +494,7 @@ extension MigrationSystem {
                 case .handshake(let fd, _) where evicted.contains(fd):
                     evicted.remove(fd)
                     spoke.remove(fd)
+                    peers[fd] = nil
                     close(fd)
                     unreported += 1
                     if lastReport.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
@@ -505,12 +510,14 @@ extension MigrationSystem {
                     fill()
                 case .handshake(let fd, .success(let channel)) where paired == nil && failure == nil:
                     inFlight[fd] = nil
+                    peers[fd] = nil
                     paired = (fd, channel)
                     group.cancelAll()
                 case .handshake(let fd, let outcome):
                     inFlight[fd] = nil
                     // Before the number can be reused by the next connection accepted.
                     spoke.remove(fd)
+                    let peer = peers.removeValue(forKey: fd)
                     close(fd)
                     guard paired == nil, failure == nil else { continue }
                     guard case .failure(let error) = outcome, let refusal = error as? TransferError else {
@@ -518,7 +525,9 @@ extension MigrationSystem {
                         group.cancelAll()
                         continue
                     }
-                    onRefused?(refusal)
+                    onRefused?(
+                        peer.map { TransferError(refusal.code, "\(refusal.message) (the connection from \($0))", underlying: refusal) }
+                            ?? refusal)
                     if refusal.code == .pairingFailed {
                         wrongCodes += 1
                         if wrongCodes >= limits.maxFailedPairings {

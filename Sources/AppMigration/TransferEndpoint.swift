@@ -97,6 +97,28 @@ public struct TransferEndpoint: Sendable, Hashable, CustomStringConvertible {
         return addresses
     }
 
+    /// The address at the other end of a connected socket, for reports that name who connected;
+    /// nil if the system cannot say (the peer already went).
+    static func peer(of fd: Int32) -> TransferEndpoint? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard got == 0 else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let family = Int32(storage.ss_family)
+        let written: UnsafePointer<CChar>? = withUnsafeBytes(of: &storage) { bytes in
+            // The address follows the port in both: sin_addr at 4, sin6_addr at 8.
+            let address = bytes.baseAddress! + (family == AF_INET6 ? 8 : 4)
+            return inet_ntop(family, address, &text, socklen_t(text.count))
+        }
+        guard family == AF_INET || family == AF_INET6, written != nil else { return nil }
+        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let port = withUnsafeBytes(of: &storage) { UInt16($0[2]) << 8 | UInt16($0[3]) }
+        return TransferEndpoint(host: host, port: port)
+    }
+
     /// The port of a bound socket (to learn the one the system chose for port 0).
     package static func boundPort(of fd: Int32) -> UInt16 {
         var storage = sockaddr_storage()

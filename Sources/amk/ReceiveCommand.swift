@@ -63,12 +63,16 @@ struct ReceiveCommand: AsyncParsableCommand {
     var verbose = false
 
     @Option(
+        // A value such as -2 is taken as the value, and refused as one, not read as a flag.
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Give up if no sender connects within this many seconds (default: wait for good).",
             valueName: "seconds"))
     var acceptTimeout: Double?
 
     @Option(
+        // A value such as -2 is taken as the value, and refused as one, not read as a flag.
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Fail if the sender delivers less than 64 KiB of the archive in this many seconds.",
             valueName: "seconds"))

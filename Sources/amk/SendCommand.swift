@@ -21,7 +21,7 @@ struct SendCommand: AsyncParsableCommand {
             Examples:
               amk send --container phone --to 192.168.1.20:7070 --code 7KQ2-9XMF-3PWD-HB6T
               amk send --container phone --to tablet.local:7070 --code 7kq29xmf3pwdhb6t
-              amk send --container phone --to [::1]:7070 --code 7KQ2-9XMF-3PWD-HB6T --preset 0
+              amk send --container phone --to [::1]:7070 --code 7KQ29XMF3PWDHB6T --preset 0
             """
     )
 
@@ -49,12 +49,16 @@ struct SendCommand: AsyncParsableCommand {
     var chunkSize: ByteSize = ByteSize(bytes: PackOptions().chunkSize)
 
     @Option(
+        // A value such as -2 is taken as the value, and refused as one, not read as a flag.
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Fail if the receiver takes less than 64 KiB of the archive in this many seconds.",
             valueName: "seconds"))
     var idleTimeout: Double = 60
 
     @Option(
+        // A value such as -2 is taken as the value, and refused as one, not read as a flag.
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Once the whole archive has gone, wait this many seconds for the receiver to report its "
                 + "import (it runs its importer meanwhile).", valueName: "seconds"))

@@ -144,14 +144,18 @@ extension AMKTests {
                 "\(result.stderr)")
             #expect(Date().timeIntervalSince(start) < 15)
             for (flag, value) in [("--accept-timeout", "0"), ("--idle-timeout", "-2"), ("--idle-timeout", "nan")] {
-                let invalid = try AMKProcess.run(
-                    [
-                        "receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"),
-                        "\(flag)=\(value)"
-                    ])
-                #expect(invalid.status == 2, "\(flag) \(value): \(invalid.stderr)")
-                #expect(invalid.stderr.contains("\(flag) must be a positive number of seconds"), "\(invalid.stderr)")
+                // Joined by `=` and as two arguments: "-2" alone once read as a flag, and the
+                // message said the value was missing.
+                for spelled in [["\(flag)=\(value)"], [flag, value]] {
+                    let invalid = try AMKProcess.run(["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst")] + spelled)
+                    #expect(invalid.status == 2, "\(spelled): \(invalid.stderr)")
+                    #expect(invalid.stderr.contains("\(flag) must be a positive number of seconds"), "\(spelled): \(invalid.stderr)")
+                }
             }
+            let tiny = try AMKProcess.run(
+                ["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"), "--accept-timeout", "1e-12"])
+            #expect(tiny.status == 2, "\(tiny.stderr)")
+            #expect(tiny.stderr.contains("--accept-timeout must be at least 0.001 seconds"), "\(tiny.stderr)")
         }
 
         /// A sender that trickles the start of a real archive, one byte every 200 ms: each byte
