@@ -114,7 +114,9 @@ public struct TransferEndpoint: Sendable, Hashable, CustomStringConvertible {
             return inet_ntop(family, address, &text, socklen_t(text.count))
         }
         guard family == AF_INET || family == AF_INET6, written != nil else { return nil }
-        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // An IPv4 peer of a listener on [::] comes as ::ffff:a.b.c.d: said as the IPv4 address it is.
+        if host.hasPrefix("::ffff:"), host.contains(".") { host.removeFirst("::ffff:".count) }
         let port = withUnsafeBytes(of: &storage) { UInt16($0[2]) << 8 | UInt16($0[3]) }
         return TransferEndpoint(host: host, port: port)
     }
