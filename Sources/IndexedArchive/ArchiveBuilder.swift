@@ -114,7 +114,7 @@ public actor ArchiveBuilder {
             if let own = ownArchive,
                 let at = entries.firstIndex(where: { $0.kind == .regular && $0.device == own.device && $0.inode == own.inode })
             {
-                record(PackWarning(path: entries[at].sourcePath, message: "skipped: it is the archive being replaced"))
+                record(PackWarning(path: entries[at].sourcePath, message: "skipped: it is the archive being written or replaced"))
                 entries.remove(at: at)
             }
             while index < entries.count {

@@ -68,6 +68,13 @@ actor ArchiveWriter {
         switch destination {
         case .fileDescriptor(let descriptor):
             fd = descriptor
+            // Standard output sent to a file (`amk pack d -o - > d/a.tar.xz`): that file is the
+            // archive as it grows, and a pack that met it stored a piece of its own unfinished
+            // output under its name, exit status 0, or failed on a file that "grew while read".
+            var info = stat()
+            if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                replacing = (UInt64(info.st_dev), UInt64(info.st_ino))
+            }
         case .file(let path):
             let opened = try await io.run(
                 abandonOnCancel: true,
@@ -103,6 +110,17 @@ actor ArchiveWriter {
 
     /// Opens what `path` names for writing the archive (see the type's discussion).
     static func openDestination(_ path: String) throws -> Opened {
+        // What the kernel reaches first: `/dev/stdout`, `/dev/fd/1` and `>(cmd)` are links to a
+        // pipe that no path names (`pipe:[2892327]`), which following them by hand cannot reach.
+        var reached = stat()
+        if SystemCall.reaching(path, { stat($0, &reached) }) == 0 {
+            let kind = reached.st_mode & S_IFMT
+            if kind != S_IFREG && kind != S_IFDIR {
+                // A device, a FIFO, a pipe or a socket: written into, as `tar -cf` writes into it.
+                let fd = try SystemCall.open(path, O_WRONLY)
+                return Opened(fd: fd, temporary: nil, final: nil)
+            }
+        }
         let target = try followingLinks(path)
         var info = stat()
         let exists = SystemCall.reaching(target) { stat($0, &info) } == 0

@@ -43,6 +43,58 @@ extension EngineSuites {
             #expect(bytes == (try await readBytes(packed.archive)))
         }
 
+        /// A path that the kernel follows to a pipe no path names, as `/dev/stdout` and `>(cmd)`
+        /// are: written into, as `-o -` writes. Following the links by hand reached
+        /// `/proc/self/fd/pipe:[…]`, and the pack failed creating a temporary file there.
+        @Test func aPathThatLeadsToAPipeIsWrittenInto() async throws {
+            let packed = try await PackedTree.make()
+            let fds = try pipeClosedOnExec()
+            let readEnd = fds[0]
+            let writeEnd = fds[1]
+            async let received = offPool { () -> [UInt8] in
+                defer { close(readEnd) }
+                var out: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                    if n <= 0 { break }
+                    out += buffer[0..<n]
+                }
+                return out
+            }
+            do {
+                defer { close(writeEnd) }
+                try await ArchivePacker.pack(
+                    [PackSource(path: packed.root, archivePath: "src")], to: .file("/proc/self/fd/\(writeEnd)"),
+                    options: testOptions(metadata: ["resourcesVersion": "7"]))
+            }
+            #expect(try await received == (try await readBytes(packed.archive)))
+        }
+
+        /// Standard output sent to a file in the tree packed (`amk pack d -o - > d/a.tar.xz`): that
+        /// file is the archive as it grows, and is skipped with a warning. It was stored as a
+        /// piece of the unfinished archive, with no warning, or failed the pack as a file that grew.
+        @Test func aFileBehindTheOutputDescriptorIsNotStored() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a")
+            try dir.file("src/z.bin", String(repeating: "z", count: 3 << 20))
+            let archive = dir.path + "/src/self.tar.xz"
+            let fd = open(archive, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            #expect(fd >= 0)
+            let summary: PackSummary
+            do {
+                defer { close(fd) }
+                summary = try await ArchivePacker.pack(
+                    [PackSource(path: dir.path + "/src")], to: .fileDescriptor(fd), options: testOptions())
+            }
+            let reader = try ArchiveReader(path: archive)
+            let paths = try await reader.entries().map(\.path)
+            #expect(Set(paths) == ["src/", "src/a.txt", "src/z.bin"] && paths.count == 3, "\(paths)")
+            #expect(try await reader.verify() == 3)
+            #expect(summary.warnings.map(\.path) == [archive], "\(summary.warnings)")
+            #expect(summary.warnings.first?.message.contains("the archive being written") == true, "\(summary.warnings)")
+        }
+
         @Test(.enabled(if: toolExists("xz")))
         func xzTestsAnArchiveAsItIsPiped() async throws {
             let packed = try await PackedTree.make()
