@@ -55,6 +55,8 @@ final class Extractor {
     /// Bytes of ``bytes`` left as holes in files (a sparse member's): they take no space, and the
     /// byte limit is there to guard the space a bomb would fill.
     private var holeBytes: UInt64 = 0
+    /// Whether ``byteLimit`` stays as it is: not a stream's, which grows as it is read.
+    private let limitIsFinal: Bool
     /// Whether the current file ends in a hole so far, which only setting its size can make.
     private var endsInHole = false
     private(set) var warnings: [ExtractWarning] = []
@@ -65,6 +67,7 @@ final class Extractor {
     init(destination: String, options: ExtractOptions, archiveSize: UInt64) throws(ArchiveError) {
         self.options = options
         self.byteLimit = options.byteLimit(archiveSize: archiveSize)
+        limitIsFinal = options.maxBytes != nil || archiveSize > 0
         output = options.contentOutput
         if let output {
             // Nothing is made: no destination to create or hold open.
@@ -235,7 +238,10 @@ final class Extractor {
     }
 
     /// Starts a member. Content, if any, follows through `write`, then `endMember`.
-    func begin(_ stored: TarHeader) throws(ArchiveError) {
+    ///
+    /// `isSparse`: the member is a sparse one, whose holes do not count against the byte limit,
+    /// so its size alone cannot exceed it.
+    func begin(_ stored: TarHeader, isSparse: Bool = false) throws(ArchiveError) {
         // A GNU volume label ('V', `tar --label`) names the archive, not a file: its text need
         // not be a path, and GNU tar passes over it when extracting.
         if stored.kind == .other(UInt8(ascii: "V")) { return }
@@ -281,13 +287,32 @@ final class Extractor {
             if RawName.withCString(name, { mkdirat(parent, $0, 0o700) }) != 0 {
                 guard errno == EEXIST else { throw failure("mkdir", member: header.path) }
                 var info = stat()
-                guard RawName.withCString(name, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0, info.st_mode & S_IFMT == S_IFDIR
-                else {
-                    throw ArchiveError(.unsafePath, "a non-directory is in the way", member: header.path)
+                guard RawName.withCString(name, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else {
+                    throw failure("stat", member: header.path)
+                }
+                if info.st_mode & S_IFMT != S_IFDIR {
+                    // A file, or a link (to a folder or not), where the archive has a folder: replaced,
+                    // as tar replaces it, unless existing files are kept. The link is removed, never
+                    // followed. The extraction used to stop there, and every member after it was lost.
+                    guard options.existingFiles == .replace else {
+                        throw ArchiveError(
+                            .io(errno: EEXIST), "a file or a link is in the way of this folder, and existing files are kept",
+                            member: header.path)
+                    }
+                    guard RawName.withCString(name, { unlinkat(parent, $0, 0) }) == 0,
+                        RawName.withCString(name, { mkdirat(parent, $0, 0o700) }) == 0
+                    else { throw failure("replace the file in the way of this folder", member: header.path) }
                 }
             }
             directories.append(header)
         case .regular:
+            // Content that cannot fit the limit is refused before a byte is written: the
+            // member's size is known, and a 5 GiB disk image of zeros was written up to the
+            // limit (4 GB, 10 s) and then removed. (Written as holes, zeros do not count.)
+            let used = min(bytes - holeBytes, byteLimit)
+            if limitIsFinal, !options.sparse, !isSparse, header.size > byteLimit - used {
+                throw limitExceeded(member: header.path, declared: header.size)
+            }
             let parent = try parent(of: parts, member: header.path, create: true)
             let (fd, temporary) = try create(name, in: parent, member: header.path)
             current = OpenFile(fd: fd, parent: parent, temporary: temporary, name: name, header: header)
@@ -301,7 +326,7 @@ final class Extractor {
                 throw ArchiveError(.unsafePath, "symbolic link to '\(target)' leads outside the destination; refused", member: header.path)
             }
             let parent = try parent(of: parts, member: header.path, create: true)
-            _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
+            try clearTheWay(for: name, in: parent, member: header.path)
             guard RawName.withCString(target, { target in RawName.withCString(name) { symlinkat(target, parent, $0) } }) == 0 else {
                 throw failure("symlink", member: header.path)
             }
@@ -364,7 +389,7 @@ final class Extractor {
             {
                 return
             }
-            _ = RawName.withCString(name) { unlinkat(parent, $0, 0) }
+            try clearTheWay(for: name, in: parent, member: header.path)
             guard
                 RawName.withCString(
                     targetParts.last!, { source in RawName.withCString(name) { linkat(targetParent, source, parent, $0, 0) } }) == 0
@@ -450,6 +475,19 @@ final class Extractor {
         return (temporaryFD, temporary)
     }
 
+    /// Removes what is at `name` in `parent` for a member that is not a folder: a file or a link
+    /// (never followed), or an empty folder, as tar replaces them. A folder that holds something
+    /// is refused, in the same words whatever the member is (a link's refusal said "symlink: File
+    /// exists").
+    private func clearTheWay(for name: String, in parent: Int32, member: String) throws(ArchiveError) {
+        if RawName.withCString(name, { unlinkat(parent, $0, 0) }) == 0 || errno == ENOENT { return }
+        guard errno == EISDIR || errno == EPERM else { return }
+        if RawName.withCString(name, { unlinkat(parent, $0, AT_REMOVEDIR) }) == 0 { return }
+        if errno == ENOTEMPTY || errno == EEXIST {
+            throw ArchiveError(.unsafePath, "a folder that is not empty is in the way", member: member)
+        }
+    }
+
     /// A new file with a unique temporary name in `parent`, private until renamed.
     private func createTemporary(in parent: Int32, member: String) throws(ArchiveError) -> (Int32, String) {
         for _ in 0..<16 {
@@ -489,12 +527,14 @@ final class Extractor {
         }
     }
 
-    private func limitExceeded(member: String) -> ArchiveError {
+    private func limitExceeded(member: String, declared: UInt64? = nil) -> ArchiveError {
         ArchiveError(
             .limitExceeded,
-            "more than \(byteLimit) bytes of content, "
+            (declared.map { "its \($0) bytes would make " } ?? "")
+                + "more than \(byteLimit) bytes of content, "
                 + (options.byteLimitReason ?? (options.maxBytes == nil ? "the limit for an archive of this size" : "the limit set"))
-                + "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)",
+                + "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)"
+                + (options.sparse ? "" : ", or extract with --sparse (-S, ExtractOptions.sparse), whose holes do not count"),
             member: member)
     }
 
@@ -619,15 +659,18 @@ final class Extractor {
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
         if let temporary = file.temporary {
-            guard
+            let renamed = {
                 RawName.withCString(
                     temporary, { temporary in RawName.withCString(file.name) { renameat(file.parent, temporary, file.parent, $0) } })
                     == 0
-            else {
-                if errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST {
-                    throw ArchiveError(.unsafePath, "a directory is in the way", member: header.path)
+            }
+            if !renamed() {
+                guard errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST else {
+                    throw failure("rename into place", member: header.path)
                 }
-                throw failure("rename into place", member: header.path)
+                // A folder is in the way: an empty one gives way, as in tar.
+                try clearTheWay(for: file.name, in: file.parent, member: header.path)
+                guard renamed() else { throw failure("rename into place", member: header.path) }
             }
         }
         current = nil

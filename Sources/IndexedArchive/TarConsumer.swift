@@ -136,7 +136,7 @@ struct TarConsumer {
             let indexed = try conformance?.begin(member)
             listing?.begin(member)
             capture?.begin(member.header)
-            try extraction?.begin(member.header, indexed: indexed)
+            try extraction?.begin(member.header, indexed: indexed, isSparse: member.isSparse)
         case .data(let bytes, _):
             if wantsChecksum { checksum = CRC.crc64(bytes, previous: checksum) }
             try capture?.write(bytes)

@@ -143,7 +143,7 @@ struct ExtractionSink {
 
     /// Starts `header`'s member if it is selected; `indexed` is its index entry, whose mtime
     /// has the nanoseconds the tar header lacks.
-    mutating func begin(_ header: TarHeader, indexed: ArchiveEntry?) throws(ArchiveError) {
+    mutating func begin(_ header: TarHeader, indexed: ArchiveEntry?, isSparse: Bool = false) throws(ArchiveError) {
         writing = TarConsumer.selected(header.path, by: filter)
         var header = header
         if let indexed, !standIns.isEmpty {
@@ -152,7 +152,7 @@ struct ExtractionSink {
         }
         guard writing else { return }
         if let indexed { header.mtime = indexed.mtime }
-        try extractor.begin(header)
+        try extractor.begin(header, isSparse: isSparse)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {

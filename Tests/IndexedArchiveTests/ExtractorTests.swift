@@ -136,19 +136,39 @@ extension EngineSuites {
             #expect(try await readBytes(out + "/src/docs/notes.txt") == Samples.text40K)
         }
 
-        @Test func aSymlinkAlreadyAtADirectorysPathIsRefused() async throws {
+        /// A link where the archive has a folder is replaced by the folder, as tar replaces it
+        /// (without `--keep-directory-symlink`): the link is removed, never followed. The
+        /// extraction used to stop there, and every member after it was lost.
+        @Test func aSymlinkAlreadyAtADirectorysPathIsReplacedByTheFolder() async throws {
             let packed = try await PackedTree.make()
             let out = packed.dir.path + "/out"
             let elsewhere = packed.dir.path + "/elsewhere"
             try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false)
             try FileManager.default.createDirectory(atPath: out + "/src", withIntermediateDirectories: true)
             symlink(elsewhere, out + "/src/docs")
-            let error = await expectArchiveError("extract over a symlinked directory") {
-                try await ArchiveReader(path: packed.archive).extract(to: out)
-            }
-            #expect(error?.code == .unsafePath)
-            #expect(error?.member == "src/docs/")
+            try await ArchiveReader(path: packed.archive).extract(to: out)
+            var info = stat()
+            lstat(out + "/src/docs", &info)
+            #expect(info.st_mode & S_IFMT == S_IFDIR, "the link gave way to a real folder")
+            #expect(try await readBytes(out + "/src/docs/notes.txt") == Samples.text40K)
             #expect(listing(elsewhere).isEmpty, "nothing was written through the link")
+        }
+
+        /// With existing files kept (`--keep-old-files`), a file in a folder's way is refused and
+        /// left as it was.
+        @Test func aFileInAFoldersWayIsRefusedWhenExistingFilesAreKept() async throws {
+            let packed = try await PackedTree.make()
+            let out = packed.dir.path + "/out"
+            try FileManager.default.createDirectory(atPath: out + "/src", withIntermediateDirectories: true)
+            try await writeBytes(out + "/src/docs", Array("mine".utf8))
+            var options = ExtractOptions()
+            options.existingFiles = .keep
+            let error = await expectArchiveError("extract with existing files kept") {
+                try await ArchiveReader(path: packed.archive).extract(to: out, options: options)
+            }
+            #expect(error?.code == .io(errno: EEXIST))
+            #expect(error?.member == "src/docs/")
+            #expect(try await readBytes(out + "/src/docs") == Array("mine".utf8))
         }
 
         // MARK: - Limits
@@ -195,6 +215,37 @@ extension EngineSuites {
             #expect(!exists(out + "/bomb.bin"), "the member cut by the limit is removed")
             #expect(!exists(out + "/after.txt"))
             #expect(try await readBytes(out + "/before.txt") == Array("small".utf8))
+        }
+
+        /// A member whose size alone passes the limit is refused before a byte of it is written,
+        /// and the message says how to get it: a 5 GiB disk image of zeros was written up to the
+        /// default limit (4 GB, 10 s) and only then removed. As holes (`sparse`) it fits.
+        @Test(arguments: [ReadMode.indexed, .sequential])
+        func aMemberLargerThanTheLimitIsRefusedBeforeItIsWritten(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let zeros = [UInt8](repeating: 0, count: 16 << 20)
+            let tar = try tarStream([
+                tarFile("before.txt", "small"), (TarHeader(path: "image.bin", kind: .regular, size: UInt64(zeros.count)), zeros)
+            ])
+            let reader = try await hostileArchive(tar, mode: mode, at: dir.path + "/i.tar.xz")
+            var options = ExtractOptions()
+            options.maxBytes = 4 << 20
+            let out = dir.path + "/out"
+            let error = await expectArchiveError("16 MiB past a 4 MiB limit") {
+                try await reader.extract(to: out, options: options)
+            }
+            #expect(error?.code == .limitExceeded)
+            #expect(error?.member == "image.bin")
+            #expect(
+                error?.message.contains("its 16777216 bytes would make more than 4194304 bytes") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("--sparse") == true, "\(String(describing: error))")
+            #expect(!exists(out + "/image.bin"))
+            let seen = listing(out)
+            #expect(seen.allSatisfy { !$0.hasPrefix(".amk-") }, "no temporary file was made: \(seen)")
+            options.sparse = true
+            let summary = try await reader.extract(to: dir.path + "/sparse", options: options)
+            #expect(summary.entries == 2)
+            #expect(try SystemCall.lstat(dir.path + "/sparse/image.bin").st_size == off_t(zeros.count))
         }
 
         @Test func theByteLimitIsExact() async throws {
@@ -257,13 +308,41 @@ extension EngineSuites {
             #expect(!exists(dir.path + "/out"), "content output makes no folder")
         }
 
-        @Test func aFileWhereADirectoryShouldBeIsATypedError() async throws {
+        /// A path that was a file and became a folder (an archive appended to with `tar -r`):
+        /// the folder replaces the file this extraction wrote, as GNU tar and bsdtar do, and what
+        /// follows is extracted. It stopped there with "a non-directory is in the way".
+        @Test func aFolderReplacesAFileWrittenEarlierUnderItsName() async throws {
             let dir = try TemporaryDirectory()
-            let tar = try tarStream([tarFile("x", "file"), tarDirectory("x"), tarFile("x/y", "inside")])
+            let tar = try tarStream([tarFile("x", "file"), tarDirectory("x"), tarFile("x/y", "inside"), tarFile("z", "after")])
             let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/c.tar.xz")
-            let error = await expectArchiveError("dir over file") { try await reader.extract(to: dir.path + "/out") }
+            try await reader.extract(to: dir.path + "/out")
+            #expect(try await readBytes(dir.path + "/out/x/y") == Array("inside".utf8))
+            #expect(try await readBytes(dir.path + "/out/z") == Array("after".utf8))
+        }
+
+        /// A file or a link where a folder is: an empty folder gives way, as in tar; one that
+        /// holds something is refused in the same words for both (a link's refusal said
+        /// "symlink: File exists").
+        @Test(arguments: ["file", "link"], [false, true])
+        func aFolderInTheWayGivesWayOnlyIfEmpty(kind: String, holdsSomething: Bool) async throws {
+            let dir = try TemporaryDirectory()
+            var members = [tarDirectory("x")]
+            if holdsSomething { members.append(tarFile("x/inner", "kept")) }
+            members.append(kind == "file" ? tarFile("x", "now a file") : tarSymlink("x", to: "elsewhere"))
+            let reader = try await hostileArchive(try tarStream(members), mode: .indexed, at: dir.path + "/w.tar.xz")
+            let out = dir.path + "/out"
+            guard holdsSomething else {
+                try await reader.extract(to: out)
+                var info = stat()
+                lstat(out + "/x", &info)
+                #expect(info.st_mode & S_IFMT == (kind == "file" ? S_IFREG : S_IFLNK))
+                return
+            }
+            let error = await expectArchiveError("\(kind) over a folder that holds a file") { try await reader.extract(to: out) }
             #expect(error?.code == .unsafePath)
-            #expect(try await readBytes(dir.path + "/out/x") == Array("file".utf8))
+            #expect(error?.member == "x")
+            #expect(error?.message.contains("a folder that is not empty is in the way") == true, "\(String(describing: error))")
+            #expect(try await readBytes(out + "/x/inner") == Array("kept".utf8))
         }
 
         @Test func dotIsTheDestinationForADirectoryAndRefusedForAFile() async throws {

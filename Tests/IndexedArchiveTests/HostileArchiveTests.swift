@@ -94,13 +94,19 @@ extension EngineSuites {
             try await scene.expectNothingEscaped()
         }
 
+        /// A folder member over a link the archive made: the link is removed (never followed)
+        /// and a real folder takes its place, as tar does, so the file after it lands inside the
+        /// destination and nothing reaches the link's target.
         @Test(arguments: ReadMode.allCases)
-        func aDirectoryMemberThroughASymlinkIsRefused(_ mode: ReadMode) async throws {
+        func aDirectoryMemberOverASymlinkReplacesTheLinkAndWritesNothingThroughIt(_ mode: ReadMode) async throws {
             let scene = try Scene()
             let tar = try tarStream([tarSymlink("link", to: scene.outside), tarDirectory("link"), tarFile("link/file", "pwned")])
             let reader = try await hostileArchive(tar, mode: mode, at: scene.archive)
-            let error = await expectArchiveError("extract dir over symlink") { try await reader.extract(to: scene.dest) }
-            #expect(error?.code == .unsafePath)
+            try await reader.extract(to: scene.dest)
+            var info = stat()
+            lstat(scene.dest + "/link", &info)
+            #expect(info.st_mode & S_IFMT == S_IFDIR)
+            #expect(try await readBytes(scene.dest + "/link/file") == Array("pwned".utf8))
             try await scene.expectNothingEscaped()
         }
 
@@ -240,7 +246,8 @@ extension EngineSuites {
             let readError = await expectArchiveError("contents") { try await reader.contents(of: "huge.bin") }
             #expect(readError.map { [.corrupt, .limitExceeded].contains($0.code) } == true)
             let extractError = await expectArchiveError("extract") { try await reader.extract(to: scene.dest) }
-            #expect(extractError?.code == .corrupt)
+            // Beyond the byte limit for an archive of its size: refused before a byte is written.
+            #expect(extractError.map { [.corrupt, .limitExceeded].contains($0.code) } == true, "\(String(describing: extractError))")
             #expect(!exists(scene.dest + "/huge.bin"), "the cut member is removed, not left half-written")
         }
 
