@@ -113,7 +113,8 @@ extension MigrationSystem {
         } catch let error as ArchiveError where error.code == .limitExceeded {
             throw AppMigrationError(
                 .insufficientSpace(needed: (options.maxBytes ?? 0) + 1, available: available),
-                "not enough space to import: the stream holds more than half of the \(available) free bytes",
+                "not enough space to import: the stream holds more than half of the \(available) free bytes"
+                    + (error.member.map { " (member '\(TerminalSafe.name($0))')" } ?? ""),
                 extensionName: name, path: root, underlying: error)
         } catch let error as ArchiveError {
             throw AppMigrationError(

@@ -97,8 +97,12 @@ struct SalvageCommand: AsyncParsableCommand {
         let noun = lost == 1 ? "member" : "members"
         if lostListIsComplete {
             lines.append("lost \(lost) \(noun)\(lost == 0 ? "" : ":")")
+        } else if lost == 0 {
+            // "Lost at least 0" read as nothing lost, where the members after the damage are
+            // only unknown.
+            lines.append("members after the damage are unknown: the index is unreadable, so what was lost cannot be told")
         } else {
-            lines.append("lost at least \(lost) \(noun) (the index is unreadable, so later members are unknown)\(lost == 0 ? "" : ":")")
+            lines.append("lost at least \(lost) \(noun) (the index is unreadable, so later members are unknown):")
         }
         for name in report.lost.prefix(lostNamesShown) { lines.append("  \(TerminalSafe.name(name))") }
         if lost > lostNamesShown { lines.append("  ... and \(lost - lostNamesShown) more") }

@@ -256,7 +256,12 @@ extension MigrationSystemStreamingTests {
                     try await quickSystem.importResources(fromDescriptor: fd, into: destination, using: migration)
                 }
             }
-            #expect(error?.code == .unreadableArchive, "\(String(describing: error))")
+            // Its size alone passes what the volume can take: refused before a byte is written
+            // (it was cut short first, and reported as a broken stream).
+            if case .insufficientSpace = error?.code {
+            } else {
+                Issue.record("expected insufficientSpace, got \(String(describing: error))")
+            }
             #expect(error?.message.contains("Documents/huge.bin") == true, "\(String(describing: error))")
             #expect(!migration.importCalled.value)
             try expectLeftAsItWas(destination, before: before)

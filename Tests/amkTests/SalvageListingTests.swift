@@ -1,9 +1,31 @@
 import Foundation
 import Testing
 
+@testable import IndexedArchive
+@testable import amk
+
 extension AMKTests {
     /// A salvage that loses many members names the first twenty and counts the rest.
     @Suite @MainActor struct SalvageListing {
+        /// Without the index, a damage that cut no member (it fell between two) leaves nothing
+        /// known lost, and the members after it unknown: not "lost at least 0 members", which
+        /// read as nothing lost.
+        @Test func anUnknownLossIsNotCountedAsNone() {
+            let report = SalvageReport(
+                recovered: ["a", "b"], lost: [], lostIsComplete: false, goodBlocks: 1, damagedBlocks: 0, damageOffset: 4096,
+                damage: "the file ends inside a block")
+            let lines = SalvageCommand.lines(for: report, lostListIsComplete: false)
+            #expect(!lines.contains { $0.contains("lost at least 0") }, "\(lines)")
+            #expect(
+                lines.last == "members after the damage are unknown: the index is unreadable, so what was lost cannot be told",
+                "\(lines)")
+            var cut = report
+            cut.lost = ["c"]
+            #expect(
+                SalvageCommand.lines(for: cut, lostListIsComplete: false).suffix(2)
+                    == ["lost at least 1 member (the index is unreadable, so later members are unknown):", "  c"])
+        }
+
         @Test func longLostListIsCut() throws {
             let tree = try TestTree()
             for index in 0..<80 {
