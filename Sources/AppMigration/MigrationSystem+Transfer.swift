@@ -187,12 +187,12 @@ extension MigrationSystem {
             throw TransferError(
                 .connectionLost,
                 "the connection to the receiver at \(endpoint) was lost: it closed the "
-                    + "connection after taking \(sent)")
+                    + "connection after \(sent) had been sent")
         case .reset:
             throw TransferError(
                 .connectionLost,
                 "the connection to the receiver at \(endpoint) was lost: it reset the "
-                    + "connection after taking \(sent)")
+                    + "connection after \(sent) had been sent")
         case .failed(let error, _):
             throw TransferError(
                 error.code, "\(error.message) on the connection to the receiver at \(endpoint), after \(sent)",
@@ -216,7 +216,7 @@ extension MigrationSystem {
             throw TransferError(
                 .timedOut,
                 "no status from the receiver at \(endpoint) within \(TransferSocket.seconds(statusWait)) "
-                    + "after the end of the archive (it took all \(sent)); its import may still be running")
+                    + "after the end of the archive (all \(sent) had been sent); its import may still be running")
         case .timedOut(let got):
             throw TransferError(
                 .timedOut,
@@ -225,7 +225,7 @@ extension MigrationSystem {
         case .closed(let got) where got == 0:
             throw TransferError(
                 .connectionLost,
-                "the receiver at \(endpoint) closed the connection after taking \(sent), "
+                "the receiver at \(endpoint) closed the connection after \(sent) had been sent, "
                     + "without reporting the import's outcome")
         case .closed(let got):
             throw TransferError(
