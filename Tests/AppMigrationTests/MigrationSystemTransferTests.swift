@@ -692,15 +692,24 @@ import TransferTestSupport
     /// sender stops its export and says the receiver reported success for an incomplete archive.
     /// It said "cancelled", or blamed its own extension, whose export it had stopped itself.
     @Test(.timeLimit(.minutes(1))) func aReceiverThatReportsSuccessEarlyIsNamed() async throws {
+        let (error, _) = try await Self.sendToAReceiverThatAnswersAtOnce(.statusOK, Array("all done".utf8), bigBytes: 12 << 20)
+        #expect(error.message.contains("reported success for an incomplete archive"), "\(error)")
+    }
+
+    /// Sends to a receiver that holds the code and, once paired, answers at once with a status
+    /// record of `type` holding `message`; the sender's error, and the receiver's endpoint.
+    static func sendToAReceiverThatAnswersAtOnce(
+        _ type: SecureChannel.RecordType, _ message: [UInt8], bigBytes: Int
+    ) async throws -> (TransferError, TransferEndpoint) {
         try await Scratch.with { scratch in
             let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 12 << 20)
+            try seedTransferContainer(source, bigBytes: bigBytes)
             let (listening, endpoint) = try Self.rawListenOnLoopback()
             let code = PairingCode.random()
             let peer = Thread {
                 let fd = accept(listening, nil, nil)
                 if let channel = PairedPeer.actAsReceiver(fd, code: code) {
-                    _ = sendAll(fd, PairedPeer.record(channel, .statusOK, Array("all done".utf8)))
+                    _ = sendAll(fd, PairedPeer.record(channel, type, message))
                     _ = readToEnd(fd)
                 }
                 close(fd)
@@ -713,39 +722,19 @@ import TransferTestSupport
                         TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
                         to: endpoint, pairingCode: code)
                 })
-            #expect(error.message.contains("reported success for an incomplete archive"), "\(error)")
+            return (error, endpoint)
         }
     }
 
     /// A receiver that holds the code and answers with a status far longer than the protocol's
     /// 16 KiB: refused unread, naming the receiver. The sender printed all 64 KiB of it.
     @Test(.timeLimit(.minutes(1))) func aStatusLongerThanTheProtocolsIsRefusedUnread() async throws {
-        try await Scratch.with { scratch in
-            let source = try scratch.container("export")
-            try seedTransferContainer(source, bigBytes: 1 << 20)
-            let (listening, endpoint) = try Self.rawListenOnLoopback()
-            let code = PairingCode.random()
-            let peer = Thread {
-                let fd = accept(listening, nil, nil)
-                if let channel = PairedPeer.actAsReceiver(fd, code: code) {
-                    _ = sendAll(fd, PairedPeer.record(channel, .statusFailed, [UInt8](repeating: UInt8(ascii: "x"), count: 60_000)))
-                    _ = readToEnd(fd)
-                }
-                close(fd)
-                close(listening)
-            }
-            peer.start()
-            let error = try #require(
-                await #expect(throws: TransferError.self, "the sender succeeded") {
-                    _ = try await quickSystem.send(
-                        TreeCopyMigration(), from: source, request: MigrationRequest(destinationPlatform: .current),
-                        to: endpoint, pairingCode: code)
-                })
-            #expect(error.code == .tampered, "\(error)")
-            #expect(error.message.contains("longer than the protocol's 16384 bytes"), "\(error)")
-            #expect(error.message.contains("\(endpoint)"), "the receiver is named: \(error)")
-            #expect(!error.message.contains("xxxxxxxx"), "none of it is shown")
-        }
+        let (error, endpoint) = try await Self.sendToAReceiverThatAnswersAtOnce(
+            .statusFailed, [UInt8](repeating: UInt8(ascii: "x"), count: 60_000), bigBytes: 1 << 20)
+        #expect(error.code == .tampered, "\(error)")
+        #expect(error.message.contains("longer than the protocol's 16384 bytes"), "\(error)")
+        #expect(error.message.contains("\(endpoint)"), "the receiver is named: \(error)")
+        #expect(!error.message.contains("xxxxxxxx"), "none of it is shown")
     }
 
     /// A receiver that pairs and then reads nothing: once the connection's buffers are full, the

@@ -6,14 +6,11 @@ import Testing
 /// The writer through the packer: pipes, atomic files, races for one destination.
 extension EngineSuites {
     @Suite struct ArchiveWriterTests {
-        @Test func anArchiveWrittenToAPipeIsComplete() async throws {
-            let packed = try await PackedTree.make()
-            let fds = try pipeClosedOnExec()
-            let readEnd = fds[0]
-            let writeEnd = fds[1]
-            // Drain the pipe on a thread of its own, as a socket peer would. (Not in a task: a
-            // blocking read would hold a thread of the cooperative pool that the pack needs.)
-            async let received = offPool { () -> [UInt8] in
+        /// Reads `readEnd` to its end, then closes it, on a thread of its own, as a socket peer
+        /// would. (Not in a task: a blocking read would hold a thread of the cooperative pool
+        /// that the pack needs.)
+        static func drain(_ readEnd: Int32) async throws -> [UInt8] {
+            try await offPool { () -> [UInt8] in
                 defer { close(readEnd) }
                 var out: [UInt8] = []
                 var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -24,14 +21,29 @@ extension EngineSuites {
                 }
                 return out
             }
+        }
+
+        /// Packs `packed`'s tree into a pipe, through the destination `through` makes of the
+        /// pipe's writing end, and returns what came out of the pipe.
+        static func packThroughAPipe(
+            _ packed: PackedTree, _ through: (Int32) -> ArchiveDestination
+        ) async throws -> (bytes: [UInt8], summary: PackSummary) {
+            let fds = try pipeClosedOnExec()
+            let writeEnd = fds[1]
+            async let received = Self.drain(fds[0])
             let summary: PackSummary
             do {
                 defer { close(writeEnd) }
                 summary = try await ArchivePacker.pack(
-                    [PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(writeEnd),
+                    [PackSource(path: packed.root, archivePath: "src")], to: through(writeEnd),
                     options: testOptions(metadata: ["resourcesVersion": "7"]))
             }
-            let bytes = try await received
+            return (try await received, summary)
+        }
+
+        @Test func anArchiveWrittenToAPipeIsComplete() async throws {
+            let packed = try await PackedTree.make()
+            let (bytes, summary) = try await Self.packThroughAPipe(packed) { .fileDescriptor($0) }
             #expect(UInt64(bytes.count) == summary.archiveBytes)
             #expect(summary.blocks == packed.summary.blocks)
             let path = packed.dir.path + "/piped.tar.xz"
@@ -48,27 +60,8 @@ extension EngineSuites {
         /// `/proc/self/fd/pipe:[…]`, and the pack failed creating a temporary file there.
         @Test func aPathThatLeadsToAPipeIsWrittenInto() async throws {
             let packed = try await PackedTree.make()
-            let fds = try pipeClosedOnExec()
-            let readEnd = fds[0]
-            let writeEnd = fds[1]
-            async let received = offPool { () -> [UInt8] in
-                defer { close(readEnd) }
-                var out: [UInt8] = []
-                var buffer = [UInt8](repeating: 0, count: 1 << 16)
-                while true {
-                    let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-                    if n <= 0 { break }
-                    out += buffer[0..<n]
-                }
-                return out
-            }
-            do {
-                defer { close(writeEnd) }
-                try await ArchivePacker.pack(
-                    [PackSource(path: packed.root, archivePath: "src")], to: .file("/proc/self/fd/\(writeEnd)"),
-                    options: testOptions(metadata: ["resourcesVersion": "7"]))
-            }
-            #expect(try await received == (try await readBytes(packed.archive)))
+            let (bytes, _) = try await Self.packThroughAPipe(packed) { .file("/proc/self/fd/\($0)") }
+            #expect(bytes == (try await readBytes(packed.archive)))
         }
 
         /// Standard output sent to a file in the tree packed (`amk pack d -o - > d/a.tar.xz`): that
