@@ -110,6 +110,31 @@ extension EngineSuites {
             try await scene.expectNothingEscaped()
         }
 
+        /// A folder member, then a link of the same name to outside: the empty folder gives way
+        /// to the link, and the folders' metadata, set at the end, is not set through it (the
+        /// outside folder keeps its mode and time). Before an empty folder gave way, the link was
+        /// refused there.
+        @Test(arguments: ReadMode.allCases)
+        func aLinkThatReplacesAFolderTakesNoneOfTheFoldersMetadata(_ mode: ReadMode) async throws {
+            let scene = try Scene()
+            chmod(scene.outside, 0o700)
+            var outsideBefore = stat()
+            stat(scene.outside, &outsideBefore)
+            var folder = tarDirectory("d")
+            folder.0.mode = 0o777
+            let tar = try tarStream([folder, tarSymlink("d", to: scene.outside)])
+            let reader = try await hostileArchive(tar, mode: mode, at: scene.archive)
+            try await reader.extract(to: scene.dest)
+            var link = stat()
+            lstat(scene.dest + "/d", &link)
+            #expect(link.st_mode & S_IFMT == S_IFLNK)
+            var outsideAfter = stat()
+            stat(scene.outside, &outsideAfter)
+            #expect(outsideAfter.st_mode & 0o7777 == 0o700, "the folder's mode went through the link")
+            #expect(outsideAfter.st_mtim.tv_sec == outsideBefore.st_mtim.tv_sec, "the folder's time went through the link")
+            try await scene.expectNothingEscaped()
+        }
+
         @Test(arguments: ReadMode.allCases)
         func aFileNamedLikeASymlinkReplacesIt(_ mode: ReadMode) async throws {
             let scene = try Scene()
