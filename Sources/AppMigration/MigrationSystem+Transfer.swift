@@ -407,6 +407,13 @@ extension MigrationSystem {
             /// reported at most once a second, not once a connection.
             var unreported = 0
             var lastReport: ContinuousClock.Instant?
+            /// Closes the connection `fd` and drops what was kept of it, before its number can be
+            /// reused by the next connection accepted; returns whom it came from.
+            func closeConnection(_ fd: Int32) -> TransferEndpoint? {
+                spoke.remove(fd)
+                close(fd)
+                return peers.removeValue(forKey: fd)
+            }
             func start(_ fd: Int32) {
                 inFlight[fd] = .now
                 group.addTask {
@@ -493,9 +500,7 @@ extension MigrationSystem {
                     fill()
                 case .handshake(let fd, _) where evicted.contains(fd):
                     evicted.remove(fd)
-                    spoke.remove(fd)
-                    peers[fd] = nil
-                    close(fd)
+                    _ = closeConnection(fd)
                     unreported += 1
                     if lastReport.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
                         lastReport = .now
@@ -510,15 +515,11 @@ extension MigrationSystem {
                     fill()
                 case .handshake(let fd, .success(let channel)) where paired == nil && failure == nil:
                     inFlight[fd] = nil
-                    peers[fd] = nil
                     paired = (fd, channel)
                     group.cancelAll()
                 case .handshake(let fd, let outcome):
                     inFlight[fd] = nil
-                    // Before the number can be reused by the next connection accepted.
-                    spoke.remove(fd)
-                    let peer = peers.removeValue(forKey: fd)
-                    close(fd)
+                    let peer = closeConnection(fd)
                     guard paired == nil, failure == nil else { continue }
                     guard case .failure(let error) = outcome, let refusal = error as? TransferError else {
                         if case .failure(let error) = outcome { failure = error }

@@ -20,8 +20,7 @@ extension ArchiveEntry {
             return "the header gives mode \(String(header.mode, radix: 8)), the index \(String(mode, radix: 8))"
         }
         guard TarSerializer.tarTime(header.mtime, matches: mtime) else {
-            return "the header gives the time \(header.mtime.seconds).\(Self.nanoDigits(header.mtime)), "
-                + "the index \(mtime.seconds).\(Self.nanoDigits(mtime))"
+            return "the header gives the time \(Self.shown(header.mtime)), the index \(Self.shown(mtime))"
         }
         guard UTF8Bytes.equal(linkTarget, header.linkTarget) else {
             return "the header links to \(String(reflecting: header.linkTarget ?? "")), "
@@ -30,9 +29,9 @@ extension ArchiveEntry {
         return nil
     }
 
-    /// The nanoseconds of `time` as the nine digits after a decimal point.
-    private static func nanoDigits(_ time: TarTimestamp) -> String {
-        let digits = String(time.nanoseconds)
-        return String(repeating: "0", count: max(9 - digits.count, 0)) + digits
+    /// `time` as pax writes it, with the nine digits even for whole seconds, so that the two
+    /// times compared line up.
+    private static func shown(_ time: TarTimestamp) -> String {
+        time.nanoseconds == 0 ? "\(time.seconds).000000000" : PaxRecords.formatTime(time)
     }
 }

@@ -1,6 +1,6 @@
 /// pax extended-header records: `"<length> <keyword>=<value>\n"`, where the decimal length
 /// counts the whole record including its own digits.
-enum PaxRecords {
+package enum PaxRecords {
     /// The keyword prefix of an extended attribute (`SCHILY.xattr.user.comment`), as GNU tar
     /// and bsdtar write them.
     static let xattrPrefix = "SCHILY.xattr."
@@ -165,7 +165,7 @@ enum PaxRecords {
     /// `"%d.%09d"`, or just `"%d"` for whole seconds. A negative time with a fraction is
     /// written as the signed decimal value it denotes (seconds -2 + 0.5 is "-1.500000000"),
     /// which is how GNU tar reads and writes it.
-    static func formatTime(_ time: TarTimestamp) -> String {
+    package static func formatTime(_ time: TarTimestamp) -> String {
         guard time.nanoseconds != 0 else { return String(time.seconds) }
         if time.seconds >= 0 {
             return String(time.seconds) + "." + nineDigits(time.nanoseconds)

@@ -104,9 +104,6 @@ public struct TarParser: Sendable {
         /// see ``TarParser/name(pax:gnu:what:at:)``.
         var longName: String?
         var longLink: String?
-        /// Whether an `L` or a `K` header was read, even one whose name was empty.
-        var seenLongName = false
-        var seenLongLink = false
     }
 
     /// A sparse member whose map is still being read: announced once it is whole and checked.
@@ -442,10 +439,10 @@ public struct TarParser: Sendable {
             if fields.size == 0 { try finishExtended(.global, blockOffset: blockOffset, handler: handler) }
         case UInt8(ascii: "L"), UInt8(ascii: "K"):
             let kind: ExtendedKind = fields.typeflag == UInt8(ascii: "L") ? .longName : .longLink
+            // The first one's name is set (if only to "") before another header can be read.
             try refuseSecond(
-                kind == .longName ? pending.seenLongName : pending.seenLongLink,
+                (kind == .longName ? pending.longName : pending.longLink) != nil,
                 kind == .longName ? "GNU long name" : "GNU long link target")
-            if kind == .longName { pending.seenLongName = true } else { pending.seenLongLink = true }
             if pending.firstOffset == nil { pending.firstOffset = blockOffset }
             // The GNU long-name data includes a terminating NUL.
             let limit = limits.maxPathLength < Int.max ? limits.maxPathLength + 1 : limits.maxPathLength
