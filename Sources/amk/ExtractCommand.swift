@@ -141,6 +141,12 @@ struct ExtractCommand: AsyncParsableCommand {
             // The reader of the content went away (`| head`): as for cat and tar, that is the end,
             // and not worth a message; the content was not all delivered, hence the status.
             throw ExitCode(1)
+        } catch let error as ArchiveError where argument != "-" && Self.salvageMayRecover(error) {
+            // What went wrong comes first, as for any failure; then what to do about it, since
+            // a damaged index stops the whole extraction while every member may still be sound.
+            StandardError.line("amk: \(error.description)")
+            StandardError.line("amk: \(Self.salvageHint)")
+            throw ExitCode(1)
         }
         for warning in summary.warnings {
             // The engine's warnings quote member names raw.
@@ -155,6 +161,17 @@ struct ExtractCommand: AsyncParsableCommand {
                 "extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
                     + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
         }
+    }
+
+    /// What to try after damage stopped an extraction.
+    static let salvageHint =
+        "the archive is damaged: 'amk salvage ARCHIVE -C DIR' writes every member that lies in sound blocks and names those lost"
+
+    /// Whether `error` is damage that `amk salvage` reads past: a bad block, index, header or
+    /// checksum. A refusal (an unsafe path, a limit, a missing member) is not damage, and
+    /// salvage would refuse it the same way.
+    static func salvageMayRecover(_ error: ArchiveError) -> Bool {
+        error.code == .corrupt || error.code == .checksumMismatch
     }
 
     /// Extracts from `argument` (a path, or - for standard input) with `options`.

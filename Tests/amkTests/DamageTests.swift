@@ -46,10 +46,14 @@ extension AMKTests {
             for command in [["list"], ["verify"], ["extract", "-C", tree.path("out")]] {
                 let result = try AMKProcess.run([command[0], archive] + command.dropFirst())
                 #expect(result.status == 1, "\(command)")
+                let lines = result.stderr.split(separator: "\n").map(String.init)
                 #expect(
-                    result.stderr
-                        == "amk: \(archive), offset \(size): data after the end of the xz stream is neither padding nor another stream\n",
+                    lines.first
+                        == "amk: \(archive), offset \(size): data after the end of the xz stream is neither padding nor another stream",
                     "\(command)")
+                // The extraction goes on to say what recovers the members (all of them, here).
+                #expect(lines.count == (command[0] == "extract" ? 2 : 1), "\(command): \(result.stderr)")
+                if command[0] == "extract" { #expect(lines.last?.hasPrefix("amk: the archive is damaged: 'amk salvage ") == true) }
             }
         }
 
@@ -130,6 +134,32 @@ extension AMKTests {
             for index in 0..<10 {
                 #expect(try tree.read("rescued/data/file\(index).bin") == tree.read("src/data/file\(index).bin"))
             }
+        }
+
+        /// An extraction that damage stops says so, then what recovers the rest; a refusal that
+        /// is not damage (a member not in the archive) gets no such advice.
+        @Test func damageStoppingAnExtractionPointsToSalvage() throws {
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
+            let middle = bytes.count / 2
+            for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
+            try bytes.write(to: URL(fileURLWithPath: archive))
+
+            let result = try AMKProcess.run(["extract", archive, "-C", tree.path("out")])
+            #expect(result.status == 1)
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2, "\(result.stderr)")
+            #expect(lines.first?.hasPrefix("amk: \(archive)") == true && lines.first?.contains(/offset \d+/) == true, "\(result.stderr)")
+            #expect(lines.last?.hasPrefix("amk: the archive is damaged: 'amk salvage ARCHIVE -C DIR'") == true, "\(result.stderr)")
+            // The advice holds: the members on either side of the damage come back.
+            let salvage = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
+            #expect(salvage.status == 1, "\(salvage.stderr)")
+            for index in [0, 9] {
+                #expect(try tree.read("rescued/data/file\(index).bin") == tree.read("src/data/file\(index).bin"))
+            }
+
+            let missing = try AMKProcess.run(["extract", archive, "data/no-such-file", "-C", tree.path("out")])
+            #expect(missing.status == 1)
+            #expect(missing.stderr.split(separator: "\n").count == 1 && !missing.stderr.contains("salvage"), "\(missing.stderr)")
         }
 
         @Test func damagedMiddleSalvagesAndNamesEveryLostMember() throws {
