@@ -1,7 +1,7 @@
 /// The framing of the transfer protocol, around the archive bytes.
 ///
 /// ```
-/// sender -> receiver   hello: "AMKXFER1", u32 LE protocol version (2), u32 LE flags (0),
+/// sender -> receiver   hello: "AMKXFER1", u32 LE protocol version (2), u32 LE flags (0, or refused),
 ///                      32-byte X25519 public key                                  (48 bytes)
 /// receiver -> sender   hello: the same, with the receiver's version and key
 /// sender -> receiver   confirmation: HMAC-SHA256 proving it holds the pairing code (32 bytes)
@@ -31,6 +31,23 @@ package enum TransferFrame {
     static func version(inHello bytes: [UInt8]) -> UInt32? {
         guard bytes.count >= helloHeaderSize, Array(bytes[0..<8]) == magic else { return nil }
         return UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24
+    }
+
+    /// The flags in a hello's first 16 bytes (already known to be a hello).
+    static func flags(inHello bytes: [UInt8]) -> UInt32 {
+        UInt32(bytes[12]) | UInt32(bytes[13]) << 8 | UInt32(bytes[14]) << 16 | UInt32(bytes[15]) << 24
+    }
+
+    /// Why a hello's flags are refused, or nil for the flags this version defines (none). A
+    /// flag stands for something a peer changes in the protocol: ignored, it would leave the two
+    /// sides speaking two protocols under one version.
+    static func refusal(ofFlags flags: UInt32, from peer: String) -> TransferError? {
+        guard flags != 0 else { return nil }
+        let hex = String(flags, radix: 16)
+        return TransferError(
+            .notAPeer,
+            "\(peer)'s hello sets flags 0x\(String(repeating: "0", count: 8 - hex.count) + hex), which transfer protocol "
+                + "version \(protocolVersion) does not define (all are 0)")
     }
 
     static func littleEndian(_ value: UInt32) -> [UInt8] {

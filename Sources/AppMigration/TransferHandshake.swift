@@ -34,6 +34,7 @@ enum TransferHandshake {
                 "\(peer) speaks transfer protocol version \(version); "
                     + "this sender speaks version \(TransferFrame.protocolVersion)")
         }
+        if let refusal = TransferFrame.refusal(ofFlags: TransferFrame.flags(inHello: header), from: peer) { throw refusal }
         let publicKey = try await read(
             fd, TransferFrame.publicKeySize, what: "hello's key", from: peer, until: deadline,
             timeout: timeout)
@@ -87,6 +88,7 @@ enum TransferHandshake {
                 "the sender speaks transfer protocol version \(version); "
                     + "this receiver speaks version \(TransferFrame.protocolVersion)")
         }
+        if let refusal = TransferFrame.refusal(ofFlags: TransferFrame.flags(inHello: header), from: peer) { throw refusal }
         let publicKey = try await read(
             fd, TransferFrame.publicKeySize, what: "hello's key", from: peer, until: deadline,
             timeout: timeout)

@@ -371,6 +371,59 @@ import TransferTestSupport
         }
     }
 
+    /// A receiver whose hello sets flags this version does not define is refused by the sender:
+    /// a flag changes the protocol, and ignoring it would leave each side speaking its own.
+    @Test func aReceiverWithUnknownFlagsIsRefusedBySender() async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.seededExport(bigBytes: 4096)
+            let (listening, endpoint) = try Self.rawListenOnLoopback()
+            let peer = Thread {
+                let fd = accept(listening, nil, nil)
+                _ = receiveExactly(fd, 48)
+                _ = sendAll(fd, PairedPeer.hello(flags: 0x8000_0001).bytes)
+                _ = receiveExactly(fd, 1)  // until the sender hangs up
+                close(fd)
+                close(listening)
+            }
+            peer.start()
+            let error = try #require(
+                await #expect(throws: TransferError.self, "the sender accepted unknown flags") {
+                    _ = try await Self.send(source)(endpoint, PairingCode.random())
+                })
+            #expect(error.code == .notAPeer)
+            #expect(
+                error.message.contains("'s hello sets flags 0x80000001, which transfer protocol version 2 does not define"),
+                "\(error)")
+        }
+    }
+
+    /// A sender whose hello sets flags this version does not define is refused before it proves
+    /// the code, and the receiver waits on: the right sender then succeeds.
+    @Test func aSenderWithUnknownFlagsIsRefusedAndTheWaitGoesOn() async throws {
+        try await Scratch.with { scratch in
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 4096)
+            let (listener, code) = try Self.listenOnLoopback()
+            async let received = Self.receive(into: destination, on: listener, code: code)
+            let endpoint = listener.endpoint
+            let closed = try await offPool {
+                let other = try rawConnect(endpoint)
+                defer { close(other) }
+                _ = sendAll(other, PairedPeer.hello(flags: 4).bytes)
+                // The receiver's hello, then the end of the connection: no confirmation.
+                return receiveExactly(other, 48).count == 48 && readToEnd(other) == 0
+            }
+            #expect(closed, "the receiver went on with a sender whose flags it does not know")
+            let sent = await capture { try await Self.send(source)(listener.endpoint, code) }
+            let outcome = await received
+            _ = try outcome.result.get()
+            _ = try sent.get()
+            #expect(
+                outcome.refusals.contains { $0.code == .notAPeer && $0.message.contains("sets flags 0x00000004") },
+                "\(outcome.refusals)")
+            #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
+        }
+    }
+
     /// Once a sender has paired, the receiver stops listening: a second sender is refused at
     /// once, and the first transfer completes.
     @Test func aSecondSenderDuringATransferIsRefused() async throws {

@@ -8,10 +8,11 @@ import TestSupport
 /// then misbehave (stall, vanish, never answer), and for the man in the middle.
 package enum PairedPeer {
     /// The first 16 bytes of a hello of `version`, followed by a fresh X25519 key.
-    package static func hello(version: UInt32 = TransferFrame.protocolVersion) -> (bytes: [UInt8], key: Curve25519.KeyAgreement.PrivateKey)
-    {
+    package static func hello(
+        version: UInt32 = TransferFrame.protocolVersion, flags: UInt32 = 0
+    ) -> (bytes: [UInt8], key: Curve25519.KeyAgreement.PrivateKey) {
         let key = Curve25519.KeyAgreement.PrivateKey()
-        return (helloBytes(version: version) + Array(key.publicKey.rawRepresentation), key)
+        return (helloBytes(version: version, flags: flags) + Array(key.publicKey.rawRepresentation), key)
     }
 
     /// Pairs as a sender: hellos, then the confirmations. Nil if the receiver refused or failed.

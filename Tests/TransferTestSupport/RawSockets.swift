@@ -52,9 +52,10 @@ package func receiveExactly(_ fd: Int32, _ count: Int) -> [UInt8] {
 }
 
 /// A hello as a peer of protocol `version` sends it.
-package func helloBytes(version: UInt32) -> [UInt8] {
+package func helloBytes(version: UInt32, flags: UInt32 = 0) -> [UInt8] {
     Array("AMKXFER1".utf8) + [
-        UInt8(version & 0xff), UInt8(version >> 8 & 0xff), UInt8(version >> 16 & 0xff), UInt8(version >> 24), 0, 0, 0, 0
+        UInt8(version & 0xff), UInt8(version >> 8 & 0xff), UInt8(version >> 16 & 0xff), UInt8(version >> 24),
+        UInt8(flags & 0xff), UInt8(flags >> 8 & 0xff), UInt8(flags >> 16 & 0xff), UInt8(flags >> 24)
     ]
 }
 
