@@ -88,7 +88,8 @@ public struct PackOptions: Sendable {
     /// Advanced by the content bytes of each member stored, as far as the blocks already written
     /// cover them: it follows the compression, not the reading, which runs ahead of it. Set its
     /// `totalUnitCount` to the expected byte count (``ArchivePacker/contentSize(of:exclusion:)``
-    /// measures it) to get a fraction.
+    /// measures it) to get a fraction. The pack never changes the total: past it (files that grew,
+    /// a low estimate) the completed count holds at the total.
     public var progress: Progress? = nil
 
     /// Receives the heartbeats of every stage. Set it to watch the pack with a ``Watchdog`` of

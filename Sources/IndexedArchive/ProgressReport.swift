@@ -19,15 +19,18 @@ package final class ProgressReport: Sendable {
     /// A report that advances `progress` from what it had completed before the pack.
     ///
     /// Its total may be an estimate below what is stored (an export's size estimate need not be
-    /// exact, and is often 0): the total then grows with what is done, so that the fraction
+    /// exact, and is often 0): the completed count then holds at the total, so that the fraction
     /// stays at or under 1 and never goes back. A completed count past the total once showed a
-    /// caller's bar 0%, 100%, then 0% again at the end.
+    /// caller's bar 0%, 100%, then 0% again at the end. The total is never changed: raising it
+    /// with each block (the total following what is done) made Foundation's exact fraction
+    /// arithmetic overflow in the parent and trap, killing the process, for a 3-byte file and a
+    /// 1 GiB one under an estimate of 1 byte.
     convenience init(_ progress: Progress, chunkSize: Int) {
         let base = progress.completedUnitCount
         self.init(chunkSize: chunkSize) { shown in
-            let completed = base + Int64(shown)
-            if progress.totalUnitCount > 0, completed > progress.totalUnitCount { progress.totalUnitCount = completed }
-            progress.completedUnitCount = completed
+            let completed = base + Int64(clamping: shown)
+            let total = progress.totalUnitCount
+            progress.completedUnitCount = total > 0 ? min(completed, total) : completed
         }
     }
 

@@ -53,9 +53,9 @@ extension EngineSuites {
         }
 
         /// A total below what is stored (an export's size estimate of 0 or 1,000 bytes for
-        /// megabytes) grows with what is done: the fraction, also a parent's through a child,
-        /// never passes 1 nor goes back, and ends at 1.
-        @Test func aTotalBelowWhatIsStoredGrowsWithIt() {
+        /// megabytes) holds what is done at the total: the fraction, also a parent's through a
+        /// child, never passes 1 nor goes back, and ends at 1.
+        @Test func aTotalBelowWhatIsStoredHoldsAtTheTotal() {
             let parent = Progress(totalUnitCount: 100)
             let progress = Progress(totalUnitCount: 1000)
             parent.addChild(progress, withPendingUnitCount: 100)
@@ -66,9 +66,25 @@ extension EngineSuites {
                 report.blockWritten(sequence: sequence)
                 fractions.append(parent.fractionCompleted)
             }
-            #expect(progress.completedUnitCount == 6000 && progress.totalUnitCount == 6000)
+            #expect(progress.completedUnitCount == 1000 && progress.totalUnitCount == 1000)
             #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "never back: \(fractions)")
             #expect(fractions.allSatisfy { $0 <= 1 } && fractions.last == 1, "\(fractions)")
+        }
+
+        /// An export's case that killed the host: an estimate of 1 byte, a 3-byte file and a 1 GiB
+        /// one, shown 8 MiB a block through a child of the caller's progress. Raising the child's
+        /// total with each block overflowed Foundation's fraction arithmetic, which traps.
+        @Test func aGrowingExportUnderATinyEstimateDoesNotTrap() {
+            let parent = Progress(totalUnitCount: 1)
+            let progress = Progress(totalUnitCount: 1)
+            parent.addChild(progress, withPendingUnitCount: 1)
+            let chunk = 8 << 20
+            let report = ProgressReport(progress, chunkSize: chunk)
+            report.stored(3)
+            report.stored(1 << 30)
+            for sequence in 0...(1 << 30) / chunk { report.blockWritten(sequence: sequence) }
+            #expect(progress.completedUnitCount == 1 && progress.totalUnitCount == 1)
+            #expect(parent.fractionCompleted == 1)
         }
     }
 }
