@@ -43,6 +43,12 @@ struct ContainerConfinement: Sendable {
             throw AppMigrationError(.itemNotFound, "not a file URL: \(url)", extensionName: extensionName)
         }
         let path = url.absoluteURL.path(percentEncoded: false)
+        // Before any system call: the system reads a path up to its first NUL, so `Documents/..\0`
+        // was checked as a name in the container and then walked as its parent.
+        guard !path.utf8.contains(0) else {
+            throw AppMigrationError(
+                .itemNotFound, "the path holds a NUL byte: no file is named so", extensionName: extensionName, path: path)
+        }
         // Components and comparisons on bytes, as the kernel reads them (see PathBytes): a '/'
         // followed by a combining mark is one Swift Character, and canonically equal names are
         // different files.

@@ -99,6 +99,14 @@ public actor ArchiveBuilder {
     public var entryCount: Int { serializer.memberCount }
 
     private func appendLocked(_ source: PackSource) async throws {
+        // The system reads a path up to its first NUL: `Documents/..\0` would walk `Documents/..`,
+        // the parent, under a name that is not `..`, each of its folders again inside itself,
+        // without end.
+        guard !UTF8Bytes.contains(0, in: source.path) else {
+            throw ArchiveError(
+                .io(errno: EINVAL), "the path holds a NUL byte: no file is named so, and the system would read another name",
+                path: source.path)
+        }
         fileSystem = Self.confined(options.fileSystem, to: source.path)
         var enumerator = DirectoryEnumerator(
             sources: [source], unreadable: options.unreadable, batchSize: 256,

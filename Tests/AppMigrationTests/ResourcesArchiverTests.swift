@@ -107,6 +107,22 @@ import Testing
         }
     }
 
+    /// A NUL in the item's path: the system would read the path up to it, so `Documents/..\0`
+    /// passed as a name in the container and was then walked as the container's root, its
+    /// folders inside themselves without end.
+    @Test(arguments: ["..\u{0}", "profile.json\u{0}", "profile.json\u{0}/x"])
+    func aPathHoldingANULIsRefused(name: String) async throws {
+        try await Scratch.with { scratch in
+            let error = await #expect(throws: AppMigrationError.self) {
+                _ = try await export(in: scratch) { archiver, container in
+                    let path = container.documentsDirectory.path(percentEncoded: false) + "/" + name
+                    try await archiver.appendItem(at: URL(filePath: path), pathInArchive: "x")
+                }
+            }
+            #expect(error?.code == .itemNotFound && error?.message.contains("NUL") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func missingItemIsAClearError() async throws {
         try await Scratch.with { scratch in
             await #expect {

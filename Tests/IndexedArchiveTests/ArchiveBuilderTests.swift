@@ -26,6 +26,25 @@ extension EngineSuites {
             #expect(paths == ["second/", "second/b.txt", "first/", "first/a.txt"])
         }
 
+        /// The system reads a path up to its first NUL: `one/..\0` named `one/..`, whose walk
+        /// met the same folders inside themselves without end. Refused before anything is read,
+        /// and the archive goes on.
+        @Test(arguments: ["/one/..\u{0}", "/one/a.txt\u{0}", "/one\u{0}/a.txt"])
+        func aSourcePathHoldingANULIsRefused(suffix: String) async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("one/a.txt", "a")
+            let archive = dir.path + "/n.tar.xz"
+            let count = try await ArchivePacker.withBuilder(to: .file(archive), options: testOptions()) { builder in
+                let error = await #expect(throws: ArchiveError.self) {
+                    try await builder.append(PackSource(path: dir.path + suffix, archivePath: "x"))
+                }
+                #expect(error?.code == .io(errno: EINVAL) && error?.message.contains("NUL") == true, "\(String(describing: error))")
+                try await builder.append(PackSource(path: dir.path + "/one", archivePath: "one"))
+                return await builder.entryCount
+            }
+            #expect(count.result == 2)
+        }
+
         @Test func concurrentAppendsDoNotInterleave() async throws {
             let dir = try TemporaryDirectory()
             try await offPool {
