@@ -25,6 +25,10 @@ public struct ExtractOptions: Sendable {
     /// whoever extracts, they would grant that user's rights to anyone who runs it, as GNU tar
     /// knows. Dropping them is reported as a warning.
     public var restorePermissions: Bool = true
+    /// The permission bits taken off each member's mode when ``restorePermissions`` is off (set-ID
+    /// and sticky bits always are): the extracting process's umask, as tar applies it for a user
+    /// who is not root. `amk extract` and `amk salvage` set it to theirs.
+    public var permissionMask: UInt32 = 0o022
     /// Restore owners and groups (only possible as root).
     public var restoreOwnership: Bool = false
     /// When restoring ownership, give a member the local ids of the user and group it names

@@ -645,7 +645,7 @@ final class Extractor {
             _ = fchown(file.fd, uid, gid)
         }
         // chmod after chown: chown clears set-id bits.
-        var mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
+        var mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~options.permissionMask
         if mode & 0o6000 != 0 && !ownership {
             mode &= ~0o6000
             record(
@@ -726,10 +726,25 @@ final class Extractor {
     }
 
     private func applyDirectoryMetadata() {
-        for header in directories.reversed() {
-            guard let parts = try? components(of: header.path),
-                let parent = try? parent(of: parts, member: header.path, create: false)
-            else { continue }
+        // A folder stored twice takes its last header, as GNU tar gives it: the first once won,
+        // so `shared/` 2777 then `shared/` 0755 left a world-writable folder. And the deepest
+        // folders come first, whatever their order in the archive: a parent made 0000 before its
+        // subfolder was reached left the subfolder, for a user who is not root, with 0700 and
+        // the extraction's time, silently.
+        var last: [ExactName: Int] = [:]
+        var paths: [[String]] = []
+        paths.reserveCapacity(directories.count)
+        for (index, header) in directories.enumerated() {
+            // By the path as written to disk: `shared/` and `./shared` are one folder.
+            let parts = (try? components(of: header.path)) ?? []
+            paths.append(parts)
+            if !parts.isEmpty { last[ExactName(parts.joined(separator: "/"))] = index }
+        }
+        let order = last.values.sorted { paths[$0].count != paths[$1].count ? paths[$0].count > paths[$1].count : $0 > $1 }
+        for index in order {
+            let header = directories[index]
+            let parts = paths[index]
+            guard let parent = try? parent(of: parts, member: header.path, create: false) else { continue }
             let fd = RawName.withCString(parts.last!) { Platform.openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
             guard fd >= 0 else { continue }
             defer { SystemCall.close(fd) }
@@ -738,7 +753,7 @@ final class Extractor {
                 _ = fchown(fd, uid, gid)
             }
             restoreExtendedAttributes(header) { ExtendedAttributes.write($0, to: fd) }
-            let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~0o022
+            let mode = options.restorePermissions ? header.mode & 0o7777 : header.mode & 0o777 & ~options.permissionMask
             _ = fchmod(fd, mode_t(mode))
             restoreAccessControlLists(header) { ExtendedAttributes.write($0, to: fd) }
             var times = Self.times(header)

@@ -517,6 +517,26 @@ extension EngineSuites {
             #expect(Set(summary.warnings.map(\.member)) == ["tool", "group-tool"])
         }
 
+        /// A folder stored twice takes its last header, as GNU tar gives it: the first once won,
+        /// so `shared` 2777 then `shared/` 0750 left a world-writable set-group-ID folder.
+        @Test(arguments: ReadMode.allCases)
+        func aFolderStoredTwiceTakesItsLastHeader(_ readMode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            var first = tarDirectory("shared")
+            first.0.mode = 0o2777
+            first.0.mtime = TarTimestamp(seconds: 1_000_000_000)
+            var last = tarDirectory("shared/")
+            last.0.mode = 0o750
+            last.0.mtime = TarTimestamp(seconds: 1_600_000_000)
+            let tar = try tarStream([first, tarFile("shared/f", "f"), last])
+            let reader = try await hostileArchive(tar, mode: readMode, at: dir.path + "/d.tar.xz")
+            try await reader.extract(to: dir.path + "/out")
+            var info = stat()
+            lstat(dir.path + "/out/shared", &info)
+            #expect(info.st_mode & 0o7777 == 0o750, "\(String(info.st_mode & 0o7777, radix: 8))")
+            #expect(info.st_mtim.tv_sec == 1_600_000_000)
+        }
+
         @Test(arguments: ReadMode.allCases)
         func aFailedExtractionLeavesFoldersAtTheirModesAndNoTemporaryFile(_ mode: ReadMode) async throws {
             let dir = try TemporaryDirectory()
