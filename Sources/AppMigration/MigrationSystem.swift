@@ -449,7 +449,7 @@ public struct MigrationSystem: Sendable {
                     // status land in whatever the link names: another container, any folder.
                     if let replaced = pinned.replacement(in: container, extensionName: name, after: error) { return replaced }
                     Self.removeStaging(staging, of: container)
-                    if cleared { Self.clearContainer(container) }
+                    if cleared { Self.clearContainer(container, pinned: pinned) }
                     // The import's own error is what the caller must see; a status that cannot
                     // be written is secondary to it.
                     try? MigrationStatus.record(.failure(error), in: container)
@@ -656,11 +656,14 @@ public struct MigrationSystem: Sendable {
     /// Nothing is followed: a link (one an archive brought, or an extension left) is removed, not
     /// what it points to, and the walk never leaves the container root (see
     /// ``UnfollowingRemoval``). The root itself may be a link: it is the caller's choice.
-    static func clearContainer(_ container: MigrationDataContainer) {
-        // Never a folder the host does not know (checked before the import began; checked again
-        // here, so that no later path can clear an unmarked folder).
-        let marker = container.hostDirectory.appending(path: MigrationDataContainer.markerName).path(percentEncoded: false)
-        guard container.isConfigured, FileManager.default.fileExists(atPath: marker) else { return }
+    ///
+    /// `pinned` is what the container's root and the host's folder were when the import began,
+    /// when its mark was checked; the caller has found them unchanged. Their mark is not looked
+    /// at again: it is the extension's to remove (an importer that deleted `.amk/container` kept
+    /// its half-written data, and the next import was refused as into an unknown folder), and
+    /// `createStandardDirectories()` writes it back.
+    static func clearContainer(_ container: MigrationDataContainer, pinned: PinnedContainer) {
+        guard container.isConfigured else { return }
         // Best effort: one undeletable file must not keep the failure from being recorded.
         try? UnfollowingRemoval.removeChildren(
             of: container.containerRootDirectory.path(percentEncoded: false),

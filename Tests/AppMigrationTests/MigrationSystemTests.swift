@@ -375,4 +375,37 @@ extension MigrationSystemTests {
             }
         }
     }
+
+    /// An importer that writes half its data, removes the container's mark and fails: the
+    /// container is still the one checked when the import began (its root and the host's folder
+    /// are pinned), so it is cleared and marked again. The clearing checked the mark anew and
+    /// left the half-written data, and the next import was refused as into an unknown folder.
+    @Test func anImporterThatRemovesTheMarkIsClearedAllTheSame() async throws {
+        try await Scratch.with { scratch in
+            let (archive, _) = try await exportSample(in: scratch)
+            let destination = try scratch.container("destination")
+            struct UnmarkingImporter: ResourcesImporting {
+                let resourcesImportProgress = Progress(totalUnitCount: 100)
+                func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+                    let container = appContainer
+                    try Data("half".utf8).write(to: container.documentsDirectory.appending(path: "half-imported.txt"))
+                    try FileManager.default.removeItem(at: container.containerRootDirectory.appending(path: ".amk/container"))
+                    throw CocoaError(.fileWriteUnknown)
+                }
+            }
+            await #expect(throws: CocoaError.self) {
+                try await quickSystem.importResources(from: archive, into: destination, using: UnmarkingImporter())
+            }
+            let root = destination.containerRootDirectory
+            #expect(
+                !FileManager.default.fileExists(atPath: root.appending(path: "Documents/half-imported.txt").path(percentEncoded: false)))
+            #expect(FileManager.default.fileExists(atPath: root.appending(path: ".amk/container").path(percentEncoded: false)))
+            guard case .failure? = importStatus(of: destination) else {
+                Issue.record("no failure status")
+                return
+            }
+            // Marked again: the next import is not refused.
+            try await quickSystem.importResources(from: archive, into: destination, using: RecordingImporter())
+        }
+    }
 }
