@@ -109,14 +109,27 @@ final class ExtensionProcess: Sendable {
         termination.withLock { $0 != nil } || amk_child_has_exited(pid) == 1
     }
 
-    /// Sends `signal` to the whole process group, and to the process itself: it may have moved
-    /// into another group of its session (`setpgid`), which the group's signal then misses.
-    /// Safe until ``finish(waitingUpTo:)`` reaps it: until then its pid, and so the group's id,
-    /// cannot be reused.
+    /// Sends `signal` to the whole process group, to the process itself, and to every process of
+    /// its session: it, or a process it started, may have moved into another group of its
+    /// session (`setpgid`), which the group's signal then misses. Safe until
+    /// ``finish(waitingUpTo:)`` reaps it: until then its pid, and so the group's and the
+    /// session's id, cannot be reused.
     func signalGroup(_ signal: Int32) {
         guard termination.withLock({ $0 == nil }) else { return }
         _ = Platform.kill(-pid, signal)
         _ = Platform.kill(pid, signal)
+        signalMembers(signal)
+    }
+
+    /// Sends `signal` to each running process of the extension's session (or group), one by
+    /// one: those that left its group are reached only so. Returns how many there were, or -1
+    /// where they cannot be listed.
+    @discardableResult
+    private func signalMembers(_ signal: Int32) -> Int {
+        var members = [pid_t](repeating: 0, count: 256)
+        let counted = Int(amk_process_group_members(pid, &members, Int32(members.count)))
+        for member in members.prefix(max(0, min(counted, members.count))) { _ = Platform.kill(member, signal) }
+        return counted
     }
 
     /// Waits up to `wait` for the process to exit on its own, then kills its whole group, waits
@@ -135,15 +148,18 @@ final class ExtensionProcess: Sendable {
         let leftBehind = exitedOnItsOwn ? max(0, Int(counted)) : 0
         _ = Platform.kill(-pid, SIGKILL)
         // The process itself too (not yet reaped, so the pid is still its): one that left its
-        // group would otherwise hold this wait, and go on writing, for as long as it liked.
+        // group would otherwise hold this wait, and go on writing, for as long as it liked. And
+        // each process of its session: a child that moved to a group of its own with setpgid
+        // went on writing into the container after the host had cleared it.
         _ = Platform.kill(pid, SIGKILL)
+        signalMembers(SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         // SIGKILL is asynchronous: wait until nothing in the group runs any more, so that nothing
         // it started can write after the host answers. Bounded: a process stuck in the kernel
         // (an NFS read) cannot hold the host for ever.
         let settled = ContinuousClock.now + .seconds(5)
-        while amk_process_group_members(pid, &members, Int32(members.count)) > 0 && ContinuousClock.now < settled {
+        while signalMembers(SIGKILL) > 0 && ContinuousClock.now < settled {
             _ = Platform.kill(-pid, SIGKILL)
             Thread.sleep(forTimeInterval: 0.002)
         }

@@ -56,7 +56,14 @@ int amk_spawn_extension(const char *path, char *const argv[], char *const envp[]
     status = posix_spawnattr_init(&attributes);
     if (status != 0) goto destroy_actions;
 
+    // A session of its own, not only a group: a process the extension starts can move to another
+    // group of its session with setpgid (and so out of reach of the group's signal), but not to
+    // another session without setsid. The host lists and kills the session's members.
+#if defined(POSIX_SPAWN_SETSID)
+    short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+#else
     short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+#endif
 #if defined(__APPLE__)
     flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;
 #endif
@@ -64,7 +71,9 @@ int amk_spawn_extension(const char *path, char *const argv[], char *const envp[]
     sigemptyset(&none);
     sigfillset(&all);
     if ((status = posix_spawnattr_setflags(&attributes, flags)) != 0) goto destroy_all;
+#if !defined(POSIX_SPAWN_SETSID)
     if ((status = posix_spawnattr_setpgroup(&attributes, 0)) != 0) goto destroy_all;
+#endif
     if ((status = posix_spawnattr_setsigmask(&attributes, &none)) != 0) goto destroy_all;
     if ((status = posix_spawnattr_setsigdefault(&attributes, &all)) != 0) goto destroy_all;
 
@@ -115,9 +124,9 @@ int amk_process_group_members(pid_t group, pid_t *pids, int capacity) {
         char *close = strrchr(line, ')');
         if (close == NULL) continue;
         char state;
-        int parent, process_group;
-        if (sscanf(close + 1, " %c %d %d", &state, &parent, &process_group) != 3) continue;
-        if (process_group != group || state == 'Z' || state == 'X') continue;
+        int parent, process_group, session;
+        if (sscanf(close + 1, " %c %d %d %d", &state, &parent, &process_group, &session) != 4) continue;
+        if ((process_group != group && session != group) || state == 'Z' || state == 'X') continue;
         if (count < capacity) pids[count] = (pid_t)pid;
         count += 1;
     }

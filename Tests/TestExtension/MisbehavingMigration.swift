@@ -129,9 +129,15 @@ struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
             blockForAnHour()
         case "orphan":
             startSentinelWriter(environment["AMK_TEST_SENTINEL"] ?? "/dev/null")
+        case "orphan-own-group":
+            // A worker in a process group of its own (setpgid, which needs no new session): a
+            // kill of the extension's group misses it.
+            startSentinelWriter(environment["AMK_TEST_SENTINEL"] ?? "/dev/null", ownGroup: true)
         case "leave-group":
-            // Into the group of the process that started it (allowed within one session): a
-            // kill of its own group then misses it.
+            // Into the group of the process that started it, allowed within one session: a kill
+            // of its own group would then miss it. The extension now leads a session of its own,
+            // so the move is refused (EPERM); the test keeps a host that spawned it into a mere
+            // group honest.
             _ = setpgid(0, getpgid(getppid()))
             let sentinel = environment["AMK_TEST_SENTINEL"] ?? "/dev/null"
             Thread {
@@ -159,13 +165,20 @@ struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
 
     /// A grandchild that keeps writing the time into `sentinel`, as a leaked worker would write
     /// into the container.
-    static func startSentinelWriter(_ sentinel: String) {
+    static func startSentinelWriter(_ sentinel: String, ownGroup: Bool = false) {
         let script = "while true; do date +%s%N > '\(sentinel)'; sleep 0.02; done"
         var pid: pid_t = 0
         let arguments = ["/bin/sh", "-c", script]
         var pointers: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in pointers { free(pointer) } }
-        _ = posix_spawn(&pid, "/bin/sh", nil, nil, &pointers, environ)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownGroup {
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
+        _ = posix_spawn(&pid, "/bin/sh", nil, &attributes, &pointers, environ)
         // Let it write once, so the test sees it alive.
         usleep(100_000)
     }

@@ -102,8 +102,9 @@ const char *amk_dirent_name(const struct dirent *entry);
 /// inherit the connection and hold it open after we close it. Returns the socket, or -1 and errno.
 int amk_accept_cloexec(int fd);
 
-/// Starts an extension process: `path` with `argv` and `envp`, in a new process group of its own
-/// (its pid is the group's id), with every signal at its default disposition and none blocked,
+/// Starts an extension process: `path` with `argv` and `envp`, in a new session of its own (its
+/// pid is the session's id and its process group's; where `POSIX_SPAWN_SETSID` is missing, only a
+/// new process group), with every signal at its default disposition and none blocked,
 /// `cwd` as working directory, /dev/null as standard input, `output` as standard output and
 /// error, `channel` as descriptor 3, and no other descriptor. Returns 0 and the pid in `pid`, or
 /// an errno value. Written in C because posix_spawn's GNU extensions (closefrom, chdir) are not
@@ -111,9 +112,11 @@ int amk_accept_cloexec(int fd);
 int amk_spawn_extension(const char *path, char *const argv[], char *const envp[], const char *cwd,
                         int channel, int output, pid_t *pid);
 
-/// The members of process group `group` that have not exited (zombies excluded), at most
-/// `capacity` of them into `pids`; returns how many there are (which may exceed `capacity`), or
-/// -1 where the system cannot tell (then only `kill(-group, 0)` can).
+/// The processes that have not exited (zombies excluded) in process group `group` or in session
+/// `group`, at most `capacity` of them into `pids`; returns how many there are (which may exceed
+/// `capacity`), or -1 where the system cannot tell (then only `kill(-group, 0)` can). An extension
+/// is a session's leader, so a process it started that moved to another group of the session
+/// with `setpgid` is still found; only one that calls `setsid` leaves.
 int amk_process_group_members(pid_t group, pid_t *pids, int capacity);
 
 /// Whether `pid`, a child of this process, has exited, without reaping it (so that its pid, and
