@@ -45,8 +45,9 @@ public final class ResourcesArchiver: Sendable {
     ///     `..` is refused.
     /// - Throws: `CancellationError` once the export is cancelled, also when compressing or writing
     ///   the archive failed, which the export then fails with (let it propagate: an extension
-    ///   that swallows it is terminated), ``AppMigrationError`` for a refused path, or the engine's
-    ///   error for an unreadable file or a duplicate path.
+    ///   that swallows it is terminated), ``AppMigrationError`` for a refused path (outside the
+    ///   container, or a `pathInArchive` already taken, under one stored as a file, or with a
+    ///   component longer than a file name), or the engine's error for an unreadable file.
     public func appendItem(at url: URL, pathInArchive: String? = nil) async throws {
         try Task.checkCancellation()
         switch backend {
@@ -61,7 +62,16 @@ public final class ResourcesArchiver: Sendable {
             // The host's own folder is not the app's data: appended alone it is refused, and
             // with the whole container it is left out (it held the source's import status).
             item.skipping = [confinement.hostDirectoryPath]
-            try await builder.append(item)
+            do {
+                try await builder.append(item)
+            } catch let error as ArchiveError where error.code == .invalidArchivePath {
+                // A name the archive cannot take (taken, under a file, a component longer than a
+                // file name): the extension's to change, said as its own error, as the host's
+                // other refusals of a `pathInArchive` are. Nothing of the item was stored.
+                throw AppMigrationError(
+                    .invalidPathInArchive, "path in archive '\(error.member ?? name)': \(error.message)",
+                    extensionName: confinement.extensionName, path: source, underlying: error)
+            }
         case .host(let send):
             // The host resolves against its own working directory: make the path absolute here,
             // where a relative one means the extension's (the container).

@@ -229,6 +229,9 @@ public actor ArchiveBuilder {
         if serializer.contains(archivePath: name) {
             throw ArchiveError(.invalidArchivePath, "'\(name)' is already in the archive", path: source, member: name)
         }
+        if let conflict = serializer.conflict(for: name, kind: header.kind) {
+            throw ArchiveError(.invalidArchivePath, conflict, path: source, member: name)
+        }
         var ready: [Chunk] = []
         do {
             try serializer.beginMember(header, incompressible: incompressible, into: &ready)

@@ -36,7 +36,10 @@ struct TarSerializer {
     /// How many bytes of ``current`` are x86 machine code.
     private var codeInCurrent = 0
     private var hardLinks: [FileIdentity: String] = [:]
-    private var archivePaths: Set<ExactName> = []
+    /// Every member's path (without a trailing `/`), and whether it is a folder.
+    private var archivePaths: [ExactName: Bool] = [:]
+    /// Every folder that some member's path passes through.
+    private var parentPaths: Set<ExactName> = []
 
     /// Where each new chunk's array comes from: the pipeline gives them back once compressed.
     private let buffers: ByteArrayPool?
@@ -216,7 +219,44 @@ struct TarSerializer {
 
     /// Whether an archive path is already taken; two members with one name would make extraction
     /// depend on order.
-    func contains(archivePath: String) -> Bool { archivePaths.contains(ExactName(archivePath)) }
+    func contains(archivePath: String) -> Bool { archivePaths[ExactName(archivePath)] != nil }
+
+    /// Why a member at `path` (of `kind`) would make an archive no system can extract, or nil:
+    /// a name component longer than a file name can be, a member under one that is not a
+    /// folder, or one that is not a folder where others lie under it. Each of these was written
+    /// (an extension appending `Documents/n`, then `Documents/n/child`), and amk, GNU tar and
+    /// bsdtar all refused to extract the archive.
+    func conflict(for path: String, kind: TarEntryKind) -> String? {
+        let name = UTF8Bytes.droppingTrailingSlash(path)
+        let bytes = name.utf8
+        if kind != .directory, parentPaths.contains(ExactName(name)) {
+            return "the archive already holds members under '\(name)', so it cannot be stored as anything but a folder"
+        }
+        // From the deepest folder up, until one that a member stored before passes through: that
+        // member was checked, so every folder from there up is sound (one linear walk for a
+        // folder's files, not one per file).
+        var end = bytes.endIndex
+        var index = end
+        while true {
+            let start = bytes[..<end].lastIndex(of: PathBytes.slash).map { bytes.index(after: $0) } ?? bytes.startIndex
+            if bytes.distance(from: start, to: end) > Self.maxNameComponent {
+                return "a name component of \(bytes.distance(from: start, to: end)) bytes is longer than the "
+                    + "\(Self.maxNameComponent) bytes a file name can be"
+            }
+            guard start > bytes.startIndex else { return nil }
+            index = bytes.index(before: start)
+            guard let parent = String(bytes[..<index]) else { return nil }
+            let known = ExactName(parent)
+            if parentPaths.contains(known) { return nil }
+            if archivePaths[known] == false {
+                return "'\(parent)' is already in the archive and is not a folder, so nothing can be stored under it"
+            }
+            end = index
+        }
+    }
+
+    /// The longest name of one file or folder the systems we write for take (`NAME_MAX`).
+    static let maxNameComponent = 255
 
     /// Encodes a member's headers and records it in the index. The content follows through
     /// `append`, then `endMember`.
@@ -253,7 +293,12 @@ struct TarSerializer {
         writingApart = goesApart
         writingCode = false
         append(encoded, into: &ready)
-        archivePaths.insert(ExactName(UTF8Bytes.droppingTrailingSlash(header.path)))
+        let name = UTF8Bytes.droppingTrailingSlash(header.path)
+        archivePaths[ExactName(name)] = header.kind == .directory
+        for index in name.utf8.indices.reversed() where name.utf8[index] == PathBytes.slash {
+            // Every folder above is in the set once its deepest one is: stop there.
+            guard let parent = String(name.utf8[..<index]), parentPaths.insert(ExactName(parent)).inserted else { break }
+        }
         if goesApart {
             apartEntries.append(entry)
         } else {

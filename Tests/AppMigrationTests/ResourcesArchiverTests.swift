@@ -1,6 +1,7 @@
 import AppMigration
 import Foundation
 import IndexedArchive
+import Synchronization
 import Tar
 import Testing
 
@@ -120,6 +121,30 @@ import Testing
                 }
             }
             #expect(error?.code == .itemNotFound && error?.message.contains("NUL") == true, "\(String(describing: error))")
+        }
+    }
+
+    /// A `pathInArchive` under one already stored as a file, or with a component longer than a
+    /// file name: the export once committed an archive that its own import, GNU tar and bsdtar
+    /// all refused. Refused as appended; the export goes on and imports.
+    @Test(arguments: ["x/child", "x/deeper/child", "Documents/" + String(repeating: "z", count: 300)])
+    func aPathInArchiveNoSystemCouldExtractIsRefused(second: String) async throws {
+        try await Scratch.with { scratch in
+            let refusal = Mutex<AppMigrationError?>(nil)
+            let archive = try await export(in: scratch) { archiver, container in
+                let profile = container.documentsDirectory.appending(path: "profile.json")
+                try await archiver.appendItem(at: profile, pathInArchive: "x")
+                do {
+                    try await archiver.appendItem(at: profile, pathInArchive: second)
+                } catch let error as AppMigrationError {
+                    refusal.withLock { $0 = error }
+                }
+            }
+            let error = try #require(refusal.withLock { $0 }, "'\(second)' was appended after 'x'")
+            #expect(error.code == .invalidPathInArchive, "\(error)")
+            let out = scratch.url("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            try await ArchiveReader.open(path: archive.path(percentEncoded: false)).extract(to: out.path(percentEncoded: false))
         }
     }
 

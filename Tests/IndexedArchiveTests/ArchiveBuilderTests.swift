@@ -45,6 +45,45 @@ extension EngineSuites {
             #expect(count.result == 2)
         }
 
+        /// Members that no system could extract together are refused as they are appended, and
+        /// the archive goes on: a member under one that is not a folder, one that is not a folder
+        /// where others lie under it, and a name component longer than a file name can be. Each
+        /// was stored, and amk, GNU tar and bsdtar refused to extract the archive.
+        @Test func membersNoSystemCouldExtractTogetherAreRefused() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("one/a.txt", "a")
+            try dir.file("file.txt", "f")
+            let archive = dir.path + "/c.tar.xz"
+            let long = String(repeating: "z", count: 256)
+            _ = try await ArchivePacker.withBuilder(to: .file(archive), options: testOptions()) { builder in
+                try await builder.append(PackSource(path: dir.path + "/file.txt", archivePath: "docs/n"))
+                try await builder.append(PackSource(path: dir.path + "/one", archivePath: "tree"))
+                for (archivePath, says) in [
+                    ("docs/n/child", "'docs/n' is already in the archive and is not a folder"),
+                    ("docs/n/deeper/child", "'docs/n' is already in the archive and is not a folder"),
+                    ("tree", "already in the archive"),
+                    ("docs", "already holds members under 'docs'"),
+                    ("tree/\(long)", "a name component of 256 bytes is longer than the 255 bytes"),
+                    ("\(long)/x", "a name component of 256 bytes is longer than the 255 bytes")
+                ] {
+                    let error = await #expect(throws: ArchiveError.self, "\(archivePath)") {
+                        try await builder.append(PackSource(path: dir.path + "/file.txt", archivePath: archivePath))
+                    }
+                    #expect(error?.code == .invalidArchivePath && error?.message.contains(says) == true, "\(String(describing: error))")
+                }
+                // What stock tools take: a file beside the others, under a folder stored before,
+                // and a name component of 255 bytes.
+                try await builder.append(PackSource(path: dir.path + "/file.txt", archivePath: "docs/m"))
+                try await builder.append(PackSource(path: dir.path + "/file.txt", archivePath: "tree/b.txt"))
+                try await builder.append(PackSource(path: dir.path + "/file.txt", archivePath: "tree/" + String(long.dropFirst())))
+            }
+            let paths = try await ArchiveReader(path: archive).entries().map(\.path)
+            #expect(paths.count == 6, "\(paths)")
+            let out = dir.path + "/out"
+            try await ArchiveReader(path: archive).extract(to: out)
+            #expect(FileManager.default.fileExists(atPath: out + "/tree/" + String(long.dropFirst())))
+        }
+
         @Test func concurrentAppendsDoNotInterleave() async throws {
             let dir = try TemporaryDirectory()
             try await offPool {
