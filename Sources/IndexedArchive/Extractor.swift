@@ -342,7 +342,12 @@ final class Extractor {
             restoreExtendedAttributes(header) { ExtendedAttributes.write($0, toLinkNamed: name, in: parent) }
         case .hardLink:
             let targetParts: [String]
-            do {
+            do throws(ArchiveError) {
+                // A target spelt as a folder (`a/`) names no file a link can share, as GNU tar and
+                // bsdtar find ("Not a directory"); its slash was dropped and the file linked.
+                if UTF8Bytes.endsWithSlash(header.linkTarget ?? "") {
+                    throw ArchiveError(.unsafePath, "it names a folder, which no hard link can be made to")
+                }
                 targetParts = try components(of: header.linkTarget ?? "")
             } catch {
                 // The member at fault is the link: naming its target as the member would send

@@ -122,6 +122,18 @@ extension EngineSuites {
             #expect(try await readBytes(dir.path + "/again/c") == Array("shared".utf8))
         }
 
+        /// A hard link whose target is spelt as a folder (`a/`) while `a` is a file: GNU tar and
+        /// bsdtar refuse it ("Not a directory"); the slash was dropped and the file linked.
+        @Test(arguments: ReadMode.allCases)
+        func aHardLinkToATargetSpeltAsAFolderIsRefused(_ mode: ReadMode) async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("a", "file"), tarHardLink("h", to: "a/")])
+            let reader = try await hostileArchive(tar, mode: mode, at: dir.path + "/slash.tar.xz")
+            let error = await expectArchiveError("a hard link to 'a/'") { try await reader.extract(to: dir.path + "/out") }
+            #expect(error?.member == "h" && error?.message.contains("names a folder") == true, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: dir.path + "/out/h"))
+        }
+
         @Test func aSymlinkAlreadyAtAFilesPathIsReplacedNotFollowed() async throws {
             let packed = try await PackedTree.make()
             let out = packed.dir.path + "/out"
