@@ -581,7 +581,7 @@ extension MigrationSystem {
             return TransferError(
                 .timedOut,
                 "the sender was idle for \(TransferSocket.seconds(window)) (\(moved) bytes in "
-                    + "\(TransferSocket.seconds(window)); \(bytes) in all), so the import was stopped",
+                    + "\(TransferSocket.seconds(window)); \(bytes) had reached the import), so the import was stopped",
                 underlying: error)
         case .reset:
             return TransferError(.connectionLost, "the sender reset the connection after \(bytes): \(error)", underlying: error)

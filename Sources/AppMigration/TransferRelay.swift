@@ -52,9 +52,7 @@ final class TransferRelay: Sendable {
         case open(RecordOpener, maxBytes: UInt64)
     }
 
-    /// Why the relay stopped. `bytes` counts the archive bytes that went through it in all (on a
-    /// receiver cut off by its peer, with the last record, which is held back until the next one
-    /// checks out).
+    /// Why the relay stopped. `bytes` counts the archive bytes that went through it in all.
     enum Ending: Sendable {
         /// Everything was passed on: the end of the export, sealed with an end record; or, on a
         /// receiver, the sender's end record.
@@ -248,18 +246,15 @@ private struct Pump {
                     inbox.removeFirst(start)
                     start = 0
                 }
-                // More bytes from the peer: its waits are timed. What the peer is said to have
-                // sent counts the record held back too: "4 bytes in 0.5 s; 0 bytes in all" read
-                // as a contradiction.
-                let received = total + (held?.count ?? 0)
-                if let idle = try window.wait(source, for: Int16(POLLIN), wake: wake, total: received) { return idle }
+                // More bytes from the peer: its waits are timed.
+                if let idle = try window.wait(source, for: Int16(POLLIN), wake: wake, total: total) { return idle }
                 let got = buffer.withUnsafeMutableBytes { recv(source, $0.baseAddress!, $0.count, Int32(MSG_DONTWAIT)) }
                 if got < 0 {
                     if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
-                    if errno == ECONNRESET { return .reset(bytes: received) }
-                    return .failed(TransferSocket.failure("recv"), bytes: received)
+                    if errno == ECONNRESET { return .reset(bytes: total) }
+                    return .failed(TransferSocket.failure("recv"), bytes: total)
                 }
-                if got == 0 { return .truncated(bytes: received) }
+                if got == 0 { return .truncated(bytes: total) }
                 inbox.append(contentsOf: buffer[..<got])
             }
         } catch let error as TransferError where error.code == .tampered {
