@@ -451,8 +451,15 @@ public struct MigrationSystem: Sendable {
                     Self.removeStaging(staging, of: container)
                     if cleared { Self.clearContainer(container, pinned: pinned) }
                     // The import's own error is what the caller must see; a status that cannot
-                    // be written is secondary to it.
-                    try? MigrationStatus.record(.failure(error), in: container)
+                    // be written (a full disk) is secondary to it, but the previous import's must
+                    // not stay: an app read "success" after this import failed. Removing a file
+                    // takes no space.
+                    do {
+                        try MigrationStatus.record(.failure(error), in: container)
+                        // cancellation: the status write is a file system call, not a task; the import's error is thrown
+                    } catch {
+                        try? FileManager.default.removeItem(at: MigrationStatus.fileURL(in: container))
+                    }
                     return nil
                 }
                 throw replaced ?? error

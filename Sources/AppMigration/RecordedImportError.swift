@@ -33,7 +33,11 @@ struct RecordedImportError: Sendable, Hashable, Codable {
             if let value = value as? String { strings[key] = value }
         }
         // An error read back from a record keeps the original's Swift type and description.
-        message = strings[MigrationStatus.errorDescriptionUserInfoKey] ?? String(describing: error)
+        // A cancellation (Ctrl-C or SIGTERM on the host, its caller's task cancelled) describes
+        // itself as `CancellationError()`, a Swift type's name that tells the app's user nothing.
+        message =
+            strings[MigrationStatus.errorDescriptionUserInfoKey]
+            ?? (error is CancellationError ? Self.cancelled : String(describing: error))
         errorType = strings[MigrationStatus.errorTypeUserInfoKey] ?? String(reflecting: type(of: error))
         domain = bridged.domain
         code = bridged.code
@@ -47,6 +51,9 @@ struct RecordedImportError: Sendable, Hashable, Codable {
         localizedDescription = localized ? bridged.localizedDescription : message
         userInfo = strings
     }
+
+    /// What a cancelled import records.
+    static let cancelled = "the import was cancelled before it finished (interrupted, or stopped by the host's caller)"
 
     /// The error the app reads back.
     var nsError: NSError {

@@ -102,6 +102,26 @@ import Testing
         }
     }
 
+    /// An import interrupted (Ctrl-C on `amk import` or `amk receive`, the caller's task
+    /// cancelled) was recorded as "CancellationError()", a Swift type's name the app showed its
+    /// user; it says what happened, and keeps the type for programs.
+    @Test func aCancelledImportIsRecordedInWords() async throws {
+        try await Scratch.with { scratch in
+            let container = try scratch.container("app")
+            try MigrationStatus.record(.failure(CancellationError()), in: container)
+            let status = MigrationDataContainer.withCurrent(container) { MigrationStatus.importStatus }
+            guard case .failure(let error)? = status else {
+                Issue.record("expected failure, got \(String(describing: status))")
+                return
+            }
+            let message = (error as NSError).userInfo[MigrationStatus.errorDescriptionUserInfoKey] as? String
+            #expect(
+                message?.contains("cancelled") == true && message?.contains("CancellationError") == false, "\(String(describing: message))")
+            #expect(error.localizedDescription == message)
+            #expect(((error as NSError).userInfo[MigrationStatus.errorTypeUserInfoKey] as? String)?.hasSuffix("CancellationError") == true)
+        }
+    }
+
     @Test func unreadableStatusReadsAsNone() async throws {
         try await Scratch.with { scratch in
             let container = try scratch.container("app")

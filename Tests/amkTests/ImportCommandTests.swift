@@ -38,6 +38,22 @@ extension AMKTests {
             return archive
         }
 
+        /// A failed import whose status cannot be written (not a byte can be: `ulimit -f 0`, as
+        /// on a full disk) leaves no status, not the previous import's "success", which the app
+        /// read after this import had failed.
+        @Test func aFailureThatCannotBeRecordedLeavesNoStaleSuccess() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "a\n")
+            let exported = try AMKProcess.run(["export", "--container", tree.path("src"), "-o", tree.path("e.tar.xz"), "--preset", "0"])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            let first = try AMKProcess.run(["import", tree.path("e.tar.xz"), "--container", tree.path("dst")])
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "success")
+            let second = try ShellPipeline.run("trap '' XFSZ; ulimit -f 0; \"$AMK\" import e.tar.xz --container dst", in: tree.root)
+            #expect(second.status == 1, "\(second.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: tree.path("dst/.amk/import-status.json")), "a stale status stayed")
+        }
+
         /// Refused by the host's extraction: non-zero exit, the member named on stderr and in
         /// the recorded status, the outside folder and the container as they were.
         @Test(arguments: linkedFolders)
