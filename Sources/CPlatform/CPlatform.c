@@ -32,15 +32,17 @@ int amk_accept_cloexec(int fd) {
 int amk_spawn_extension(const char *path, char *const argv[], char *const envp[], const char *cwd,
                         int channel, int output, pid_t *pid) {
     // dup2 onto the same number keeps close-on-exec set, and a low source number could be
-    // overwritten by an earlier dup2: move both out of the way first (closed again below).
-    int high_channel = fcntl(channel, F_DUPFD_CLOEXEC, 64);
+    // overwritten by an earlier dup2: move both above the four targets first (closed again
+    // below). Above 3, not above 64: under a `ulimit -n` of 64 or less, F_DUPFD past the limit
+    // failed with EINVAL, and no extension could start.
+    int high_channel = fcntl(channel, F_DUPFD_CLOEXEC, 4);
     if (high_channel < 0) return errno;
-    int high_output = fcntl(output, F_DUPFD_CLOEXEC, 64);
+    int high_output = fcntl(output, F_DUPFD_CLOEXEC, 4);
     if (high_output < 0 && errno == EBADF) {
         // The host runs with its standard error closed: the extension writes to /dev/null.
         int null_output = open("/dev/null", O_WRONLY | O_CLOEXEC);
         if (null_output >= 0) {
-            high_output = fcntl(null_output, F_DUPFD_CLOEXEC, 64);
+            high_output = fcntl(null_output, F_DUPFD_CLOEXEC, 4);
             close(null_output);
         }
     }

@@ -59,7 +59,7 @@ struct AMK: AsyncParsableCommand {
         AllocatorTuning.apply()
         // Under too tight a `ulimit -v` a thread cannot start and the cooperative pool waits for
         // one forever: say so and stop instead of hanging.
-        if let shortfall = AddressSpace.shortfall() {
+        if let shortfall = AddressSpace.shortfall() ?? DescriptorLimit.shortfall() {
             StandardError.line("amk: \(shortfall)")
             Foundation.exit(1)
         }
