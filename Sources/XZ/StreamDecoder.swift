@@ -14,7 +14,7 @@ public final class StreamDecoder {
     /// Output slice size: bounds the memory per decoder and the size of each delivered slice.
     static let sliceSize = 256 * 1024
     /// The magic bytes a stream header starts with.
-    static let headerMagic: [UInt8] = [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]
+    package static let headerMagic: [UInt8] = [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]
 
     private enum State {
         case idle

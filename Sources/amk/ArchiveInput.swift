@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import IndexedArchive
 import Synchronization
+import XZ
 
 #if canImport(Glibc)
     import Glibc
@@ -99,12 +100,23 @@ enum ArchiveInput {
         guard out >= 0 else { throw ArchiveError(.io(errno: errno), "cannot create a temporary file for standard input") }
         unlink(String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        // The first bytes are checked before the rest is copied: `cat /dev/zero | amk info -`
+        // filled the temporary folder's disk before the input was found not to be xz.
+        var head: [UInt8] = []
+        let magic = StreamDecoder.headerMagic
         do {
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
                 if count < 0 {
                     if errno == EINTR { continue }
                     throw ArchiveError(.io(errno: errno), "read failed: \(String(cString: strerror(errno)))", path: "-")
+                }
+                if head.count < magic.count {
+                    head += buffer.prefix(min(count, magic.count - head.count))
+                    if !magic.starts(with: head) || (count == 0 && head.count < magic.count) {
+                        throw ArchiveError(
+                            .notAnArchive, "not an xz file: the magic bytes FD 37 7A 58 5A 00 are missing", path: "-", offset: 0)
+                    }
                 }
                 if count == 0 { break }
                 var offset = 0
@@ -113,7 +125,9 @@ enum ArchiveInput {
                     if written < 0 {
                         if errno == EINTR { continue }
                         throw ArchiveError(
-                            .io(errno: errno), "cannot write the temporary copy of standard input: \(String(cString: strerror(errno)))")
+                            .io(errno: errno),
+                            "cannot write the temporary copy of standard input in \(NSTemporaryDirectory()) (TMPDIR): "
+                                + String(cString: strerror(errno)))
                     }
                     offset += written
                 }

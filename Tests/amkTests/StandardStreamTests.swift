@@ -130,5 +130,18 @@ extension AMKTests {
             #expect(cut.stderr.hasPrefix("amk: -"), "\(cut.stderr)")
             #expect(!cut.stderr.contains("/dev/fd/"), "\(cut.stderr)")
         }
+
+        /// `info -` of an endless input that is not xz: it copied the whole pipe into the
+        /// temporary folder before looking at it, and filled that disk (`cat /dev/zero`); its
+        /// first bytes are refused at once.
+        @Test func infoOfAStreamThatIsNotXZStopsAtItsFirstBytes() throws {
+            for producer in ["cat /dev/zero", "yes", "printf 'x'", "printf ''"] {
+                let result = try sh(#"\#(producer) | timeout 20 "$AMK" info -"#)
+                #expect(result.status == 1, "\(producer): status \(result.status), \(result.stderr)")
+                #expect(
+                    result.stderr == "amk: -, offset 0: not an xz file: the magic bytes FD 37 7A 58 5A 00 are missing\n",
+                    "\(producer): \(result.stderr)")
+            }
+        }
     }
 }
