@@ -442,8 +442,12 @@ public actor ArchiveBuilder {
                 return (buffer, CRC.crc64(buffer, previous: previous))
             }
             if bytes.isEmpty {
+                // What was read is not what the file holds now: cut to nothing after 4 MiB were
+                // read, it was said to have "shrunk to 4194304 bytes".
+                let now = (try? descriptor.use { fd in try fileSystem.fstat(fd, path) })?.st_size
                 try tolerateChange(
-                    "shrank to \(status.size - remaining) bytes while it was read (header says \(status.size))",
+                    "shrank while it was read: it had \(status.size) bytes, \(status.size - remaining) were read"
+                        + (now.map { " before it ended; it now has \($0)" } ?? " before it ended"),
                     stored: "the rest is stored as zeros", path: path)
                 var zeros = [UInt8](repeating: 0, count: 0)
                 while remaining > 0 {

@@ -401,6 +401,11 @@ extension EngineSuites {
             #expect(summary.warnings.map(\.path) == [victim])
             let told = summary.warnings.first?.message ?? ""
             #expect(told.contains(delta > 0 ? "stored as zeros" : "are stored") && !told.contains("--allow-changes"), "\(told)")
+            if delta > 0 && name == "large.bin" {
+                // A file read in slices: what it had and what was read, not what was read said as its size ("shrank
+                // to 4194304 bytes" of a file cut to nothing).
+                #expect(told.contains("it had \(original.count + delta) bytes, \(original.count) were read before it ended"), "\(told)")
+            }
             let reader = try ArchiveReader(path: archive)
             #expect(try await reader.verify() == 2)
             let stored = try await reader.contents(of: "src/" + name)
