@@ -85,6 +85,12 @@ public struct ExtractOptions: Sendable {
     /// symbolic links (on the link itself);
     /// one the file system refuses is reported as a warning. Off by default, as in GNU tar.
     public var restoreExtendedAttributes: Bool = false
+    /// The `fnmatch(3)` patterns an attribute's name must match for ``restoreExtendedAttributes``
+    /// to restore it (`tar --xattrs-include`). By default the `user.*` and `system.*` (ACLs)
+    /// namespaces: `security.*` (file capabilities, SELinux labels) and `trusted.*` grant
+    /// privilege, and an archive from elsewhere extracted by root once gave a file
+    /// `security.capability` `cap_setuid=ep`. Those left out are reported as a warning.
+    public var extendedAttributePatterns: [String] = ["user.*", "system.*"]
     /// Restore the POSIX ACLs other tars store as text (`SCHILY.acl.access`, and a folder's
     /// `SCHILY.acl.default`: GNU tar `--acls`, bsdtar) as the `system.posix_acl_*` attributes Linux
     /// keeps them in (`tar --acls`). A named user or group is this system's of that name when

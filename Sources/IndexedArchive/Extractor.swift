@@ -771,7 +771,20 @@ final class Extractor {
     /// warning.
     private func restoreExtendedAttributes(_ header: TarHeader, with write: ([ExtendedAttribute]) -> [String]) {
         guard options.restoreExtendedAttributes, !header.extendedAttributeList.isEmpty else { return }
-        let failed = write(header.extendedAttributeList)
+        let patterns = options.extendedAttributePatterns
+        let (chosen, left) = header.extendedAttributeList.reduce(into: ([ExtendedAttribute](), [String]())) { split, attribute in
+            let matches = patterns.contains { pattern in RawName.withCString(attribute.name) { fnmatch(pattern, $0, 0) == 0 } }
+            if matches { split.0.append(attribute) } else { split.1.append(attribute.name) }
+        }
+        if !left.isEmpty {
+            record(
+                ExtractWarning(
+                    member: header.path, kind: .extendedAttributesNotRestored,
+                    message: "extended attributes not restored, as no --xattrs-include pattern names them: "
+                        + left.joined(separator: ", ")))
+        }
+        guard !chosen.isEmpty else { return }
+        let failed = write(chosen)
         if !failed.isEmpty {
             record(
                 ExtractWarning(

@@ -62,6 +62,12 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Restore extended attributes stored in the archive (SCHILY.xattr.*), where the file system allows; a refusal is a warning.")
     var xattrs = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Restore only extended attributes whose name matches this wildcard (repeatable; implies --xattrs; default: user.* and system.*, leaving out security.* and trusted.*, which grant privilege).",
+            valueName: "pattern"))
+    var xattrsInclude: [String] = []
+
     @Flag(
         help:
             "Restore POSIX ACLs other tars store as text (SCHILY.acl.access/default: GNU tar --acls, bsdtar), where the file system allows; a refusal is a warning."
@@ -120,7 +126,8 @@ struct ExtractCommand: AsyncParsableCommand {
         var options = ExtractOptions()
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
-        options.restoreExtendedAttributes = xattrs
+        options.restoreExtendedAttributes = xattrs || !xattrsInclude.isEmpty
+        if !xattrsInclude.isEmpty { options.extendedAttributePatterns = xattrsInclude }
         options.restoreAccessControlLists = acls
         limit.apply(to: &options)
         ownership.apply(to: &options)
