@@ -348,24 +348,29 @@ import TransferTestSupport
         }
     }
 
+    /// What a sender says of a receiver that answers its hello with `hello` (then waits for the
+    /// sender to hang up).
+    static func senderError(againstAReceiverSaying hello: [UInt8], in scratch: Scratch) async throws -> TransferError? {
+        let source = try scratch.seededExport(bigBytes: 4096)
+        let (listening, endpoint) = try Self.rawListenOnLoopback()
+        let peer = Thread {
+            let fd = accept(listening, nil, nil)
+            _ = receiveExactly(fd, 48)
+            _ = sendAll(fd, hello)
+            _ = receiveExactly(fd, 1)  // until the sender hangs up
+            close(fd)
+            close(listening)
+        }
+        peer.start()
+        return await #expect(throws: TransferError.self, "the sender accepted the receiver's hello") {
+            _ = try await Self.send(source)(endpoint, PairingCode.random())
+        }
+    }
+
     /// A receiver of another version is refused by the sender, naming both versions.
     @Test func aReceiverOfAnotherVersionIsRefusedBySender() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.seededExport(bigBytes: 4096)
-            let (listening, endpoint) = try Self.rawListenOnLoopback()
-            let peer = Thread {
-                let fd = accept(listening, nil, nil)
-                _ = receiveExactly(fd, 48)
-                _ = sendAll(fd, PairedPeer.hello(version: 9).bytes)
-                _ = receiveExactly(fd, 1)  // until the sender hangs up
-                close(fd)
-                close(listening)
-            }
-            peer.start()
-            let error = try #require(
-                await #expect(throws: TransferError.self, "the sender accepted version 9") {
-                    _ = try await Self.send(source)(endpoint, PairingCode.random())
-                })
+            let error = try #require(try await Self.senderError(againstAReceiverSaying: PairedPeer.hello(version: 9).bytes, in: scratch))
             #expect(error.code == .versionMismatch(local: 2, remote: 9))
             #expect(error.message.contains("speaks transfer protocol version 9; this sender speaks version 2"), "\(error)")
         }
@@ -375,21 +380,8 @@ import TransferTestSupport
     /// a flag changes the protocol, and ignoring it would leave each side speaking its own.
     @Test func aReceiverWithUnknownFlagsIsRefusedBySender() async throws {
         try await Scratch.with { scratch in
-            let source = try scratch.seededExport(bigBytes: 4096)
-            let (listening, endpoint) = try Self.rawListenOnLoopback()
-            let peer = Thread {
-                let fd = accept(listening, nil, nil)
-                _ = receiveExactly(fd, 48)
-                _ = sendAll(fd, PairedPeer.hello(flags: 0x8000_0001).bytes)
-                _ = receiveExactly(fd, 1)  // until the sender hangs up
-                close(fd)
-                close(listening)
-            }
-            peer.start()
-            let error = try #require(
-                await #expect(throws: TransferError.self, "the sender accepted unknown flags") {
-                    _ = try await Self.send(source)(endpoint, PairingCode.random())
-                })
+            let hello = PairedPeer.hello(flags: 0x8000_0001).bytes
+            let error = try #require(try await Self.senderError(againstAReceiverSaying: hello, in: scratch))
             #expect(error.code == .notAPeer)
             #expect(
                 error.message.contains("'s hello sets flags 0x80000001, which transfer protocol version 2 does not define"),

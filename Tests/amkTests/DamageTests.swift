@@ -20,11 +20,16 @@ extension AMKTests {
             #expect(pack.status == 0, "\(pack.stderr)")
         }
 
-        @Test func corruptedArchiveFailsVerifyNamingAnOffset() throws {
+        /// Flips 16 bytes in the middle of the archive: inside one of its blocks of noise.
+        func damageTheMiddle() throws {
             var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
             let middle = bytes.count / 2
             for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
             try bytes.write(to: URL(fileURLWithPath: archive))
+        }
+
+        @Test func corruptedArchiveFailsVerifyNamingAnOffset() throws {
+            try damageTheMiddle()
 
             let result = try AMKProcess.run(["verify", archive])
             #expect(result.status == 1)
@@ -139,10 +144,7 @@ extension AMKTests {
         /// An extraction that damage stops says so, then what recovers the rest; a refusal that
         /// is not damage (a member not in the archive) gets no such advice.
         @Test func damageStoppingAnExtractionPointsToSalvage() throws {
-            var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
-            let middle = bytes.count / 2
-            for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
-            try bytes.write(to: URL(fileURLWithPath: archive))
+            try damageTheMiddle()
 
             let result = try AMKProcess.run(["extract", archive, "-C", tree.path("out")])
             #expect(result.status == 1)
@@ -163,10 +165,7 @@ extension AMKTests {
         }
 
         @Test func damagedMiddleSalvagesAndNamesEveryLostMember() throws {
-            var bytes = try Data(contentsOf: URL(fileURLWithPath: archive))
-            let middle = bytes.count / 2
-            for offset in middle..<middle + 16 { bytes[offset] ^= 0x5A }
-            try bytes.write(to: URL(fileURLWithPath: archive))
+            try damageTheMiddle()
 
             let result = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
             #expect(result.status == 1, "damage found exits 1: \(result.stderr)")
