@@ -16,7 +16,10 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
         case terminated
         /// An appended item lies outside the extension's container.
         case outsideContainer
-        /// A `pathInArchive` would escape the archive root or is empty.
+        /// A `pathInArchive` would escape the archive root, is empty, holds a NUL, lies in the
+        /// host's `.amk` folder, is taken, or cannot be extracted beside a member already
+        /// appended (under one stored as a file, a file where members lie under it, or a
+        /// component longer than a file name).
         case invalidPathInArchive
         /// An appended item does not exist or cannot be resolved.
         case itemNotFound
@@ -44,7 +47,7 @@ public struct AppMigrationError: Error, Sendable, CustomStringConvertible, Local
         /// larger than allowed, or left processes of its group running.
         case extensionProcessFailed
         /// An item an extension appended could not be read or added to the archive (an
-        /// unreadable file, a duplicate path): the engine's error is in the message.
+        /// unreadable file): the engine's error is in the message.
         case itemUnreadable
     }
 

@@ -137,6 +137,15 @@ struct ContainerConfinement: Sendable {
         guard !given.utf8.contains(0) else {
             throw AppMigrationError(.invalidPathInArchive, "path in archive contains a NUL byte", extensionName: extensionName)
         }
+        // The host's folder is not the app's data, by any name: `appendItem` refuses the real
+        // one, and a file appended as `.amk/import-status.json` would reach an importer that
+        // copies the staged items into the container as the host's own status.
+        guard !parts[0].utf8.elementsEqual(MigrationDataContainer.hostDirectoryName.utf8) else {
+            throw AppMigrationError(
+                .invalidPathInArchive,
+                "path in archive '\(given)' is inside '\(MigrationDataContainer.hostDirectoryName)', "
+                    + "the migration host's own folder", extensionName: extensionName)
+        }
         return parts.joined(separator: "/")
     }
 }

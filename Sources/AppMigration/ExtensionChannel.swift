@@ -72,14 +72,18 @@ final class ExtensionChannel: Sendable {
     /// Sends one frame, waiting at most `timeout` for room in the socket.
     func send(_ value: some Encodable, timeout: Duration = .seconds(30)) throws(Failure) {
         let frame = try Self.frame(value)
+        // Where the conversation stood, for a failure: "at byte 0" was said of a peer that died
+        // after 150 bytes had passed. Read before the sending lock is taken, never under it.
+        let at = bytesReceived
         try sending.withLock { (_: inout ()) throws(Failure) in
-            try write(frame, from: 0, deadline: ContinuousClock.now + timeout)
+            try write(frame, from: 0, deadline: ContinuousClock.now + timeout, at: at)
         }
     }
 
     /// Writes `frame` from byte `sent` on, waiting for room until `deadline`. Called with the
-    /// `sending` lock held, so that frames never interleave.
-    private func write(_ frame: [UInt8], from sent: Int, deadline: ContinuousClock.Instant) throws(Failure) {
+    /// `sending` lock held, so that frames never interleave; `at` is the protocol's offset to
+    /// name in a failure.
+    private func write(_ frame: [UInt8], from sent: Int, deadline: ContinuousClock.Instant, at: UInt64) throws(Failure) {
         var sent = sent
         while sent < frame.count {
             let result = frame.withUnsafeBytes { bytes in
@@ -91,10 +95,10 @@ final class ExtensionChannel: Sendable {
             }
             let error = errno
             guard result < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) else {
-                throw .closed(offset: 0, reason: String(cString: strerror(error)))
+                throw .closed(offset: at, reason: String(cString: strerror(error)))
             }
             let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw .closed(offset: 0, reason: "the peer reads nothing (send timed out)") }
+            guard left > .zero else { throw .closed(offset: at, reason: "the peer reads nothing (send timed out)") }
             _ = Self.poll(descriptor, events: Int16(POLLOUT), within: min(left, .milliseconds(100)))
         }
     }
@@ -138,6 +142,7 @@ final class ExtensionChannel: Sendable {
     /// frame this small goes into a local stream socket whole or not at all.
     func sendNow(_ message: ExtensionMessage) throws(Failure) -> Bool {
         let frame = try Self.frame(message)
+        let at = bytesReceived
         return try sending.withLock { (_: inout ()) throws(Failure) -> Bool in
             let result = frame.withUnsafeBytes { bytes in
                 Platform.send(descriptor, bytes.baseAddress!, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
@@ -145,9 +150,9 @@ final class ExtensionChannel: Sendable {
             let error = errno
             if result == frame.count { return true }
             if result < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) { return false }
-            if result < 0 { throw .closed(offset: 0, reason: String(cString: strerror(error))) }
+            if result < 0 { throw .closed(offset: at, reason: String(cString: strerror(error))) }
             // Part of it went: the rest must follow before any other frame, so wait for room here.
-            try write(frame, from: result, deadline: ContinuousClock.now + .seconds(1))
+            try write(frame, from: result, deadline: ContinuousClock.now + .seconds(1), at: at)
             return true
         }
     }

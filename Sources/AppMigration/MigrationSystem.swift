@@ -285,7 +285,8 @@ public struct MigrationSystem: Sendable {
         options.compressionHook = compressionHook
         options.metadata = [
             ArchiveMetadataKey.resourcesVersion: version,
-            ArchiveMetadataKey.sizeEstimate: String(estimate),
+            // A negative estimate means nothing; the archive says 0, as amk shows it.
+            ArchiveMetadataKey.sizeEstimate: String(max(estimate, 0)),
             ArchiveMetadataKey.compressible: String(compressible),
             ArchiveMetadataKey.sourceBundleIdentifier: source.bundleIdentifier,
             ArchiveMetadataKey.sourcePlatform: source.platform.rawValue,

@@ -69,6 +69,23 @@ import TransferTestSupport
         }
     }
 
+    /// A send to a peer that is gone names where the conversation stood, as a receive does: it
+    /// said "byte 0" of an extension that died after its hello and an append had arrived.
+    @Test func aSendToAPeerThatIsGoneIsReportedWithTheOffset() throws {
+        var sockets: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sockets) == 0)
+        defer { close(sockets[0]) }
+        let host = ExtensionChannel(descriptor: sockets[0])
+        try ExtensionChannel(descriptor: sockets[1]).send(
+            ExtensionHello(protocol: ExtensionProtocol.name, version: 1, exports: true, imports: true))
+        close(sockets[1])
+        _ = try host.receiveHello(within: .seconds(1))
+        #expect(host.bytesReceived > 0)
+        #expect(throws: ExtensionChannel.Failure.closed(offset: host.bytesReceived, reason: String(cString: strerror(EPIPE)))) {
+            try host.send(ExtensionHello(protocol: ExtensionProtocol.name, version: 1, exports: true, imports: true))
+        }
+    }
+
     /// The identity of the file open at `descriptor`, or nil if none is.
     static func openFile(_ descriptor: Int32) -> (device: UInt64, inode: UInt64)? {
         var status = stat()

@@ -7,7 +7,8 @@ import Testing
     /// Exports Documents and Application Support, with a version and estimate of its choosing.
     struct DocumentsExporter: ResourcesExporting {
         var compressible = true
-        var resourcesSizeEstimate: Int { get async { 123_456 } }
+        var estimate = 123_456
+        var resourcesSizeEstimate: Int { get async { estimate } }
         var resourcesVersion: String { "4.2" }
         var resourcesCompressible: Bool { compressible }
         func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
@@ -47,6 +48,16 @@ import Testing
             request: MigrationRequest(destinationPlatform: MigrationPlatform("windows")),
             to: archive, sourceApp: sourceApp)
         return (archive, properties)
+    }
+
+    /// A negative estimate (`Int.min` from a hostile extension) was stored as such; the
+    /// archive says 0, as amk shows it.
+    @Test func aNegativeSizeEstimateIsStoredAsZero() async throws {
+        try await Scratch.with { scratch in
+            let (archive, _) = try await exportSample(in: scratch, exporter: DocumentsExporter(estimate: Int.min))
+            let metadata = try await ArchiveReader(path: archive.path(percentEncoded: false)).metadata()
+            #expect(metadata["sizeEstimate"] == "0")
+        }
     }
 
     @Test func exportRecordsItsMetadataInTheArchive() async throws {

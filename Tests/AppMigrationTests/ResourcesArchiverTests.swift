@@ -61,6 +61,17 @@ import Testing
 
     @Test(arguments: ["../escape.json", "a/../../escape.json", "", "/", "./.", "../\u{301}escape.json", "a/../../\u{301}escape"])
     func pathInArchiveThatLeavesTheRootIsRefused(given: String) async throws {
+        try await expectRefusedPathInArchive(given)
+    }
+
+    /// The host's folder by any spelling: a file appended as `.amk/import-status.json` reached an
+    /// importer that copies the staged items into its container as the host's own status.
+    @Test(arguments: [".amk", ".amk/import-status.json", "./.amk/container", "x/../.amk/y", "/.amk"])
+    func pathInArchiveInsideTheHostsFolderIsRefused(given: String) async throws {
+        try await expectRefusedPathInArchive(given)
+    }
+
+    func expectRefusedPathInArchive(_ given: String) async throws {
         try await Scratch.with { scratch in
             await #expect {
                 _ = try await export(in: scratch) { archiver, container in
