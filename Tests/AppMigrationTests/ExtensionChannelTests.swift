@@ -55,7 +55,9 @@ import TransferTestSupport
         }
     }
 
-    @Test func aPeerThatClosesIsReportedWithTheOffset() throws {
+    /// A host channel whose peer said hello and closed its end, the hello received; `body` runs
+    /// with it before the channel's descriptor is closed.
+    static func withPeerGoneAfterItsHello(_ body: (ExtensionChannel) throws -> Void) throws {
         var sockets: [Int32] = [-1, -1]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sockets) == 0)
         defer { close(sockets[0]) }
@@ -64,25 +66,25 @@ import TransferTestSupport
             ExtensionHello(protocol: ExtensionProtocol.name, version: 1, exports: true, imports: true))
         close(sockets[1])
         _ = try host.receiveHello(within: .seconds(1))
-        #expect(throws: ExtensionChannel.Failure.closed(offset: host.bytesReceived, reason: "it closed the channel")) {
-            _ = try host.receive(within: .seconds(1))
+        try body(host)
+    }
+
+    @Test func aPeerThatClosesIsReportedWithTheOffset() throws {
+        try Self.withPeerGoneAfterItsHello { host in
+            #expect(throws: ExtensionChannel.Failure.closed(offset: host.bytesReceived, reason: "it closed the channel")) {
+                _ = try host.receive(within: .seconds(1))
+            }
         }
     }
 
     /// A send to a peer that is gone names where the conversation stood, as a receive does: it
     /// said "byte 0" of an extension that died after its hello and an append had arrived.
     @Test func aSendToAPeerThatIsGoneIsReportedWithTheOffset() throws {
-        var sockets: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &sockets) == 0)
-        defer { close(sockets[0]) }
-        let host = ExtensionChannel(descriptor: sockets[0])
-        try ExtensionChannel(descriptor: sockets[1]).send(
-            ExtensionHello(protocol: ExtensionProtocol.name, version: 1, exports: true, imports: true))
-        close(sockets[1])
-        _ = try host.receiveHello(within: .seconds(1))
-        #expect(host.bytesReceived > 0)
-        #expect(throws: ExtensionChannel.Failure.closed(offset: host.bytesReceived, reason: String(cString: strerror(EPIPE)))) {
-            try host.send(ExtensionHello(protocol: ExtensionProtocol.name, version: 1, exports: true, imports: true))
+        try Self.withPeerGoneAfterItsHello { host in
+            #expect(host.bytesReceived > 0)
+            #expect(throws: ExtensionChannel.Failure.closed(offset: host.bytesReceived, reason: String(cString: strerror(EPIPE)))) {
+                try host.send(ExtensionHello(protocol: ExtensionProtocol.name, version: 1, exports: true, imports: true))
+            }
         }
     }
 
