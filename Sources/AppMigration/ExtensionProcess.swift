@@ -141,18 +141,16 @@ final class ExtensionProcess: Sendable {
             Thread.sleep(forTimeInterval: 0.005)
         }
         let exitedOnItsOwn = amk_child_has_exited(pid) == 1
-        // Running members of its group: the leader, once exited, is a zombie and not among them,
-        // so these are processes it started and left behind.
-        var members = [pid_t](repeating: 0, count: 64)
-        let counted = amk_process_group_members(pid, &members, Int32(members.count))
-        let leftBehind = exitedOnItsOwn ? max(0, Int(counted)) : 0
+        // Running members of its session, each killed as it is counted: the leader, once exited,
+        // is a zombie and not among them, so these are processes it started and left behind (a
+        // child that moved to a group of its own with setpgid went on writing into the container
+        // after the host had cleared it).
+        let counted = signalMembers(SIGKILL)
+        let leftBehind = exitedOnItsOwn ? max(0, counted) : 0
         _ = Platform.kill(-pid, SIGKILL)
         // The process itself too (not yet reaped, so the pid is still its): one that left its
-        // group would otherwise hold this wait, and go on writing, for as long as it liked. And
-        // each process of its session: a child that moved to a group of its own with setpgid
-        // went on writing into the container after the host had cleared it.
+        // group would otherwise hold this wait, and go on writing, for as long as it liked.
         _ = Platform.kill(pid, SIGKILL)
-        signalMembers(SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         // SIGKILL is asynchronous: wait until nothing in the group runs any more, so that nothing

@@ -236,7 +236,6 @@ struct TarSerializer {
         // member was checked, so every folder from there up is sound (one linear walk for a
         // folder's files, not one per file).
         var end = bytes.endIndex
-        var index = end
         while true {
             let start = bytes[..<end].lastIndex(of: PathBytes.slash).map { bytes.index(after: $0) } ?? bytes.startIndex
             if bytes.distance(from: start, to: end) > Self.maxNameComponent {
@@ -244,7 +243,7 @@ struct TarSerializer {
                     + "\(Self.maxNameComponent) bytes a file name can be"
             }
             guard start > bytes.startIndex else { return nil }
-            index = bytes.index(before: start)
+            let index = bytes.index(before: start)
             guard let parent = String(bytes[..<index]) else { return nil }
             let known = ExactName(parent)
             if parentPaths.contains(known) { return nil }

@@ -18,19 +18,11 @@ struct OwnershipOptions: ParsableArguments {
 
     @Flag(
         name: [.customShort("p"), .customLong("same-permissions"), .customLong("preserve-permissions")],
+        inversion: .prefixedNo,
         help: ArgumentHelp(
-            "Give members the archive's permission bits whole, as tar -p does (default: on when run as root; otherwise the umask is taken off them, as tar does)."
+            "Give members the archive's permission bits whole, as tar -p does (default: on when run as root; otherwise the umask is taken off them and set-ID and sticky bits dropped, as tar does)."
         ))
-    var samePermissions = false
-
-    @Flag(help: "Take the umask off the archive's permission bits, and drop set-ID and sticky bits, even as root.")
-    var noSamePermissions = false
-
-    func validate() throws {
-        if samePermissions && noSamePermissions {
-            throw ValidationError("--same-permissions and --no-same-permissions cannot be used together.")
-        }
-    }
+    var samePermissions: Bool?
 
     /// Sets `options` as asked, or as tar would by default for the user running it: an archive
     /// from elsewhere holding a 0777 `.ssh` or a 0666 `authorized_keys` gave an ordinary user
@@ -38,7 +30,7 @@ struct OwnershipOptions: ParsableArguments {
     func apply(to options: inout ExtractOptions) {
         options.restoreOwnership = sameOwner ?? (geteuid() == 0)
         options.mapsOwnersByName = !numericOwner
-        options.restorePermissions = samePermissions || (!noSamePermissions && geteuid() == 0)
+        options.restorePermissions = samePermissions ?? (geteuid() == 0)
         options.permissionMask = Self.umask()
     }
 
