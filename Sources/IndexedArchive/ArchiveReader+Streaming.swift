@@ -32,6 +32,8 @@ extension ArchiveReader {
         var extracted: Int
         var bytes: UInt64
         var warnings: [ExtractWarning]
+        var failures: [ArchiveError] = []
+        var failedMembers = 0
     }
 
     /// Extracts members (all, or `options.members`) under `directory`, safely: see ``ExtractOptions``.
@@ -92,7 +94,8 @@ extension ArchiveReader {
                     to: directory, options: options)
                 return ExtractSummary(
                     entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
-                    seconds: (ContinuousClock.now - start).secondsValue)
+                    seconds: (ContinuousClock.now - start).secondsValue, failures: result.failures,
+                    failedMembers: result.failedMembers)
             }
         }
         // Too much for random access: the whole stream, held to the whole index.
@@ -102,7 +105,8 @@ extension ArchiveReader {
             { TarConsumer(expected: expected) }, parallelism: options.parallelism, extractTo: (directory, options, standIns))
         return ExtractSummary(
             entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
-            seconds: (ContinuousClock.now - start).secondsValue)
+            seconds: (ContinuousClock.now - start).secondsValue, failures: result.failures,
+            failedMembers: result.failedMembers)
     }
 
     /// Feeds the whole tar stream through the consumer `make` gives: blocks decoded in parallel and
@@ -132,7 +136,8 @@ extension ArchiveReader {
             let extractor = consumer.extractor
             return RunResult(
                 members: consumer.members, extracted: extractor?.entries ?? 0,
-                bytes: extractor?.bytes ?? 0, warnings: extractor?.warnings ?? [])
+                bytes: extractor?.bytes ?? 0, warnings: extractor?.warnings ?? [], failures: extractor?.failures ?? [],
+                failedMembers: extractor?.failedMembers ?? 0)
         }
     }
 

@@ -37,6 +37,11 @@ public enum ArchiveStreamReader {
         public var extracted: Int = 0
         /// What extraction could not do exactly.
         public var warnings: [ExtractWarning] = []
+        /// Members not extracted (``ExtractOptions/continuesAfterMemberFailures``), the first
+        /// ``ExtractSummary/keptFailures`` of them.
+        public var failures: [ArchiveError] = []
+        /// How many members were not extracted.
+        public var failedMembers = 0
     }
 
     /// Reads `fd` to its end and extracts under `directory`. `fd` is not closed.
@@ -142,7 +147,9 @@ public enum ArchiveStreamReader {
                     metadata: state.consumer.metadata, indexVerified: index != nil,
                     seconds: (ContinuousClock.now - start).secondsValue,
                     extracted: state.consumer.extractor?.entries ?? 0,
-                    warnings: state.consumer.extractor?.warnings ?? [])
+                    warnings: state.consumer.extractor?.warnings ?? [],
+                    failures: state.consumer.extractor?.failures ?? [],
+                    failedMembers: state.consumer.extractor?.failedMembers ?? 0)
             },
             abandon: { state, error in ArchiveReader.abandoned(&state.consumer, error, path: nil) }
         ) { handOff in

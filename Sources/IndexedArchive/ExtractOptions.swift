@@ -100,6 +100,18 @@ public struct ExtractOptions: Sendable {
     public var restoreAccessControlLists: Bool = false
     /// What to do when a file, link or other non-folder is already where a member goes.
     public var existingFiles: ExistingFilePolicy = .replace
+    /// Goes on past a member that cannot be extracted, as GNU tar and bsdtar do, instead of
+    /// ending the extraction there: a name that is refused (`..`, absolute, a link that leads
+    /// outside), a file kept under ``ExistingFilePolicy/keep``, a hard link whose target is
+    /// missing, or a system call that fails for that member alone (a permission, a name too
+    /// long). The member is not created, nothing else is written for it, and it is reported in
+    /// ``ExtractSummary/failures``, so the caller can still fail the whole.
+    ///
+    /// A damaged archive, a limit that is reached, a failure of the file system as a whole (no
+    /// space, read-only, I/O error, out of descriptors) and cancellation end the extraction
+    /// whatever this says. Off by default: an import that must be whole or nothing, as an
+    /// app's data is, stops at the first member that fails.
+    public var continuesAfterMemberFailures: Bool = false
     /// Where extraction's diagnostics go: the destination (`debug`), each member as its writing
     /// starts (`trace`) and each ``ExtractWarning`` (`warning`). Silent by default; see
     /// ``PackOptions/logger``.

@@ -8,12 +8,26 @@ public struct ExtractSummary: Sendable {
     public var warnings: [ExtractWarning]
     /// Wall-clock time of the extraction.
     public var seconds: Double
+    /// Members not extracted, with why (only with ``ExtractOptions/continuesAfterMemberFailures``):
+    /// the first ``ExtractSummary/keptFailures`` of them; ``failedMembers`` counts them all.
+    public var failures: [ArchiveError] = []
+    /// How many members were not extracted.
+    public var failedMembers = 0
+
+    /// How many failures ``failures`` holds at most: an archive of a million refused names must
+    /// not hold a million messages in memory.
+    public static let keptFailures = 1_000
 
     /// For callers that extract otherwise (a stream, ``ArchiveStreamReader``) and report alike.
-    public init(entries: Int, bytes: UInt64, warnings: [ExtractWarning], seconds: Double) {
+    public init(
+        entries: Int, bytes: UInt64, warnings: [ExtractWarning], seconds: Double, failures: [ArchiveError] = [],
+        failedMembers: Int = 0
+    ) {
         self.entries = entries
         self.bytes = bytes
         self.warnings = warnings
         self.seconds = seconds
+        self.failures = failures
+        self.failedMembers = max(failedMembers, failures.count)
     }
 }

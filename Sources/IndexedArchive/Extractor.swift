@@ -60,6 +60,14 @@ final class Extractor {
     /// Whether the current file ends in a hole so far, which only setting its size can make.
     private var endsInHole = false
     private(set) var warnings: [ExtractWarning] = []
+    /// Members not extracted (``ExtractOptions/continuesAfterMemberFailures``): the first
+    /// ``ExtractSummary/keptFailures``, and how many in all.
+    private(set) var failures: [ArchiveError] = []
+    private(set) var failedMembers = 0
+    /// The paths of those members, as the archive spells them: a later pass that sets times by
+    /// name (a stream's nanoseconds) must not touch what is there under that name, which the
+    /// extraction did not write (a file kept by `--keep-old-files`).
+    private(set) var failedPaths: Set<ExactName> = []
 
     /// ``ExtractOptions/contentOutput``: where regular members' content goes instead of files.
     private let output: Int32?
@@ -241,7 +249,39 @@ final class Extractor {
     ///
     /// `isSparse`: the member is a sparse one, whose holes do not count against the byte limit,
     /// so its size alone cannot exceed it.
+    ///
+    /// With ``ExtractOptions/continuesAfterMemberFailures``, a member that fails on its own is
+    /// recorded and passed over instead: nothing is open for it, so its content goes nowhere and
+    /// its `endMember` does nothing.
     func begin(_ stored: TarHeader, isSparse: Bool = false) throws(ArchiveError) {
+        let counted = entries
+        do {
+            try beginMember(stored, isSparse: isSparse)
+        } catch  where options.continuesAfterMemberFailures && Self.isMemberFailure(error) {
+            // cancellation: ArchiveError only; what is not one member's failure is thrown on above
+            removeCurrent()
+            entries = counted
+            failedMembers += 1
+            if failures.count < ExtractSummary.keptFailures { failures.append(error) }
+            failedPaths.insert(ExactName(stored.path))
+            options.logger.error(
+                "\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(stored.path))"])
+        }
+    }
+
+    /// Whether `error` concerns one member alone, so that the extraction may go on past it: a
+    /// refused name, or a system call that failed for that name. Damage, limits and failures of
+    /// the whole file system (which every later member would meet too) end the extraction.
+    static func isMemberFailure(_ error: ArchiveError) -> Bool {
+        switch error.code {
+        case .unsafePath: return true
+        case .io(let code):
+            return ![ENOSPC, EDQUOT, EROFS, EIO, EMFILE, ENFILE, ENOMEM, EBADF, EINTR].contains(code)
+        default: return false
+        }
+    }
+
+    private func beginMember(_ stored: TarHeader, isSparse: Bool) throws(ArchiveError) {
         // A GNU volume label ('V', `tar --label`) names the archive, not a file: its text need
         // not be a path, and GNU tar passes over it when extracting.
         if stored.kind == .other(UInt8(ascii: "V")) { return }
@@ -845,7 +885,7 @@ final class Extractor {
     func restoreTimes(from entries: [ArchiveEntry]) {
         guard output == nil else { return }
         // A symbolic link too: AT_SYMLINK_NOFOLLOW sets its own time, as the extraction did.
-        let wanted = entries.filter { $0.mtime.nanoseconds != 0 }
+        let wanted = entries.filter { $0.mtime.nanoseconds != 0 && (failedPaths.isEmpty || !failedPaths.contains(ExactName($0.path))) }
         let (root, options) = (self.root, self.options)
         let runs = min(max(1, options.parallelism), wanted.count / Self.entriesPerTimeRun)
         guard runs > 1 else {

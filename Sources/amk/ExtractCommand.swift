@@ -17,7 +17,9 @@ struct ExtractCommand: AsyncParsableCommand {
         abstract: "Extract an archive, or some of its members.",
         discussion: """
             A directory given as MEMBER selects everything under it. Existing files are replaced \
-            (--overwrite, the default, as in tar); --keep-old-files stops at the first one instead.
+            (--overwrite, the default, as in tar); --keep-old-files leaves them and reports each. \
+            A member that cannot be written (an unsafe name, a file kept, a hard link to nothing) \
+            is named and passed over, as in tar, and the exit status is then 1.
 
             Examples:
               amk extract app.tar.xz -C ~/restore
@@ -53,7 +55,7 @@ struct ExtractCommand: AsyncParsableCommand {
             valueName: "n"))
     var stripComponents: Int = 0
 
-    @Flag(help: "Stop with an error rather than replace a file that is already there.")
+    @Flag(help: "Leave a file that is already there, and report it (exit status 1), rather than replace it.")
     var keepOldFiles = false
 
     @Flag(help: "Replace files that are already there (the default).")
@@ -126,6 +128,9 @@ struct ExtractCommand: AsyncParsableCommand {
         var options = ExtractOptions()
         options.stripComponents = stripComponents
         options.existingFiles = keepOldFiles ? .keep : .replace
+        // As GNU tar and bsdtar: a member that cannot be written is reported and passed over,
+        // and the status says so at the end.
+        options.continuesAfterMemberFailures = true
         options.restoreExtendedAttributes = xattrs || !xattrsInclude.isEmpty
         if !xattrsInclude.isEmpty { options.extendedAttributePatterns = xattrsInclude }
         options.restoreAccessControlLists = acls
@@ -159,6 +164,12 @@ struct ExtractCommand: AsyncParsableCommand {
             // The engine's warnings quote member names raw.
             StandardError.line("amk: warning: \(warning)")
         }
+        for failure in summary.failures {
+            StandardError.line("amk: \(failure.description)")
+        }
+        if summary.failedMembers > summary.failures.count {
+            StandardError.line("amk: ... and \(summary.failedMembers - summary.failures.count) more members that failed")
+        }
         if toStdout {
             // Standard output holds the content: no summary, as tar prints none.
         } else if json {
@@ -167,6 +178,13 @@ struct ExtractCommand: AsyncParsableCommand {
             print(
                 "extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
                     + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
+        }
+        if summary.failedMembers > 0 {
+            // The summary first, whatever standard output is: the last line says how it ended.
+            if let failure = StandardOutput.flushFailure() { throw failure }
+            let count = summary.failedMembers
+            StandardError.line("amk: \(count) \(count == 1 ? "member was" : "members were") not extracted (see above)")
+            throw ExitCode(AMK.failureStatus)
         }
     }
 
@@ -200,11 +218,12 @@ struct ExtractCommand: AsyncParsableCommand {
                 defer { bar?.finish() }
                 do {
                     let result = try await ArchiveStreamReader.extract(from: fd, to: directory, options: options)
-                    if !members.isEmpty && result.extracted == 0 && options.stripComponents == 0 {
+                    if !members.isEmpty && result.extracted == 0 && result.failedMembers == 0 && options.stripComponents == 0 {
                         throw Self.noMatch(members, path: name)
                     }
                     return ExtractSummary(
-                        entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds)
+                        entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds,
+                        failures: result.failures, failedMembers: result.failedMembers)
                 } catch {
                     destination?.removeIfEmpty()
                     throw error
@@ -250,7 +269,7 @@ struct ExtractCommand: AsyncParsableCommand {
         let destination = options.contentOutput == nil ? try DestinationDirectory(creating: directory) : nil
         do {
             let summary = try await reader.extract(to: directory, options: options)
-            if !members.isEmpty && summary.entries == 0 && options.stripComponents == 0 {
+            if !members.isEmpty && summary.entries == 0 && summary.failedMembers == 0 && options.stripComponents == 0 {
                 throw noMatch(members, path: path)
             }
             return summary

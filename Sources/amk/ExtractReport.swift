@@ -10,12 +10,21 @@ struct ExtractReport: Encodable {
     var bytes: UInt64
     var seconds: Double
     var warnings: [Warning]
+    /// Members not extracted, and why (the first ``ExtractSummary/keptFailures``).
+    var failures: [Failure]
+    /// How many members were not extracted.
+    var failedMembers: Int
 
     struct Warning: Encodable {
         var member: String
         /// `unsupportedType`, `setIDBitsDropped`, `missingLinkTarget` or
         /// `extendedAttributesNotRestored`.
         var kind: String
+        var message: String
+    }
+
+    struct Failure: Encodable {
+        var member: String?
         var message: String
     }
 
@@ -26,5 +35,7 @@ struct ExtractReport: Encodable {
         bytes = summary.bytes
         seconds = summary.seconds
         warnings = summary.warnings.map { Warning(member: $0.member, kind: $0.kind.rawValue, message: $0.message) }
+        failures = summary.failures.map { Failure(member: $0.member, message: $0.message) }
+        failedMembers = summary.failedMembers
     }
 }

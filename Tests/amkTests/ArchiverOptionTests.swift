@@ -141,7 +141,10 @@ extension AMKTests {
             let kept = try amk("extract", "a.tar.xz", "-C", "x", "--keep-old-files")
             #expect(kept.status == 1)
             #expect(kept.stderr.contains("d/a.txt") && kept.stderr.contains("already exists"), "\(kept.stderr)")
+            #expect(kept.stderr.hasSuffix("amk: 1 member was not extracted (see above)\n"), "\(kept.stderr)")
             #expect(try String(contentsOfFile: tree.path("x/d/a.txt"), encoding: .utf8) == "mine\n")
+            // The rest is extracted, as GNU tar -k extracts it.
+            #expect(try String(contentsOfFile: tree.path("x/d/sub/b.txt"), encoding: .utf8) == "beta\n")
 
             let replaced = try amk("extract", "a.tar.xz", "-C", "x", "--overwrite")
             #expect(replaced.status == 0, "\(replaced.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 extension AMKTests {
@@ -40,6 +41,45 @@ extension AMKTests {
             #expect(!result.stderr.isEmpty)
             #expect(result.stdout.isEmpty)
             #expect(!tree.exists("out.tar.xz"))
+        }
+
+        /// A member that cannot be written (`../evil`, an absolute name, a hard link to nothing) is
+        /// named and passed over, as GNU tar and bsdtar pass over it: the members around it are
+        /// extracted, from a file and from a pipe, and the status is 1 (amk stopped at the first).
+        @Test(.enabled(if: ChildProcess.lookUp("python3") != nil && ChildProcess.lookUp("xz") != nil, "needs python3 and xz"))
+        func aMemberThatFailsIsPassedOverAndTheStatusIs1() throws {
+            let made = try ShellPipeline.run(
+                """
+                python3 -c "
+                import tarfile, io
+                with tarfile.open('bad.tar', 'w', format=tarfile.PAX_FORMAT) as t:
+                    for name, data in [('g1', b'one'), ('../evil', b'evil'), ('/abs-amk-test', b'abs'), ('g2', b'two')]:
+                        m = tarfile.TarInfo(name); m.size = len(data); t.addfile(m, io.BytesIO(data))
+                    h = tarfile.TarInfo('h'); h.type = tarfile.LNKTYPE; h.linkname = 'missing'; t.addfile(h)
+                    m = tarfile.TarInfo('g3'); m.size = 5; t.addfile(m, io.BytesIO(b'three'))
+                " && xz bad.tar
+                """, in: tree.root)
+            try #require(made.status == 0, "\(made.stderr)")
+            for (name, command) in [("x", "\"$AMK\" extract bad.tar.xz -C x"), ("y", "cat bad.tar.xz | \"$AMK\" extract - -C y")] {
+                let result = try ShellPipeline.run(command, in: tree.root)
+                #expect(result.status == 1, "\(command): \(result.stderr)")
+                #expect(try tree.read("\(name)/g1") == Array("one".utf8))
+                #expect(try tree.read("\(name)/g2") == Array("two".utf8))
+                #expect(try tree.read("\(name)/g3") == Array("three".utf8))
+                #expect(!tree.exists("evil") && !tree.exists("\(name)/h") && !FileManager.default.fileExists(atPath: "/abs-amk-test"))
+                let lines = result.stderr.split(separator: "\n").map(String.init)
+                #expect(lines.contains("amk: member '../evil': path with '..' refused"), "\(result.stderr)")
+                #expect(lines.contains { $0.hasPrefix("amk: member '/abs-amk-test': absolute path refused") }, "\(result.stderr)")
+                #expect(lines.contains { $0.contains("member 'h': hard link to 'missing'") }, "\(result.stderr)")
+                #expect(lines.last == "amk: 3 members were not extracted (see above)", "\(result.stderr)")
+                #expect(result.stdout.hasPrefix("extracted 3 entries"), "\(result.stdout)")
+            }
+            let json = try AMKProcess.run(["extract", "bad.tar.xz", "-C", "z", "--json"], in: tree.root)
+            #expect(json.status == 1)
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(document["failedMembers"] as? Int == 3 && document["entries"] as? Int == 3, "\(json.stdout)")
+            let failures = try #require(document["failures"] as? [[String: Any]])
+            #expect(failures.compactMap { $0["member"] as? String } == ["../evil", "/abs-amk-test", "h"], "\(json.stdout)")
         }
 
         /// A `.tar.gz` (or a plain tar) handed to amk is named for what it is, from a file and from a pipe.
