@@ -7,4 +7,8 @@
 // AppMigration.
 #if !(os(iOS) || targetEnvironment(macCatalyst))
     @_exported public import AppMigration
+    // Apple's declarations are written in Foundation's types (`URL`, `Progress`), and its
+    // snippets import AppMigrationKit alone: as the system framework's module does, this one
+    // brings Foundation with it.
+    @_exported public import Foundation
 #endif

@@ -19,6 +19,11 @@ extension ArchiveEntry {
         guard mode == header.mode else {
             return "the header gives mode \(String(header.mode, radix: 8)), the index \(String(mode, radix: 8))"
         }
+        // The owner too: `list` shows the index's, and an extraction as root gives the header's
+        // (a set-user-ID file listed as user 1000's came out as root's).
+        guard uid == header.uid, gid == header.gid else {
+            return "the header gives the owner \(header.uid):\(header.gid), the index \(uid):\(gid)"
+        }
         guard TarSerializer.tarTime(header.mtime, matches: mtime) else {
             return "the header gives the time \(Self.shown(header.mtime)), the index \(Self.shown(mtime))"
         }

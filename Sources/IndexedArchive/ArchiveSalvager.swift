@@ -41,7 +41,12 @@ public enum ArchiveSalvager {
             flag -> (Walk, [String], Set<ExactName>, String?, [String]) in
             let extractor = try Extractor(destination: directory, options: options, archiveSize: file.size)
             extractor.skipsLinksToMissingTargets = true
-            var consumer = TarConsumer(listing: MemberListing(), extraction: ExtractionSink(extractor, filter: filter))
+            // Held to the index as `extract` holds them, until damage is met (the walk goes on
+            // without it then): a member the index does not list, or lists otherwise, is damage,
+            // not a member to write ("no damage found" once came with a member `list` hid).
+            var consumer = TarConsumer(
+                conformance: indexEntries.map(IndexConformance.init), listing: MemberListing(),
+                extraction: ExtractionSink(extractor, filter: filter))
             var walk: Walk
             do {
                 walk = try walkBlocks(file: file, consumer: &consumer, flag: flag, memberStarts: memberStarts, filter: filter)
@@ -61,6 +66,14 @@ public enum ArchiveSalvager {
                 } else if consumer.endOffset == nil {
                     walk.damageOffset = walk.blocksEnd
                     walk.damage = "the tar stream ends without its end-of-archive marker"
+                } else {
+                    do throws(ArchiveError) {
+                        try consumer.conformance?.finish()
+                        // cancellation: ArchiveError only, reported as the damage it is
+                    } catch {
+                        walk.damageOffset = walk.blocksEnd
+                        walk.damage = error.message
+                    }
                 }
             }
             consumer.extractor?.abandonCurrent()
@@ -130,9 +143,10 @@ public enum ArchiveSalvager {
         do {
             let header = try file.read(at: 0, count: StreamHeader.size)
             check = try header.withUnsafeBytes { try StreamHeader.decode($0) }
-        } catch is XZError {
+        } catch let error as XZError {
             walk.damageOffset = 0
-            walk.damage = "no valid xz stream header"
+            // A header that names a check no reader can verify is whole, and says so.
+            walk.damage = error.code == .unsupportedCheck ? error.message : "no valid xz stream header"
             return walk
         } catch let error as ArchiveError where error.code == .corrupt {
             // Shorter than a stream header: damage too. An I/O error (or a cancellation) is not.
@@ -174,15 +188,21 @@ public enum ArchiveSalvager {
                     let lastIndex: UInt64
                     switch try endOfFile(file: file, indexOffset: offset) {
                     case .cut(let problem):
-                        walk.damageOffset = file.size
-                        walk.damage = problem
+                        // The first damage is the one reported; what came after it is known to be lost.
+                        if walk.damage == nil {
+                            walk.damageOffset = file.size
+                            walk.damage = problem
+                        }
                         return walk
                     case .whole(let start):
                         lastIndex = start
                     }
                     walk.blocksEnd = offset
                     if lastIndex == offset {
-                        if let problem = try indexProblem(file: file, walked: walked) {
+                        // Once a block was damaged, the blocks walked are not the Index's (the
+                        // damaged one is missing): comparing them would report damage that is not
+                        // there, over the damage that is.
+                        if walk.damage == nil, let problem = try indexProblem(file: file, walked: walked) {
                             walk.damageOffset = problem.offset
                             walk.damage = problem.why
                         }
@@ -198,8 +218,10 @@ public enum ArchiveSalvager {
                     case .damaged(let at, let problem):
                         // The last stream's footer is whole, but what lies between this stream
                         // and it is not a stream: its blocks cannot be found.
-                        walk.damageOffset = at
-                        walk.damage = problem
+                        if walk.damage == nil {
+                            walk.damageOffset = at
+                            walk.damage = problem
+                        }
                         return walk
                     }
                 }
@@ -266,8 +288,17 @@ public enum ArchiveSalvager {
                     return walk
                 }
                 if walk.damage == nil {
-                    walk.damageOffset = error.offset ?? offset
-                    walk.damage = error.message
+                    if let member = error.member {
+                        // A member's offset is in the tar stream: the report's is in the file (the
+                        // block's), and the member and its tar offset go in the words.
+                        walk.damageOffset = offset
+                        walk.damage =
+                            "member '\(TerminalSafe.name(member))'" + (error.offset.map { ", tar offset \($0)" } ?? "") + ": "
+                            + error.message
+                    } else {
+                        walk.damageOffset = error.offset ?? offset
+                        walk.damage = error.message
+                    }
                 }
                 guard error.code == .corrupt, let skip = resynchronise(after: current) else { return walk }
                 offset += skip

@@ -250,23 +250,43 @@ final class Extractor {
     /// `isSparse`: the member is a sparse one, whose holes do not count against the byte limit,
     /// so its size alone cannot exceed it.
     ///
-    /// With ``ExtractOptions/continuesAfterMemberFailures``, a member that fails on its own is
-    /// recorded and passed over instead: nothing is open for it, so its content goes nowhere and
-    /// its `endMember` does nothing.
+    /// With ``ExtractOptions/continuesAfterMemberFailures``, a member that fails on its own
+    /// (here, or in `write`, `writeHole` or `endMember`) is recorded and passed over instead: its
+    /// file is removed, nothing is open for it, so the rest of its content goes nowhere and its
+    /// `endMember` does nothing.
     func begin(_ stored: TarHeader, isSparse: Bool = false) throws(ArchiveError) {
         let counted = entries
+        begun = stored.path
         do {
             try beginMember(stored, isSparse: isSparse)
-        } catch  where options.continuesAfterMemberFailures && Self.isMemberFailure(error) {
-            // cancellation: ArchiveError only; what is not one member's failure is thrown on above
-            removeCurrent()
+        } catch {
+            guard passesOver(error) else { throw error }
             entries = counted
-            failedMembers += 1
-            if failures.count < ExtractSummary.keptFailures { failures.append(error) }
-            failedPaths.insert(ExactName(stored.path))
-            options.logger.error(
-                "\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(stored.path))"])
         }
+    }
+
+    /// The member begun last, as the archive names it.
+    private var begun = ""
+
+    /// Records `error` as the failure of the member begun last and drops what was made of it,
+    /// when the extraction goes on past such failures (``ExtractOptions/continuesAfterMemberFailures``);
+    /// false, with nothing done, for any other error.
+    private func passesOver(_ error: ArchiveError) -> Bool {
+        guard options.continuesAfterMemberFailures, Self.isMemberFailure(error) else { return false }
+        removeCurrent()
+        failedMembers += 1
+        if failures.count < ExtractSummary.keptFailures { failures.append(error) }
+        failedPaths.insert(ExactName(begun))
+        options.logger.error("\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(begun))"])
+        return true
+    }
+
+    /// ``passesOver(_:)`` for a failure once the member was begun (and counted): not when the
+    /// content goes to the caller's descriptor, whose failure (a reader gone) is not the member's.
+    private func passesOverBegun(_ error: ArchiveError) -> Bool {
+        guard output == nil, current != nil, passesOver(error) else { return false }
+        entries -= 1
+        return true
     }
 
     /// Whether `error` concerns one member alone, so that the extraction may go on past it: a
@@ -552,6 +572,14 @@ final class Extractor {
     }
 
     func write(_ data: UnsafeRawBufferPointer) throws(ArchiveError) {
+        do {
+            try writeContent(data)
+        } catch {
+            guard passesOverBegun(error) else { throw error }
+        }
+    }
+
+    private func writeContent(_ data: UnsafeRawBufferPointer) throws(ArchiveError) {
         guard let current else { return }
         if options.sparse && output == nil {
             try writeSparse(data, to: current.fd, member: current.header.path)
@@ -635,6 +663,14 @@ final class Extractor {
     /// takes no space (as GNU tar and bsdtar leave them); to a descriptor they are the zeros
     /// themselves, held to the byte limit as any content is.
     func writeHole(_ length: UInt64) throws(ArchiveError) {
+        do {
+            try writeHoleContent(length)
+        } catch {
+            guard passesOverBegun(error) else { throw error }
+        }
+    }
+
+    private func writeHoleContent(_ length: UInt64) throws(ArchiveError) {
         guard let current else { return }
         if output != nil {
             var left = length
@@ -661,7 +697,16 @@ final class Extractor {
                 .limitExceeded, "a hole of \(length) bytes at byte \(position) would make the file larger than any file can be",
                 path: rootPath, member: current.header.path)
         }
-        guard lseek(current.fd, off_t(length), SEEK_CUR) >= 0 else { throw failure("seek", member: current.header.path) }
+        guard lseek(current.fd, off_t(length), SEEK_CUR) >= 0 else {
+            // A sparse map can declare any size (2^62 in 280 bytes): "seek: Invalid argument"
+            // said nothing of that.
+            guard errno == EINVAL || errno == EFBIG else { throw failure("seek", member: current.header.path) }
+            throw ArchiveError(
+                .io(errno: EFBIG),
+                "a hole of \(length) bytes at byte \(position) would make the file larger than this file system allows "
+                    + "(the member declares \(current.header.size) bytes)",
+                path: rootPath, member: current.header.path)
+        }
         bytes += length
         holeBytes += length
         endsInHole = true
@@ -674,6 +719,14 @@ final class Extractor {
     /// temporary name, renames it into place (which replaces a file or a link there without
     /// following it).
     func endMember() throws(ArchiveError) {
+        do {
+            try finishMember()
+        } catch {
+            guard passesOverBegun(error) else { throw error }
+        }
+    }
+
+    private func finishMember() throws(ArchiveError) {
         guard let file = current else { return }
         guard output == nil else {
             current = nil

@@ -9,7 +9,7 @@ import XZ
 /// of 400,000 empty files took 600 MB to extract, though a `tar | xz` stream has no index at all.
 /// What is kept instead:
 /// - two SHA-256 digests over all the members, one of the fields an index entry must agree with
-///   (path and link target byte for byte, kind, size, offsets, mode, whole seconds of the time)
+///   (path and link target byte for byte, kind, size, offsets, mode, owner, whole seconds of the time)
 ///   and one of the content checksums: the index's entries, folded the same way, must give the
 ///   same two. A collision-resistant digest, because the one who wrote the stream also wrote the
 ///   index: a CRC can be forged to match any list of entries.
@@ -92,7 +92,7 @@ struct MemberFingerprints {
                 throw ArchiveError(
                     .corrupt,
                     "the index disagrees with the stream about a member after the first \(seen.firsts.count) "
-                        + "(its path, kind, size, offsets, mode, time or link target)")
+                        + "(its path, kind, size, offsets, mode, owner, time or link target)")
             }
             guard contents.finalize() == seen.contents.finalize() else {
                 throw ArchiveError(
@@ -121,6 +121,8 @@ struct MemberFingerprints {
         add(entry.headerOffset)
         add(entry.dataOffset)
         add(UInt64(entry.mode))
+        add(entry.uid)
+        add(entry.gid)
         add(UInt64(bitPattern: entry.mtime.seconds))
         if let target = entry.linkTarget {
             add(UInt64(target.utf8.count) + 1)

@@ -195,6 +195,10 @@ public enum TarEncoder {
             {
                 throw fail("typeflag \(typeflag) cannot be written as .other")
             }
+            // Readers disagree on whether a volume label's content follows it (TarParser refuses it).
+            if TarParser.holdsNoContent(header.kind), header.size != 0 {
+                throw fail("a volume label cannot have content (size \(header.size))")
+            }
         case .hardLink, .symbolicLink, .directory, .characterDevice, .blockDevice, .fifo:
             if header.size != 0 { throw fail("a \(header.kind) member cannot have content (size \(header.size))") }
         }

@@ -482,6 +482,17 @@ public struct TarParser: Sendable {
                         + "its name (ending in '/'), yet claims \(header.size) bytes of content",
                     offset: headerOffset)
             }
+            // Content for a link, a device or a FIFO: GNU tar, bsdtar and Python read the next
+            // header right after a hard link's (so a member hidden in that "content" is a member
+            // to them and not to a reader that skips it), and disagree among themselves on the
+            // others. No writer stores content there; the member is refused as damage.
+            if header.size > 0, !oldGNUSparse, !pending.sparse.seen, Self.holdsNoContent(TarEntryKind(typeflag: fields.typeflag)) {
+                throw TarError(
+                    code: .badField,
+                    message: "member '\(UstarBlock.escaped(header.path, limit: 100))' is a \(Self.kindWords(header.kind)), "
+                        + "yet claims \(header.size) bytes of content: tar readers disagree on where the next member starts",
+                    offset: headerOffset)
+            }
             let hasPax = pending.hasPax
             let paxSparse = pending.sparse
             pending = Pending()
@@ -526,6 +537,14 @@ public struct TarParser: Sendable {
             // The name ends at its first NUL, as the kernel reads it: whatever follows the NUL
             // never reaches the name.
             let end = data.firstIndex(of: 0) ?? data.count
+            // Empty, it is read as the header's own name by some readers and as "." by GNU tar.
+            guard end > 0 else {
+                throw TarError(
+                    code: .badField,
+                    message:
+                        "empty GNU long \(kind == .longName ? "name" : "link target"): tar readers disagree on which name the member has",
+                    offset: blockOffset)
+            }
             let name = RawName.decode(data[..<end])
             if kind == .longName {
                 pending.longName = name
@@ -542,7 +561,17 @@ public struct TarParser: Sendable {
                         try applySparse(key: key, value: value, to: &sparse, headerOffset: blockOffset)
                         return
                     }
-                    if value.isEmpty { cleared.insert(key) }
+                    if value.isEmpty {
+                        // A member's name emptied: POSIX (bsdtar) reads the ustar header's name
+                        // then, GNU tar "." and Python's tarfile "", three readings of one member.
+                        if key == "path" || key == "linkpath" {
+                            throw TarError(
+                                code: .badPaxRecord,
+                                message: "pax \(key) record with an empty value: tar readers disagree on which name the member has",
+                                offset: blockOffset)
+                        }
+                        cleared.insert(key)
+                    }
                     _ = try apply(key: key, value: value, to: &overrides, global: false, headerOffset: blockOffset)
                 }
             }
@@ -658,6 +687,27 @@ public struct TarParser: Sendable {
     /// whatever the order, bsdtar and Python's tarfile whichever record comes first. Taking
     /// either would let `tar -tvf` show one name while amk writes another (a name a reviewer
     /// never saw), so two different names are refused; no writer gives a member two.
+    /// Kinds no writer gives content, whose size readers do not agree on: a GNU volume label
+    /// (`V`) too, whose text only bsdtar reads on past.
+    static func holdsNoContent(_ kind: TarEntryKind) -> Bool {
+        switch kind {
+        case .hardLink, .symbolicLink, .characterDevice, .blockDevice, .fifo: true
+        case .other(let flag): flag == UInt8(ascii: "V")
+        default: false
+        }
+    }
+
+    private static func kindWords(_ kind: TarEntryKind) -> String {
+        switch kind {
+        case .hardLink: "hard link"
+        case .symbolicLink: "symbolic link"
+        case .characterDevice: "character device"
+        case .blockDevice: "block device"
+        case .fifo: "FIFO"
+        default: "volume label"
+        }
+    }
+
     static func name(pax: String?, gnu: String?, what: String, at offset: UInt64) throws(TarError) -> String? {
         guard let gnu else { return pax }
         guard let pax else { return gnu }

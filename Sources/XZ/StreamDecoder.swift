@@ -158,6 +158,12 @@ public final class StreamDecoder {
         }
     }
 
+    /// `LZMA_TELL_UNSUPPORTED_CHECK` (a C macro Swift does not import): without it liblzma
+    /// decodes a stream whose check type it does not know (the reserved IDs) without verifying
+    /// anything, and `verify` said OK to data nothing had checked, where `xz -t` warns and the
+    /// random-access reader refused the same file.
+    static let tellUnsupportedCheck: UInt32 = 0x02
+
     /// Starts liblzma on a stream beginning at the current input offset.
     private func beginStream() throws {
         let ret: lzma_ret
@@ -168,9 +174,10 @@ public final class StreamDecoder {
             options.timeout = 0
             options.memlimit_threading = memoryLimit
             options.memlimit_stop = memoryLimit
+            options.flags = Self.tellUnsupportedCheck
             ret = lzma_stream_decoder_mt(stream.pointer, &options)
         } else {
-            ret = lzma_stream_decoder(stream.pointer, memoryLimit, 0)
+            ret = lzma_stream_decoder(stream.pointer, memoryLimit, Self.tellUnsupportedCheck)
         }
         guard ret == LZMA_OK else {
             state = .failed
@@ -245,6 +252,12 @@ public final class StreamDecoder {
             return XZError(code: .truncated, message: "input ends before the end of the xz stream", offset: totalIn)
         case LZMA_OPTIONS_ERROR:
             return XZError(code: .options, message: "stream uses unsupported options or filters", offset: totalIn)
+        case LZMA_UNSUPPORTED_CHECK:
+            return XZError(
+                code: .unsupportedCheck,
+                message: "the stream header names integrity check type \(lzma_get_check(stream.pointer).rawValue), which is not one xz "
+                    + "defines (none, CRC32, CRC64, SHA-256): its data cannot be verified",
+                offset: streamStart + 7)
         default:
             return XZError(ret, "decoding xz stream", offset: totalIn)
         }

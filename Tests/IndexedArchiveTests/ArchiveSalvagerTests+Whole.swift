@@ -25,6 +25,57 @@ extension EngineSuites.ArchiveSalvagerTests {
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/out/h"))
     }
 
+    /// Every block verifies, but the tar stream holds a member the amk index does not list
+    /// (after its last entry, or between two), which `list` hides and `extract` and `verify`
+    /// refuse: salvage reported "no damage" with status 0 and wrote the hidden member. It is
+    /// damage now, named, and the member is not written; an index listing more members than the
+    /// stream holds is damage too.
+    @Test(.enabled(if: toolExists("xz")), arguments: ["end", "between", "missing"])
+    func membersAreHeldToTheIndex(variant: String) async throws {
+        let dir = try TemporaryDirectory()
+        let (a, b, hidden) = (tarFile("a.txt", "alpha"), tarFile("b.txt", "beta"), tarFile("hidden.txt", "gotcha"))
+        let (tar, described): ([UInt8], [UInt8])
+        switch variant {
+        case "end": (tar, described) = (try tarStream([a, b, hidden]), try tarStream([a, b]))
+        case "between": (tar, described) = (try tarStream([a, hidden, b]), try tarStream([a, b]))
+        default: (tar, described) = (try tarStream([a]), try tarStream([a, b]))
+        }
+        let archive = dir.path + "/a.tar.xz"
+        try await writeBytes(archive, try indexedArchive(tar: tar, describing: described))
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        let damage = try #require(report.damage, "\(variant): salvaged as whole")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/out/hidden.txt"), "\(variant)")
+        #expect(report.recovered.first == "a.txt", "\(variant)")
+        if variant == "missing" {
+            #expect(damage.contains("lists 2 members but the tar stream has 1"), "\(damage)")
+        } else {
+            // Between two entries the hidden member stands where the index has the next one.
+            let says = variant == "end" ? "not in the index" : "the header names \"hidden.txt\", the index \"b.txt\""
+            #expect(damage.contains(says), "\(variant): \(damage)")
+        }
+    }
+
+    /// With a block whose check fails and a readable index, the damage reported is that check,
+    /// in that block: once the walk reached the xz Index it compared it with the blocks walked
+    /// (the damaged one missing) and reported a mismatch of the Index at another offset instead.
+    @Test(.enabled(if: toolExists("xz")))
+    func theFirstDamageIsTheOneReported() async throws {
+        let c = try await EngineSuites.ArchiveSalvagerTests.Case.make()
+        let block = c.blocks[1]
+        var bytes = c.bytes
+        // The last byte of the block is its CRC64's.
+        bytes[Int(block.compressedOffset + block.totalSize - 1)] ^= 0x01
+        let path = c.packed.dir.path + "/check.tar.xz"
+        try await writeBytes(path, bytes)
+        let report = try await ArchiveSalvager.salvage(path: path, to: c.packed.dir.path + "/out")
+        let damage = try #require(report.damage)
+        #expect(damage.contains("check") && !damage.contains("Index"), "\(damage)")
+        #expect(
+            report.damageOffset.map { $0 >= block.compressedOffset && $0 < block.compressedOffset + block.totalSize } == true,
+            "damage at \(String(describing: report.damageOffset)), block at \(block.compressedOffset)")
+        #expect(report.damagedBlocks == 1)
+    }
+
     /// Every block verifies, but the tar stream inside stops 3,000 bytes into a 100,000-byte
     /// member (the tar was cut before it was compressed, or its size field lies): damage, naming
     /// the member, which is lost; the member before it is recovered.

@@ -153,5 +153,37 @@ extension EngineSuites {
             let one = await expectArchiveError("read one") { try await reader.read(member: "disk.img") { _ in } }
             #expect(one?.code == .corrupt && one?.message.contains("sparse") == true, "\(one.map { "\($0)" } ?? "")")
         }
+        /// A sparse map may declare any size in a few hundred bytes (2^62 here, its data at the
+        /// end): past what the file system takes, the member is refused saying so, where it
+        /// said "seek: Invalid argument", and an extraction that goes on past member failures
+        /// writes the file after it.
+        @Test(.enabled(if: toolExists("python3"), "needs python3"))
+        func aHoleLargerThanAnyFileIsNamed() async throws {
+            let dir = try TemporaryDirectory()
+            let made = try await runShell(
+                """
+                python3 -c "
+                import tarfile, io
+                with tarfile.open('huge.tar', 'w', format=tarfile.PAX_FORMAT) as t:
+                    m = tarfile.TarInfo('GNUSparseFile.0/huge.img'); m.size = 4
+                    m.pax_headers = {'GNU.sparse.size': str(2**62), 'GNU.sparse.numblocks': '1',
+                        'GNU.sparse.offset': str(2**62 - 4), 'GNU.sparse.numbytes': '4', 'GNU.sparse.name': 'huge.img'}
+                    t.addfile(m, io.BytesIO(b'tail'))
+                    m = tarfile.TarInfo('after.txt'); m.size = 3; t.addfile(m, io.BytesIO(b'end'))
+                "
+                """, in: dir.path)
+            try #require(made.status == 0, "\(made.stderr)")
+            let reader = try await hostileArchive(
+                try await readBytes(dir.path + "/huge.tar"), mode: .sequential, at: dir.path + "/h.tar.xz")
+            let error = await expectArchiveError("a 2^62-byte member") { try await reader.extract(to: dir.path + "/out") }
+            #expect(error?.code == .io(errno: EFBIG) && error?.member == "huge.img", "\(error.map { "\($0)" } ?? "")")
+            #expect(error?.message.contains("larger than this file system allows") == true, "\(error.map { "\($0)" } ?? "")")
+            #expect(!exists(dir.path + "/out/huge.img"))
+            var options = ExtractOptions()
+            options.continuesAfterMemberFailures = true
+            let summary = try await reader.extract(to: dir.path + "/out2", options: options)
+            #expect(summary.failures.map(\.member) == ["huge.img"] && summary.entries == 1)
+            #expect(try await readBytes(dir.path + "/out2/after.txt") == Array("end".utf8))
+        }
     }
 }

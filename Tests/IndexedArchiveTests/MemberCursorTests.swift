@@ -89,6 +89,7 @@ extension EngineSuites {
             ("kind", "the header is a regular, the index a symbolicLink"),
             ("size", "the header gives 1552 bytes, the index 1551"),
             ("mode", "the header gives mode 640, the index 4755"),
+            ("owner", "the index 4242:"),
             ("link", "the header links to \"\", the index to \"/etc/passwd\""),
             ("time", "the index 12345.000000007"),
             ("data offset", "its data starts at")
@@ -101,6 +102,7 @@ extension EngineSuites {
             case "kind": entry.kind = .symbolicLink
             case "size": entry.size -= 1
             case "mode": entry.mode = 0o4755
+            case "owner": entry.uid = 4242
             case "link": entry.linkTarget = "/etc/passwd"
             // A selection once took the index's time without holding its seconds to the header's.
             case "time": entry.mtime = TarTimestamp(seconds: 12345, nanoseconds: 7)

@@ -52,7 +52,7 @@ extension EngineSuites {
 
         /// Each field, changed in one member: among the first members the error names it;
         /// past them it is found all the same.
-        @Test(arguments: ["path", "kind", "size", "offset", "mode", "seconds", "link", "checksum", "path bytes"])
+        @Test(arguments: ["path", "kind", "size", "offset", "mode", "owner", "group", "seconds", "link", "checksum", "path bytes"])
         func anyFieldChangedInAnyMemberIsRefused(field: String) throws {
             for position in [2, 7] {
                 let seen = Self.fingerprints(of: Self.entries(), naming: 4)
@@ -64,6 +64,8 @@ extension EngineSuites {
                 case "size": listed[target].size += 1
                 case "offset": listed[target].dataOffset += 512
                 case "mode": listed[target].mode = 0o4755
+                case "owner": listed[target].uid = 1000
+                case "group": listed[target].gid = 1000
                 case "seconds": listed[target].mtime = TarTimestamp(seconds: 0)
                 case "link": listed[target].linkTarget = "/etc/passwd"
                 case "checksum": listed[target].checksum = 1

@@ -64,6 +64,9 @@ extension EngineSuites {
         @Test(arguments: [
             ("size", "the header gives 1 bytes, the index 2"),
             ("mode", "the header gives mode 644, the index 4755"),
+            // `list` shows the index's owner, an extraction as root gives the header's.
+            ("owner", "the header gives the owner 0:0, the index 1000:0"),
+            ("group", "the header gives the owner 0:0, the index 0:1000"),
             ("time", "the index 99.000000000"),
             ("path", "the header names \"d/b.txt\", the index \"d/c.txt\""),
             ("header offset", "the member starts at offset 1536, the index says 2048")
@@ -73,6 +76,8 @@ extension EngineSuites {
             switch field {
             case "size": expected[2].size += 1
             case "mode": expected[2].mode = 0o4755
+            case "owner": expected[2].uid = 1000
+            case "group": expected[2].gid = 1000
             case "time": expected[2].mtime = TarTimestamp(seconds: 99)
             case "path": expected[2].path = "d/c.txt"
             default: expected[2].headerOffset += 512

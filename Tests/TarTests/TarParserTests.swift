@@ -425,6 +425,46 @@ import Testing
         #expect(error.message.contains("'file/'") && error.message.contains("1400 bytes"), "\(error.message)")
     }
 
+    /// A hard link (or symbolic link, device, FIFO, volume label) that claims content: GNU tar,
+    /// bsdtar and Python read the next header right after a hard link's, so a header hidden in
+    /// its "content" was a member to them and content to amk (`tar -t` showed `benign.txt`,
+    /// amk extracted a set-user-ID `evil.sh` from the same bytes). Refused as damage, naming the
+    /// member; with a size of 0 each is read as before.
+    @Test(arguments: ["1", "2", "3", "4", "6", "V"])
+    func aLinkOrDeviceThatClaimsContentIsRefused(typeflag: String) throws {
+        let flag = UInt8(ascii: typeflag.unicodeScalars.first!)
+        let hidden = RawBlock(name: "evil.sh").bytes
+        let bad =
+            RawBlock(name: "a.txt").bytes + RawBlock(name: "h", typeflag: flag, size: 512).bytes + hidden
+            + TarEncoder.endOfArchive
+        let error = try #require(tarError { _ = try parse(bad) })
+        #expect(error.code == .badField && error.offset == 512, "\(error)")
+        #expect(error.message.contains("'h'") && error.message.contains("512 bytes of content"), "\(error.message)")
+
+        let fine = RawBlock(name: "a.txt").bytes + RawBlock(name: "h", typeflag: flag).bytes + TarEncoder.endOfArchive
+        #expect(members(try parse(fine)).map(\.header.path) == ["a.txt", "h"])
+    }
+
+    /// An emptied name: POSIX readers (bsdtar) take the ustar header's name for a pax `path=`
+    /// with no value, GNU tar "." and Python "", so `tar -t` never showed the `evil.txt` that
+    /// amk and bsdtar wrote. Refused, as is an empty `linkpath` and an empty GNU long name.
+    @Test func anEmptiedNameIsRefused() throws {
+        let cases: [[UInt8]] = [
+            extendedHeader("x", paxRecord("path", "")) + RawBlock(name: "evil.txt").bytes,
+            extendedHeader("x", paxRecord("linkpath", "")) + RawBlock(name: "l", typeflag: UInt8(ascii: "2")).bytes,
+            extendedHeader("L", [0]) + RawBlock(name: "evil.txt", magic: .gnu).bytes,
+            extendedHeader("K", [0]) + RawBlock(name: "l", typeflag: UInt8(ascii: "2"), magic: .gnu).bytes
+        ]
+        for bytes in cases {
+            let error = try #require(tarError { _ = try parse(bytes + TarEncoder.endOfArchive) })
+            #expect(error.offset == 0, "\(error)")
+            #expect(error.message.contains("empty") && error.message.contains("disagree"), "\(error.message)")
+        }
+        // Another record emptied still only drops that keyword.
+        let uname = extendedHeader("x", paxRecord("uname", "")) + RawBlock(name: "ok.txt").bytes + TarEncoder.endOfArchive
+        #expect(members(try parse(uname)).map(\.header.path) == ["ok.txt"])
+    }
+
     // MARK: Names that are not UTF-8
 
     /// A path, link target or owner name that is not valid UTF-8 keeps its bytes, whichever

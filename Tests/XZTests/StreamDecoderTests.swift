@@ -75,6 +75,25 @@ import XZ
         #expect(offset > 12 && offset <= UInt64(file.count))
     }
 
+    /// A stream whose header names a reserved check type (5: eight bytes, like CRC64, but no
+    /// algorithm) was decoded with nothing verified, and `verify` said OK where `xz -t` warns
+    /// and the random-access reader refused it. It is refused, naming the type.
+    @Test(arguments: [1, 2]) func aReservedCheckTypeIsRefused(threads: Int) throws {
+        var file = try Self.ourStream([TestData.mild(10_000, seed: 130)])
+        // The stream flags, in the header (bytes 6 and 7, then their CRC32) and in the footer
+        // (its CRC32 covers the backward size and the flags).
+        file[7] = 5
+        let headerCRC = CRC.crc32(Array(file[6..<8]))
+        for index in 0..<4 { file[8 + index] = UInt8(truncatingIfNeeded: headerCRC >> (8 * UInt32(index))) }
+        let footer = file.count - 12
+        file[footer + 9] = 5
+        let footerCRC = CRC.crc32(Array(file[(footer + 4)..<(footer + 10)]))
+        for index in 0..<4 { file[footer + index] = UInt8(truncatingIfNeeded: footerCRC >> (8 * UInt32(index))) }
+        let error = #expect(throws: XZError.self) { _ = try decode(file, threads: threads) }
+        #expect(error?.code == .unsupportedCheck, "\(String(describing: error))")
+        #expect(error?.message.contains("check type 5") == true, "\(String(describing: error))")
+    }
+
     /// With one thread and with liblzma's multi-threaded decoder: the same output, the same errors.
     @Test(arguments: [1, 2]) func trailingGarbageIsAnError(threads: Int) throws {
         let file = try Self.ourStream([TestData.mild(1000, seed: 126)]) + [1, 2, 3, 4]
