@@ -238,9 +238,14 @@ struct TarSerializer {
         var end = bytes.endIndex
         while true {
             let start = bytes[..<end].lastIndex(of: PathBytes.slash).map { bytes.index(after: $0) } ?? bytes.startIndex
-            if bytes.distance(from: start, to: end) > Self.maxNameComponent {
-                return "a name component of \(bytes.distance(from: start, to: end)) bytes is longer than the "
-                    + "\(Self.maxNameComponent) bytes a file name can be"
+            // Measured in the bytes the file system sees: a byte that is not UTF-8 is held as a
+            // 4-byte escape (RawName), and a Latin-1 name of 64 characters read as 256 bytes was
+            // refused, a legal tree that GNU tar archives.
+            if bytes.distance(from: start, to: end) > Self.maxNameComponent,
+                let component = String(bytes[start..<end]), RawName.encode(component).count > Self.maxNameComponent
+            {
+                let length = RawName.encode(component).count
+                return "a name component of \(length) bytes is longer than the \(Self.maxNameComponent) bytes a file name can be"
             }
             guard start > bytes.startIndex else { return nil }
             let index = bytes.index(before: start)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Tar
 import TestSupport
 import Testing
 
@@ -82,6 +83,26 @@ extension EngineSuites {
             let out = dir.path + "/out"
             try await ArchiveReader(path: archive).extract(to: out)
             #expect(FileManager.default.fileExists(atPath: out + "/tree/" + String(long.dropFirst())))
+        }
+
+        /// A name that is not UTF-8 is measured in its bytes, as the file system measures it: a
+        /// Latin-1 name of 64 to 255 bytes (each byte held as a 4-byte escape in the `String`)
+        /// was refused as "256 bytes", and a whole legal tree with it, which GNU tar archives.
+        @Test func aNameThatIsNotUTF8IsMeasuredInItsBytes() async throws {
+            let dir = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: dir.path + "/src", withIntermediateDirectories: true)
+            let raw = Array("src/".utf8) + [UInt8](repeating: 0xE9, count: 200)
+            let fd = (Array((dir.path + "/").utf8) + raw + [0]).withUnsafeBufferPointer { name in
+                name.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY, 0o644) }
+            }
+            try #require(fd >= 0 || errno == EILSEQ, "errno \(errno)")
+            if fd < 0 { return }
+            close(fd)
+            let archive = dir.path + "/l.tar.xz"
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src", archivePath: "src")], to: .file(archive))
+            #expect(summary.entries == 2)
+            let paths = try await ArchiveReader(path: archive).entries().map(\.path)
+            #expect(paths.map(RawName.encode).contains(raw), "\(paths)")
         }
 
         @Test func concurrentAppendsDoNotInterleave() async throws {
