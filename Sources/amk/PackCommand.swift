@@ -98,7 +98,7 @@ struct PackCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("exclude"),
         help: ArgumentHelp(
-            "Leave out entries matching this wildcard (fnmatch): without a '/', matched against each name ('*.o', '.git'); with one, against the path in the archive ('app/build/*'). Repeatable.",
+            "Leave out entries matching this wildcard (fnmatch), as GNU tar matches it: against the path in the archive and each tail of it after a '/' ('*.o', '.git', 'build/*' at any depth). Repeatable.",
             valueName: "pattern"))
     var excludes: [String] = []
 

@@ -20,6 +20,46 @@ extension EngineSuites {
             #expect(!PackExclusion().excludes(archivePath: "anything"))
         }
 
+        /// The names `tar -t` printed, without a folder's trailing `/`.
+        static func names(_ output: [UInt8]) -> [String] {
+            String(decoding: output, as: UTF8.self).split(separator: "\n").map { line in
+                line.hasSuffix("/") ? String(line.dropLast()) : String(line)
+            }
+        }
+
+        static func excludedWithAFolder(_ path: String, by exclusion: PackExclusion) -> Bool {
+            var prefix = ""
+            for part in path.split(separator: "/") {
+                prefix += prefix.isEmpty ? String(part) : "/" + part
+                if exclusion.excludes(archivePath: prefix) { return true }
+            }
+            return false
+        }
+
+        /// Each pattern leaves out what GNU tar's `--exclude` leaves out of the same tree: a pattern
+        /// with a `/` matches at any depth (`build/*` in `src/x/build/obj`), where it matched only
+        /// from the top and excluded nothing a GNU tar user expected.
+        @Test(
+            .enabled(if: toolExists("tar")),
+            arguments: ["a/b", "build/*", "*.o", ".git", "src/x", "x/*/z", "s*", "*/b/*", "b", "sub/a/b/c.txt"])
+        func excludesWhatGNUTarExcludes(pattern: String) async throws {
+            let dir = try TemporaryDirectory()
+            for file in [
+                "src/a/b/c.txt", "src/x/a/b", "src/build/obj", "src/x/build/deep/y.o", "src/.git/HEAD", "src/x/q/z/w",
+                "src/sub/a/b/c.txt", "src/keep.txt", "src/b"
+            ] {
+                try dir.file(file, "x")
+            }
+            let listed = try await runShell("tar -cf - --exclude '\(pattern)' src | tar -tf -", in: dir.path)
+            try #require(listed.status == 0, "\(listed.stderr)")
+            let byTar = Set(Self.names(listed.stdout))
+            let all = try await runShell("tar -cf - src | tar -tf -", in: dir.path)
+            let exclusion = PackExclusion(patterns: [pattern])
+            // Left out itself, or under a folder left out (which is not entered).
+            let byAmk = Set(Self.names(all.stdout).filter { !Self.excludedWithAFolder($0, by: exclusion) })
+            #expect(byAmk == byTar, "\(pattern): amk keeps \(byAmk.subtracting(byTar).sorted()), tar \(byTar.subtracting(byAmk).sorted())")
+        }
+
         @Test func aPackLeavesOutMatchesAndWhatIsUnderThem() async throws {
             let dir = try TemporaryDirectory()
             try dir.file("app/main.c", "int main;\n")
