@@ -23,7 +23,10 @@ struct ListedEntry: Encodable {
         path = entry.path
         type = ListedEntry.typeName(entry.kind)
         size = entry.size
-        mode = "0" + String(entry.mode & 0o7777, radix: 8)
+        // Four digits, as `stat -c %04a` prints them: "0644", "4755", "0000" (a "0" put before
+        // the digits made "04755" of one and "00" of another).
+        let digits = String(entry.mode & 0o7777, radix: 8)
+        mode = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
         uid = entry.uid
         gid = entry.gid
         mtime = Double(entry.mtime.seconds) + Double(entry.mtime.nanoseconds) / 1e9
