@@ -127,6 +127,11 @@ public struct ExtractOptions: Sendable {
     /// Called with each member's name (as stored) as its writing starts, from the extracting
     /// thread (`tar -v`); keep it quick.
     public var onMember: (@Sendable (String) -> Void)? = nil
+    /// Called with the name (as stored) of every member the selection takes, as it is reached,
+    /// whatever becomes of it (written, refused, skipped): which of the names asked for matched
+    /// something, for `amk extract` to name the others as GNU tar does. From the extracting
+    /// thread; keep it quick.
+    package var onSelected: (@Sendable (String) -> Void)? = nil
     /// Called with the content bytes written so far, after each piece, from the extracting
     /// thread (a progress bar); keep it quick.
     public var onProgress: (@Sendable (UInt64) -> Void)? = nil

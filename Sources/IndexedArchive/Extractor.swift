@@ -255,6 +255,7 @@ final class Extractor {
     /// file is removed, nothing is open for it, so the rest of its content goes nowhere and its
     /// `endMember` does nothing.
     func begin(_ stored: TarHeader, isSparse: Bool = false) throws(ArchiveError) {
+        options.onSelected?(stored.path)
         let counted = entries
         begun = stored.path
         do {

@@ -1,4 +1,4 @@
-import Tar
+package import Tar
 
 /// Members chosen by name as extraction chooses them (``ExtractOptions/members``): a name selects
 /// the member of that name, with or without a folder's trailing `/`, and everything under it.
@@ -19,6 +19,16 @@ public struct MemberSelection: Sendable {
     /// Whether one of the names is `path` or a folder above it.
     public func selects(_ path: String) -> Bool {
         filter.selects(path)
+    }
+
+    /// Adds to `matched` the names that select `path` (it, or a folder above it): over the members
+    /// reached, what is not in `matched` selected nothing.
+    package func record(_ path: String, into matched: inout Set<ExactName>) {
+        guard matched.count < filter.distinctNames else { return }
+        TarConsumer.forEachAncestor(of: path) { name in
+            if filter.contains(exactly: name) { matched.insert(ExactName(name)) }
+            return true
+        }
     }
 
     /// The names that select none of `paths`, in `order` (the order they were given in).

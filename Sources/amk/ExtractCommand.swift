@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IndexedArchive
+import Synchronization
 import Tar
 
 /// `amk extract A [MEMBER...] [-C DIR]`: writes members under a directory, and nowhere else
@@ -144,7 +145,14 @@ struct ExtractCommand: AsyncParsableCommand {
             let names = toStdout || json ? STDERR_FILENO : STDOUT_FILENO
             options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: names) }
         }
-        if !members.isEmpty { options.selection = MemberSelection(members) }
+        // The names that select something, as members are reached: the others are named at the
+        // end, as GNU tar names them ("Not found in archive"), whatever else was extracted.
+        let matched = Mutex<Set<ExactName>>([])
+        if !members.isEmpty {
+            let selection = MemberSelection(members)
+            options.selection = selection
+            options.onSelected = { path in matched.withLock { selection.record(path, into: &$0) } }
+        }
         let showProgress = progress ?? (StandardError.isTerminal && !verbose)
         let summary: ExtractSummary
         do {
@@ -160,6 +168,7 @@ struct ExtractCommand: AsyncParsableCommand {
             StandardError.line("amk: \(Self.salvageHint)")
             throw ExitCode(1)
         }
+        let notFound = Self.notFound(members, matched: matched.withLock { $0 })
         for warning in summary.warnings {
             // The engine's warnings quote member names raw.
             StandardError.line("amk: warning: \(warning)")
@@ -173,18 +182,32 @@ struct ExtractCommand: AsyncParsableCommand {
         if toStdout {
             // Standard output holds the content: no summary, as tar prints none.
         } else if json {
-            try JSONOutput.print(ExtractReport(summary, archive: argument, directory: directory))
+            try JSONOutput.print(ExtractReport(summary, archive: argument, directory: directory, notFound: notFound))
         } else if !quiet {
             print(
                 "extracted \(summary.entries) \(summary.entries == 1 ? "entry" : "entries"), "
                     + "\(ByteSize.format(summary.bytes)) in \(ByteSize.formatSeconds(summary.seconds))")
         }
-        if summary.failedMembers > 0 {
-            // The summary first, whatever standard output is: the last line says how it ended.
+        if summary.failedMembers > 0 || !notFound.isEmpty {
+            // The summary first, whatever standard output is: the last lines say how it ended.
             if let failure = StandardOutput.flushFailure() { throw failure }
-            let count = summary.failedMembers
-            StandardError.line("amk: \(count) \(count == 1 ? "member was" : "members were") not extracted (see above)")
+            for member in notFound {
+                StandardError.line("amk: \(ArchiveError(.memberNotFound, "no such member", path: argument, member: member).description)")
+            }
+            if summary.failedMembers > 0 {
+                let count = summary.failedMembers
+                StandardError.line("amk: \(count) \(count == 1 ? "member was" : "members were") not extracted (see above)")
+            }
             throw ExitCode(AMK.failureStatus)
+        }
+    }
+
+    /// The names of `members` that selected nothing, once each, in the order given.
+    static func notFound(_ members: [String], matched: Set<ExactName>) -> [String] {
+        var reported = Set<ExactName>()
+        return members.filter { member in
+            let name = ExactName(UTF8Bytes.droppingTrailingSlash(member))
+            return !matched.contains(name) && reported.insert(name).inserted
         }
     }
 
@@ -221,6 +244,8 @@ struct ExtractCommand: AsyncParsableCommand {
                     if !members.isEmpty && result.extracted == 0 && result.failedMembers == 0 && options.stripComponents == 0 {
                         throw Self.noMatch(members, path: name)
                     }
+                    // Every member refused: the folders made for them go, as after any failure.
+                    if result.extracted == 0 && result.failedMembers > 0 { destination?.removeIfEmpty() }
                     return ExtractSummary(
                         entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds,
                         failures: result.failures, failedMembers: result.failedMembers)
@@ -254,15 +279,17 @@ struct ExtractCommand: AsyncParsableCommand {
             bar = shown
         }
         defer { bar?.finish() }
-        // With an index, a misspelt member is caught before anything is written; without one
-        // that would cost a full pass, so it is caught after (nothing extracted).
+        // With an index, names that match nothing at all are caught before anything is written;
+        // without one that would cost a full pass, so it is caught after (nothing extracted). When
+        // some match, those are extracted and the others named at the end, as GNU tar does.
         if !members.isEmpty, reader.mode == .indexed {
             // One set of the names, not a search of every member for each name given (20,000 of
             // each took seconds). A reader opened for the selection holds every member with one
             // of the names, since each selects itself.
             let names = Set(try await reader.entries().map { ExactName($0.name) })
-            for member in members where !names.contains(ExactName(UTF8Bytes.droppingTrailingSlash(member))) {
-                throw ArchiveError(.memberNotFound, "no such member", path: path, member: member)
+            let found = members.filter { names.contains(ExactName(UTF8Bytes.droppingTrailingSlash($0))) }
+            if found.isEmpty, let first = members.first {
+                throw ArchiveError(.memberNotFound, "no such member", path: path, member: first)
             }
         }
         // Only now that the archive has opened (and the members were found, with an index).
@@ -272,6 +299,8 @@ struct ExtractCommand: AsyncParsableCommand {
             if !members.isEmpty && summary.entries == 0 && summary.failedMembers == 0 && options.stripComponents == 0 {
                 throw noMatch(members, path: path)
             }
+            // Every member refused: the folders made for them go, as after any failure.
+            if summary.entries == 0 && summary.failedMembers > 0 { destination?.removeIfEmpty() }
             return summary
         } catch {
             destination?.removeIfEmpty()

@@ -14,6 +14,8 @@ struct ExtractReport: Encodable {
     var failures: [Failure]
     /// How many members were not extracted.
     var failedMembers: Int
+    /// The member names given that selected nothing.
+    var notFound: [String]
 
     struct Warning: Encodable {
         var member: String
@@ -28,7 +30,7 @@ struct ExtractReport: Encodable {
         var message: String
     }
 
-    init(_ summary: ExtractSummary, archive: String, directory: String) {
+    init(_ summary: ExtractSummary, archive: String, directory: String, notFound: [String] = []) {
         self.archive = archive
         self.directory = directory
         entries = summary.entries
@@ -37,5 +39,6 @@ struct ExtractReport: Encodable {
         warnings = summary.warnings.map { Warning(member: $0.member, kind: $0.kind.rawValue, message: $0.message) }
         failures = summary.failures.map { Failure(member: $0.member, message: $0.message) }
         failedMembers = summary.failedMembers
+        self.notFound = notFound
     }
 }

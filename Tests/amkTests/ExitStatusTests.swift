@@ -82,6 +82,58 @@ extension AMKTests {
             #expect(failures.compactMap { $0["member"] as? String } == ["../evil", "/abs-amk-test", "h"], "\(json.stdout)")
         }
 
+        /// A name that selects nothing is named ("no such member") after the rest is extracted,
+        /// and the status is 1, as GNU tar's "Not found in archive": from an amk archive, from a
+        /// pipe and from a plain `tar | xz` file alike. From a pipe or a foreign file amk exited 0
+        /// without a word; from an indexed file it refused the whole and extracted nothing.
+        @Test(.enabled(if: ChildProcess.lookUp("tar") != nil && ChildProcess.lookUp("xz") != nil, "needs tar and xz"))
+        func aNameThatSelectsNothingIsNamedAndTheRestExtracted() throws {
+            try tree.write("src/b.txt", "b\n")
+            #expect(try AMKProcess.run(["pack", "src", "-o", "a.tar.xz"], in: tree.root).status == 0)
+            let made = try ShellPipeline.run("tar -cJf f.tar.xz src", in: tree.root)
+            try #require(made.status == 0, "\(made.stderr)")
+            let commands = [
+                "\"$AMK\" extract a.tar.xz src/a.txt nonexist -C x1", "cat a.tar.xz | \"$AMK\" extract - src/a.txt nonexist -C x2",
+                "\"$AMK\" extract f.tar.xz src/a.txt nonexist -C x3", "cat f.tar.xz | \"$AMK\" extract - src/a.txt nonexist -C x4"
+            ]
+            for (index, command) in commands.enumerated() {
+                let result = try ShellPipeline.run(command, in: tree.root)
+                #expect(result.status == 1, "\(command): \(result.stderr)")
+                #expect(try tree.read("x\(index + 1)/src/a.txt") == Array("a\n".utf8), "\(command)")
+                #expect(!tree.exists("x\(index + 1)/src/b.txt"), "\(command)")
+                #expect(result.stderr.contains("member 'nonexist': no such member"), "\(command): \(result.stderr)")
+                #expect(result.stdout.hasPrefix("extracted 1 entry"), "\(command): \(result.stdout)")
+            }
+            let json = try AMKProcess.run(["extract", "a.tar.xz", "src/a.txt", "nonexist", "src/", "-C", "y", "--json"], in: tree.root)
+            #expect(json.status == 1)
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(document["notFound"] as? [String] == ["nonexist"], "\(json.stdout)")
+            // Nothing selected at all: refused before anything is made, as before.
+            let none = try AMKProcess.run(["extract", "a.tar.xz", "nonexist", "-C", "z"], in: tree.root)
+            #expect(none.status == 1 && !tree.exists("z"), "\(none.stderr)")
+        }
+
+        /// When every member is refused, the `-C` folders made for the extraction are removed
+        /// again, as after any extraction that writes nothing.
+        @Test(.enabled(if: ChildProcess.lookUp("python3") != nil && ChildProcess.lookUp("xz") != nil, "needs python3 and xz"))
+        func theDestinationMadeForAnExtractionThatWroteNothingIsRemoved() throws {
+            let made = try ShellPipeline.run(
+                """
+                python3 -c "
+                import tarfile, io
+                with tarfile.open('bad.tar', 'w', format=tarfile.PAX_FORMAT) as t:
+                    for name in ['../a', '/amk-test-b']:
+                        m = tarfile.TarInfo(name); m.size = 1; t.addfile(m, io.BytesIO(b'x'))
+                " && xz bad.tar
+                """, in: tree.root)
+            try #require(made.status == 0, "\(made.stderr)")
+            for command in ["\"$AMK\" extract bad.tar.xz -C new/dir", "cat bad.tar.xz | \"$AMK\" extract - -C new/dir"] {
+                let result = try ShellPipeline.run(command, in: tree.root)
+                #expect(result.status == 1, "\(command): \(result.stderr)")
+                #expect(!tree.exists("new"), "\(command)")
+            }
+        }
+
         /// A `.tar.gz` (or a plain tar) handed to amk is named for what it is, from a file and from a pipe.
         @Test(arguments: [("gzip", "gzip-compressed data"), ("cat", "an uncompressed tar archive")])
         func anArchiveThatIsNotXZIsNamed(_ compressor: String, _ name: String) throws {
