@@ -78,6 +78,7 @@ struct ExportCommand: AsyncParsableCommand {
         system.logger = warnings.logger("amk.export", verbose: verbose)
         let configured = system
         let archive = URL(filePath: output)
+        let sharesStandardOutput = StandardOutput.isTheSameFile(as: output)
         let chosen = try extensionChoice.resolve(default: .sample)
         let platform = MigrationPlatform(destination)
         let start = ContinuousClock.now
@@ -94,7 +95,9 @@ struct ExportCommand: AsyncParsableCommand {
             }
         }
         let seconds = (ContinuousClock.now - start) / .seconds(1)
-        print(Self.describe(properties, extensionName: chosen.name, seconds: seconds))
+        let summary = Self.describe(properties, extensionName: chosen.name, seconds: seconds)
+        // Never on standard output when the archive is there (`-o /dev/stdout`).
+        if sharesStandardOutput { StandardError.line(summary) } else { print(summary) }
     }
 
     /// `exported with sample: 64.3 MiB -> 33.1 MiB (51.5%) in 4.12 s, 15.6 MiB/s; version 1.0, estimate 64.0 MiB`.

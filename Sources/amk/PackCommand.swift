@@ -212,8 +212,9 @@ struct PackCommand: AsyncParsableCommand {
         options.storeAccessControlLists = acls
         if skipUnreadable { options.unreadable = .warn }
         if allowChanges { options.changedWhileReading = .warn }
-        let toStandardOutput = output == "-"
-        let destination: ArchiveDestination = toStandardOutput ? .fileDescriptor(STDOUT_FILENO) : .file(output)
+        let destination: ArchiveDestination = output == "-" ? .fileDescriptor(STDOUT_FILENO) : .file(output)
+        // Whether the archive shares standard output, by `-` or by name.
+        let toStandardOutput = output == "-" || StandardOutput.isTheSameFile(as: output)
         let showProgress = progress ?? StandardError.isTerminal
         options.logger = Diagnostics.logger("amk.pack", verbose: verbose)
         if verbose {

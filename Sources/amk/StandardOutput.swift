@@ -18,6 +18,17 @@ enum StandardOutput {
         fflush(nil) == 0 ? nil : error(for: errno)
     }
 
+    /// Whether `path` names the file standard output is (`-o /dev/stdout`, `/proc/self/fd/1`, or
+    /// the very file stdout was redirected to): an archive written there shares standard output,
+    /// and a summary printed on it would land inside the archive, as it did (`amk pack d -o
+    /// /dev/stdout | xz -t` failed).
+    static func isTheSameFile(as path: String) -> Bool {
+        var output = stat()
+        var named = stat()
+        guard fstat(STDOUT_FILENO, &output) == 0, stat(path, &named) == 0 else { return false }
+        return output.st_dev == named.st_dev && output.st_ino == named.st_ino
+    }
+
     /// Quietly status 1 when the reader went away (`| head`), as `extract -O` ends then; the
     /// reason otherwise.
     private static func error(for failure: Int32) -> any Error {

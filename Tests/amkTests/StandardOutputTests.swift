@@ -42,5 +42,21 @@ extension AMKTests {
             #expect(result.status == 0, "\(line): \(result.stderr)")
             #expect(result.stderr.isEmpty, "\(line): \(result.stderr)")
         }
+
+        /// An archive written to standard output by name (`-o /dev/stdout`, `/proc/self/fd/1`)
+        /// shares it as `-o -` does: the summary, the JSON document and `-v` go to standard
+        /// error. They were printed after the archive, inside the stream, and `xz -t` refused it.
+        @Test(
+            .enabled(if: ChildProcess.lookUp("xz") != nil, "needs xz"),
+            arguments: [
+                "pack src/app -o /dev/stdout", "pack src/app -o /proc/self/fd/1 -v", "pack src/app -o /dev/stdout --json",
+                "export --container src/app -o /dev/stdout --no-progress"
+            ])
+        func anArchiveWrittenToStandardOutputByNameStaysWhole(command: String) throws {
+            let result = try ShellPipeline.run("\"$AMK\" \(command) | xz -t", in: tree.url("."))
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(result.stderr.contains(command.hasPrefix("export") ? "exported with" : "packed") || command.contains("--json"))
+            #expect(!result.stderr.contains("xz:"), "\(command): \(result.stderr)")
+        }
     }
 }
