@@ -137,7 +137,7 @@ struct ExtractCommand: AsyncParsableCommand {
         options.restoreAccessControlLists = acls
         limit.apply(to: &options)
         ownership.apply(to: &options)
-        options.logger = Diagnostics.logger("amk.extract", verbose: verbose)
+        options.logger = Diagnostics.tarLogger("amk.extract", verbose: verbose)
         if toStdout { options.contentOutput = STDOUT_FILENO }
         if verbose {
             // As tar does, the names go to standard error when the content takes standard output;

@@ -216,7 +216,7 @@ struct PackCommand: AsyncParsableCommand {
         // Whether the archive shares standard output, by `-` or by name.
         let toStandardOutput = output == "-" || StandardOutput.isTheSameFile(as: output)
         let showProgress = progress ?? StandardError.isTerminal
-        options.logger = Diagnostics.logger("amk.pack", verbose: verbose)
+        options.logger = Diagnostics.tarLogger("amk.pack", verbose: verbose)
         if verbose {
             // Names on standard output, unless the archive or the JSON document is there: then
             // on standard error, so that what standard output holds stays whole.

@@ -33,13 +33,13 @@ enum AMKProcess {
     static let binary = BuildProducts.path("amk")
 
     /// Starts `amk` with `arguments`.
-    static func start(_ arguments: [String], in directory: URL? = nil) throws -> ChildProcess {
-        try ChildProcess.start(binary, arguments, in: directory, environment: [:])
+    static func start(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> ChildProcess {
+        try ChildProcess.start(binary, arguments, in: directory, environment: environment)
     }
 
-    /// Runs `amk` with `arguments` to the end.
-    static func run(_ arguments: [String], in directory: URL? = nil) throws -> Result {
-        try collect(start(arguments, in: directory))
+    /// Runs `amk` with `arguments` to the end, with `environment` added to this process's.
+    static func run(_ arguments: [String], in directory: URL? = nil, environment: [String: String] = [:]) throws -> Result {
+        try collect(start(arguments, in: directory, environment: environment))
     }
 
     /// Waits for `process` to end and returns what it left behind.
