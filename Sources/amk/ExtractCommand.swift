@@ -3,6 +3,7 @@ import Foundation
 import IndexedArchive
 import Synchronization
 import Tar
+import XZ
 
 /// `amk extract A [MEMBER...] [-C DIR]`: writes members under a directory, and nowhere else
 /// (with `-O`, only the files' content, to standard output).
@@ -218,8 +219,13 @@ struct ExtractCommand: AsyncParsableCommand {
     /// Whether `error` is damage that `amk salvage` reads past: a bad block, index, header or
     /// checksum. A refusal (an unsafe path, a limit, a missing member) is not damage, and
     /// salvage would refuse it the same way.
+    ///
+    /// A file refused at its first byte (not xz at all: gzip, zip, a plain tar, an empty file,
+    /// or a stream header that is not one) is no archive salvage can read: it recovers nothing
+    /// from it, and the advice sent users there.
     static func salvageMayRecover(_ error: ArchiveError) -> Bool {
-        error.code == .corrupt || error.code == .checksumMismatch
+        guard error.code == .corrupt || error.code == .checksumMismatch else { return false }
+        return error.offset != 0 && (error.underlying as? XZError)?.offset != 0
     }
 
     /// Extracts from `argument` (a path, or - for standard input) with `options`.

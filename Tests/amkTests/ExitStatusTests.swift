@@ -144,7 +144,12 @@ extension AMKTests {
                 #expect(result.status == 1, "\(arguments)")
                 #expect(result.stderr.contains("this looks like \(name)"), "\(arguments): \(result.stderr)")
                 #expect(result.stderr.contains("amk reads xz-compressed tar archives (.tar.xz)"), "\(arguments): \(result.stderr)")
+                // Not a damaged archive: salvage would recover nothing, and is not offered.
+                #expect(!result.stderr.contains("salvage"), "\(arguments): \(result.stderr)")
             }
+            try tree.write("empty.tar.xz", "")
+            let empty = try AMKProcess.run(["extract", "empty.tar.xz", "-C", "e"], in: tree.root)
+            #expect(empty.status == 1 && !empty.stderr.contains("salvage"), "\(empty.stderr)")
             let piped = try ShellPipeline.run("cat a.tar.other | \"$AMK\" extract - -C y", in: tree.root)
             #expect(piped.status == 1)
             #expect(piped.stderr.contains("this looks like \(name)"), "\(piped.stderr)")
