@@ -56,6 +56,12 @@ struct ExportCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !output.isEmpty else { throw ValidationError("The output path (-o) is empty.") }
+        // `-` is standard output everywhere else in amk; here it made a file named `-`.
+        guard output != "-" else {
+            throw ValidationError(
+                "export writes its archive to a file, not to standard output (-o -): name a file (./- for one named '-'), or stream it with amk send."
+            )
+        }
         guard (0...9).contains(preset) else { throw ValidationError("--preset must be 0 to 9, not \(preset).") }
         try TransferTimeout.validate(stallTimeout, flag: "--stall-timeout")
         var isDirectory: ObjCBool = false

@@ -47,6 +47,12 @@ struct ImportCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
+        // `-` is standard input everywhere else in amk; here it read a file named `-`, if any.
+        guard archive != "-" else {
+            throw ValidationError(
+                "import reads its archive from a file, not from standard input (-): name a file (./- for one named '-'), or receive it with amk receive."
+            )
+        }
         guard FileManager.default.isReadableFile(atPath: archive) else {
             throw ValidationError("The archive '\(TerminalSafe.name(archive))' cannot be read.")
         }

@@ -46,6 +46,16 @@ struct SalvageCommand: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on standard error (default: only when it is a terminal).")
     var progress: Bool?
 
+    func validate() throws {
+        // `-` is standard input for list, extract, verify and info; salvage seeks to each block
+        // header in turn, which a pipe cannot do. It said "open failed: No such file or directory".
+        guard archive != "-" else {
+            throw ValidationError(
+                "salvage reads a file, not standard input (-): it jumps from block to block, which a pipe cannot do; save the stream to a file first."
+            )
+        }
+    }
+
     func run() async throws {
         let path = archive
         let directory = directory

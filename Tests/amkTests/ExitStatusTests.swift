@@ -32,7 +32,11 @@ extension AMKTests {
             // them `h`, which ArgumentParser answered with the help and status 0.
             ["pack", "-dash", "-o", "OUT"],
             ["extract", "-xvhf", "OUT"],
-            ["list", "-lh", "OUT"]
+            ["list", "-lh", "OUT"],
+            // `-` where a file is needed: it made or read a file named `-`.
+            ["export", "--container", "SRC", "-o", "-"],
+            ["import", "-", "--container", "SRC"],
+            ["salvage", "-", "-C", "SRC"]
         ])
         func usageErrorsExit2(arguments: [String]) throws {
             let resolved = arguments.map { $0 == "SRC" ? tree.path("src") : $0 == "OUT" ? tree.path("out.tar.xz") : $0 }
