@@ -407,6 +407,24 @@ extension MigrationSystem {
             /// reported at most once a second, not once a connection.
             var unreported = 0
             var lastReport: ContinuousClock.Instant?
+            /// Refusals of connections that were no sender of ours (an HTTP client, another
+            /// version, a key that is not one): up to ``refusalsPerSecond`` each second are
+            /// reported one by one, and the others counted into one line, so that a small peer
+            /// making thousands of connections cannot fill the log (it wrote a line each). Wrong
+            /// codes are always reported: there can be only ``TransferLimits/maxFailedPairings``.
+            var refusalWindow: ContinuousClock.Instant?
+            var refusedInWindow = 0
+            var quietRefusals = 0
+            func reportQuietRefusals() {
+                guard quietRefusals > 0 else { return }
+                onRefused?(
+                    TransferError(
+                        .notAPeer,
+                        "\(quietRefusals) more \(quietRefusals == 1 ? "connection" : "connections") to \(endpoint) "
+                            + "\(quietRefusals == 1 ? "was" : "were") refused, past \(Self.refusalsPerSecond) a second, without a line of their own"
+                    ))
+                quietRefusals = 0
+            }
             /// Closes the connection `fd` and drops what was kept of it, before its number can be
             /// reused by the next connection accepted; returns whom it came from.
             func closeConnection(_ fd: Int32) -> TransferEndpoint? {
@@ -526,9 +544,24 @@ extension MigrationSystem {
                         group.cancelAll()
                         continue
                     }
-                    onRefused?(
+                    let report =
                         peer.map { TransferError(refusal.code, "\(refusal.message) (the connection from \($0))", underlying: refusal) }
-                            ?? refusal)
+                        ?? refusal
+                    if refusal.code == .pairingFailed {
+                        onRefused?(report)
+                    } else {
+                        if refusalWindow.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
+                            reportQuietRefusals()
+                            refusalWindow = .now
+                            refusedInWindow = 0
+                        }
+                        refusedInWindow += 1
+                        if refusedInWindow <= Self.refusalsPerSecond {
+                            onRefused?(report)
+                        } else {
+                            quietRefusals += 1
+                        }
+                    }
                     if refusal.code == .pairingFailed {
                         wrongCodes += 1
                         if wrongCodes >= limits.maxFailedPairings {
@@ -544,10 +577,15 @@ extension MigrationSystem {
                 }
             }
             if let waiting { close(waiting) }
+            reportQuietRefusals()
             if let paired { return paired }
             throw failure ?? CancellationError()
         }
     }
+
+    /// Connections refused, other than for a wrong code, that are reported one by one in any
+    /// second; the rest of that second's are counted into one report.
+    static let refusalsPerSecond = 10
 
     /// The free space of the volume holding `container`, or the largest value if unknown.
     private static func freeSpace(of container: MigrationDataContainer) -> UInt64 {

@@ -255,6 +255,37 @@ import TransferTestSupport
         }
     }
 
+    /// Strangers by the hundred are reported ten a second, the rest counted into one line each
+    /// second: one small peer made 10,000 connections in 2.5 s and the receiver wrote a line for
+    /// each. Every refusal is still accounted for, and the real sender still pairs.
+    @Test(.timeLimit(.minutes(2))) func aFloodOfStrangersIsCountedNotLoggedLineByLine() async throws {
+        try await Scratch.with { scratch in
+            let (source, destination) = try scratch.seededExportAndImport(bigBytes: 20_000)
+            let (listener, code) = try Self.listenOnLoopback()
+            async let received = Self.receive(into: destination, on: listener, code: code)
+            let endpoint = listener.endpoint
+            let strangers = 200
+            try await offPool {
+                for _ in 0..<strangers {
+                    let http = try rawConnect(endpoint)
+                    _ = sendAll(http, Array("GET / HTTP/1.1\r\n\r\n".utf8))
+                    _ = readToEnd(http)
+                    close(http)
+                }
+            }
+            let sent = await capture { try await Self.send(source)(listener.endpoint, code) }
+            let outcome = await received
+            _ = try outcome.result.get()
+            _ = try sent.get()
+            let counted = outcome.refusals.filter { $0.message.contains("without a line of their own") }
+            let single = outcome.refusals.count - counted.count
+            let inCounts = counted.compactMap { Int($0.message.split(separator: " ")[0]) }.reduce(0, +)
+            #expect(single + inCounts == strangers, "\(single) reported, \(inCounts) counted: \(outcome.refusals.map(\.message))")
+            #expect(outcome.refusals.count < strangers / 2, "\(outcome.refusals.count) lines for \(strangers) strangers")
+            #expect(try snapshot(destination.containerRootDirectory) == snapshot(source.containerRootDirectory))
+        }
+    }
+
     /// Connections that say nothing do not hold the real sender back: handshakes run side by
     /// side, so it pairs at once although each silent peer could hold its handshake for 20 s.
     /// And when they take every slot (`slotsFilled`: 3 slots, 3 silent peers), the oldest gives up
