@@ -76,6 +76,11 @@ enum MemberArguments {
     /// The names in the file at `path` (`-` for standard input), one a line as `amk list` prints
     /// them; empty lines are skipped, and a carriage return before the newline is dropped.
     static func read(from path: String) throws -> [String] {
+        var isFolder: ObjCBool = false
+        if path != "-", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            // Said as such: it was "The operation could not be completed (NSCocoaErrorDomain error 256)".
+            throw ValidationError("cannot read the member names in '\(TerminalSafe.name(path))': it is a folder, not a file of names")
+        }
         let data: Data
         do {
             // A handle, not Data(contentsOf:), which refuses a device (`-T /dev/null`) or a FIFO.

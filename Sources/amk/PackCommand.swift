@@ -249,13 +249,19 @@ struct PackCommand: AsyncParsableCommand {
     /// `--exclude` patterns, then those of `--exclude-from`.
     func exclusionPatterns() throws -> [String] {
         guard let excludeFrom else { return excludes }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: excludeFrom, isDirectory: &isFolder), isFolder.boolValue {
+            throw ValidationError("Cannot read --exclude-from '\(TerminalSafe.name(excludeFrom))': it is a folder, not a file of patterns.")
+        }
         let text: String
         do {
             text = try String(contentsOfFile: excludeFrom, encoding: .utf8)
         } catch {
             throw ValidationError("Cannot read --exclude-from '\(TerminalSafe.name(excludeFrom))': \(error.localizedDescription)")
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
+        // "\r\n" is one Character: split at "\n" alone, a file with Windows line ends was one
+        // pattern that matched nothing (`-T` reads its names the same way).
+        let lines = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
             .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) }
             .filter { !$0.isEmpty }
         return excludes + lines

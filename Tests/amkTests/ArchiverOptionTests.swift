@@ -112,6 +112,12 @@ extension AMKTests {
             try tree.write("patterns", "*.txt\n\nbuild\n")
             #expect(try amk("pack", "d", "-o", "b.tar.xz", "--exclude-from", "patterns", "--exclude", ".git").status == 0)
             #expect(try listed("b.tar.xz") == ["d/", "d/main.o", "d/sub/", "d/sub/c.o"])
+            // Windows line ends: "\r\n" is one Character, and the file was read as one pattern.
+            try tree.write("patterns.crlf", "*.txt\r\nbuild\r\n")
+            #expect(try amk("pack", "d", "-o", "c.tar.xz", "--exclude-from", "patterns.crlf", "--exclude", ".git").status == 0)
+            #expect(try listed("c.tar.xz") == ["d/", "d/main.o", "d/sub/", "d/sub/c.o"])
+            let folder = try amk("pack", "d", "-o", "e.tar.xz", "--exclude-from", "d")
+            #expect(folder.status == 2 && folder.stderr.contains("it is a folder"), "\(folder.stderr)")
 
             let missing = try amk("pack", "d", "-o", "c.tar.xz", "--exclude-from", "nonexistent")
             #expect(missing.status == 2, "\(missing.stderr)")

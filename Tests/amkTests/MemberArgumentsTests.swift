@@ -132,10 +132,12 @@ extension AMKTests {
             let (archive, _) = try Self.packed(tree, count: 2)
             for arguments in [
                 ["list", archive, "-T", "/dev/null"], ["extract", archive, "-T", "/dev/null", "-C", tree.path("out")],
-                ["list", "-", "-T", "-"], ["list", archive, "-T", tree.path("missing.txt")]
+                ["list", "-", "-T", "-"], ["list", archive, "-T", tree.path("missing.txt")],
+                ["list", archive, "-T", tree.path(".")]
             ] {
                 let result = try AMKProcess.run(arguments)
                 #expect(result.status == 2, "\(arguments): \(result.stderr)")
+                #expect(!result.stderr.contains("NSCocoaErrorDomain"), "\(arguments): \(result.stderr)")
                 #expect(result.stdout.isEmpty)
             }
             #expect(!FileManager.default.fileExists(atPath: tree.path("out")))
