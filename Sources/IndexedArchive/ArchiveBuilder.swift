@@ -271,7 +271,9 @@ public actor ArchiveBuilder {
         switch entry.kind {
         case .directory:
             try await begin(header(for: entry, kind: entry.kind, linkTarget: entry.linkTarget), source: entry.sourcePath)
-            try await end(checksum: 0, path: entry.archivePath, bytes: 0)
+            // The member's name, a folder's with its `/`, as `tar -cv` and `amk list` show it.
+            try await end(
+                checksum: 0, path: UTF8Bytes.endsWithSlash(entry.archivePath) ? entry.archivePath : entry.archivePath + "/", bytes: 0)
         case .symbolicLink:
             // A symbolic link can have several names too (link(2) does not follow it): stored
             // once and then as hard links, as GNU tar and bsdtar store it, so that extraction

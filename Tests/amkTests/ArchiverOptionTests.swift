@@ -65,6 +65,9 @@ extension AMKTests {
             #expect(!names.stderr.contains("amk.pack"), "\(names.stderr)")
             #expect(names.stderr == "amk: warning: d/fifo: skipped: FIFOs are not archived\n", "once: \(names.stderr)")
             #expect(names.stdout.split(separator: "\n").contains("d/a.txt"))
+            // A folder under its name in the archive, as `tar -cv` and `amk list` print it.
+            #expect(names.stdout.split(separator: "\n").contains("d/sub/"), "\(names.stdout)")
+            #expect(!names.stdout.split(separator: "\n").contains("d/sub"), "\(names.stdout)")
             let extractedNames = try amk("extract", "n.tar.xz", "-C", "xn", "-v")
             #expect(extractedNames.status == 0 && extractedNames.stderr.isEmpty, "\(extractedNames.stderr)")
             let packed = try AMKProcess.run(
