@@ -1,4 +1,4 @@
-import Tar
+package import Tar
 
 /// The names a selection gives, kept as bytes: what extraction, listing and the index's
 /// selective decoding match members against.
@@ -16,15 +16,34 @@ package struct MemberFilter: Sendable, Equatable {
         var seen: Set<ExactName> = []
         var kept: [String] = []
         var exact: Set<ExactName> = []
-        for name in names where seen.insert(ExactName(name)).inserted {
-            kept.append(name)
-            exact.insert(ExactName(UTF8Bytes.droppingTrailingSlash(name)))
+        // Each name as given, and as GNU tar and bsdtar also read it: with runs of `/` made one
+        // (`notes/drafts//` selected nothing).
+        for given in names {
+            for name in [given, Self.collapsed(given)] where seen.insert(ExactName(name)).inserted {
+                kept.append(name)
+                exact.insert(ExactName(UTF8Bytes.droppingTrailingSlash(name)))
+            }
         }
         self.names = kept
         self.exact = exact
     }
 
     package var count: Int { names.count }
+
+    /// `name` with each run of `/` made one, and no trailing `/`.
+    package static func collapsed(_ name: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count)
+        for byte in name.utf8 where !(byte == UInt8(ascii: "/") && bytes.last == UInt8(ascii: "/")) { bytes.append(byte) }
+        if bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether the name given as `name` selected something, by `matched` (the names, without a
+    /// trailing `/`, that selected a member): as given, or with its runs of `/` made one.
+    package static func wasMatched(_ name: String, in matched: Set<ExactName>) -> Bool {
+        matched.contains(ExactName(UTF8Bytes.droppingTrailingSlash(name))) || matched.contains(ExactName(collapsed(name)))
+    }
 
     /// Whether `name` (without a folder's trailing `/`) is exactly one of the names, with or
     /// without theirs.

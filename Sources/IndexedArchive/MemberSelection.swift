@@ -44,8 +44,6 @@ public struct MemberSelection: Sendable {
             }
         }
         var reported = Set<ExactName>()
-        return order.filter {
-            !matched.contains(ExactName(UTF8Bytes.droppingTrailingSlash($0))) && reported.insert(ExactName($0)).inserted
-        }
+        return order.filter { !MemberFilter.wasMatched($0, in: matched) && reported.insert(ExactName($0)).inserted }
     }
 }

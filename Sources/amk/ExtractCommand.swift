@@ -207,8 +207,7 @@ struct ExtractCommand: AsyncParsableCommand {
     static func notFound(_ members: [String], matched: Set<ExactName>) -> [String] {
         var reported = Set<ExactName>()
         return members.filter { member in
-            let name = ExactName(UTF8Bytes.droppingTrailingSlash(member))
-            return !matched.contains(name) && reported.insert(name).inserted
+            !MemberFilter.wasMatched(member, in: matched) && reported.insert(ExactName(UTF8Bytes.droppingTrailingSlash(member))).inserted
         }
     }
 
@@ -293,7 +292,7 @@ struct ExtractCommand: AsyncParsableCommand {
             // each took seconds). A reader opened for the selection holds every member with one
             // of the names, since each selects itself.
             let names = Set(try await reader.entries().map { ExactName($0.name) })
-            let found = members.filter { names.contains(ExactName(UTF8Bytes.droppingTrailingSlash($0))) }
+            let found = members.filter { MemberFilter.wasMatched($0, in: names) }
             if found.isEmpty, let first = members.first {
                 throw ArchiveError(.memberNotFound, "no such member", path: path, member: first)
             }

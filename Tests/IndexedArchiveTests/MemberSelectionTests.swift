@@ -10,6 +10,16 @@ extension EngineSuites {
             "app/", "app/a.txt", "app/docs/", "app/docs/b.txt", "app/docsx/", "app/docsx/d.txt", "app/link", "top.txt"
         ]
 
+        /// A name with doubled slashes selects what GNU tar and bsdtar select for it, the name with
+        /// each run of `/` made one (`app/docs//` selected nothing), and is not reported unmatched.
+        @Test func aNameWithDoubledSlashesSelectsWhatItsSingleSlashedFormDoes() {
+            let selection = MemberSelection(["app//docs//", "app///a.txt", "app//none"])
+            #expect(selection.selects("app/docs/b.txt") && selection.selects("app/docs/") && selection.selects("app/a.txt"))
+            #expect(!selection.selects("app/docsx/d.txt") && !selection.selects("top.txt"))
+            #expect(selection.unmatched(in: Self.paths, order: ["app//docs//", "app///a.txt", "app//none"]) == ["app//none"])
+            #expect(MemberFilter.collapsed("a//b///c//") == "a/b/c" && MemberFilter.collapsed("/") == "/")
+        }
+
         @Test func namesThatSelectNothingAreReportedInTheirOrder() {
             let names = ["app/none", "app/docs/", "top.txt", "app/doc", "app/docs/b.txt/", "app/none", "app/a.txt/x", "app"]
             let selection = MemberSelection(names)

@@ -112,6 +112,9 @@ extension AMKTests {
             #expect(json.status == 1)
             let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
             #expect(document["notFound"] as? [String] == ["nonexist"], "\(json.stdout)")
+            // Doubled slashes select what single ones do, as in GNU tar and bsdtar.
+            let doubled = try AMKProcess.run(["extract", "a.tar.xz", "src//a.txt", "-C", "d"], in: tree.root)
+            #expect(doubled.status == 0 && tree.exists("d/src/a.txt"), "\(doubled.stderr)")
             // Nothing selected at all: refused before anything is made, as before.
             let none = try AMKProcess.run(["extract", "a.tar.xz", "nonexist", "-C", "z"], in: tree.root)
             #expect(none.status == 1 && !tree.exists("z"), "\(none.stderr)")
