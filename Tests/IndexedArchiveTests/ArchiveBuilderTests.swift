@@ -105,6 +105,29 @@ extension EngineSuites {
             #expect(paths.map(RawName.encode).contains(raw), "\(paths)")
         }
 
+        /// A file that says it is empty and refuses to be read (`/proc/PID/attr/current`: EINVAL)
+        /// is stored empty, as GNU tar stores it without reading: the probe for growth failed the
+        /// whole pack with "read failed: Invalid argument".
+        @Test(.enabled(if: Self.procAttrRefusesReading, "needs /proc/self/attr/current refusing read(2)"))
+        func anEmptyFileThatRefusesReadingIsStoredEmpty() async throws {
+            let dir = try TemporaryDirectory()
+            let archive = dir.path + "/p.tar.xz"
+            let summary = try await ArchivePacker.pack(
+                [PackSource(path: "/proc/self/attr/current", archivePath: "current")], to: .file(archive))
+            #expect(summary.entries == 1 && summary.warnings.isEmpty, "\(summary.warnings)")
+            let entries = try await ArchiveReader(path: archive).entries()
+            #expect(entries.map(\.path) == ["current"] && entries.first?.size == 0)
+        }
+
+        static var procAttrRefusesReading: Bool {
+            let fd = open("/proc/self/attr/current", O_RDONLY)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var byte: UInt8 = 0
+            var info = stat()
+            return fstat(fd, &info) == 0 && info.st_size == 0 && read(fd, &byte, 1) < 0 && errno == EINVAL
+        }
+
         @Test func concurrentAppendsDoNotInterleave() async throws {
             let dir = try TemporaryDirectory()
             try await offPool {
