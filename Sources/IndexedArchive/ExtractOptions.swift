@@ -132,6 +132,10 @@ public struct ExtractOptions: Sendable {
     /// something, for `amk extract` to name the others as GNU tar does. From the extracting
     /// thread; keep it quick.
     package var onSelected: (@Sendable (String) -> Void)? = nil
+    /// Called with each member failure passed over (``continuesAfterMemberFailures``), as it
+    /// happens: for `amk extract` to name them even when damage then ends the extraction and
+    /// no summary comes back.
+    package var onFailure: (@Sendable (ArchiveError) -> Void)? = nil
     /// Called with the content bytes written so far, after each piece, from the extracting
     /// thread (a progress bar); keep it quick.
     public var onProgress: (@Sendable (UInt64) -> Void)? = nil

@@ -258,6 +258,7 @@ final class Extractor {
         options.onSelected?(stored.path)
         let counted = entries
         begun = stored.path
+        bytesAtBegin = (bytes, holeBytes)
         do {
             try beginMember(stored, isSparse: isSparse)
         } catch {
@@ -268,6 +269,9 @@ final class Extractor {
 
     /// The member begun last, as the archive names it.
     private var begun = ""
+    /// ``bytes`` and ``holeBytes`` when it was begun: a member passed over is not counted as
+    /// written (a summary said 7.4 MiB with 6 bytes on disk), and its file is gone.
+    private var bytesAtBegin: (bytes: UInt64, holes: UInt64) = (0, 0)
 
     /// Records `error` as the failure of the member begun last and drops what was made of it,
     /// when the extraction goes on past such failures (``ExtractOptions/continuesAfterMemberFailures``);
@@ -278,6 +282,7 @@ final class Extractor {
         failedMembers += 1
         if failures.count < ExtractSummary.keptFailures { failures.append(error) }
         failedPaths.insert(ExactName(begun))
+        options.onFailure?(error)
         options.logger.error("\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(begun))"])
         return true
     }
@@ -287,6 +292,7 @@ final class Extractor {
     private func passesOverBegun(_ error: ArchiveError) -> Bool {
         guard output == nil, current != nil, passesOver(error) else { return false }
         entries -= 1
+        (bytes, holeBytes) = bytesAtBegin
         return true
     }
 

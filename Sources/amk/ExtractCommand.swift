@@ -154,32 +154,42 @@ struct ExtractCommand: AsyncParsableCommand {
             options.selection = selection
             options.onSelected = { path in matched.withLock { selection.record(path, into: &$0) } }
         }
+        // The members that failed, as they fail: when damage or a limit then ends the
+        // extraction, no summary comes back, and they went unnamed behind it.
+        let failed = Mutex<(kept: [ArchiveError], count: Int)>(([], 0))
+        options.onFailure = { error in
+            failed.withLock {
+                if $0.kept.count < ExtractSummary.keptFailures { $0.kept.append(error) }
+                $0.count += 1
+            }
+        }
         let showProgress = progress ?? (StandardError.isTerminal && !verbose)
         let summary: ExtractSummary
         do {
             summary = try await Self.extract(argument, members: members, directory: directory, options: options, showProgress: showProgress)
-        } catch let error as ArchiveError where toStdout && error.code == .io(errno: EPIPE) {
-            // The reader of the content went away (`| head`): as for cat and tar, that is the end,
-            // and not worth a message; the content was not all delivered, hence the status.
-            throw ExitCode(1)
-        } catch let error as ArchiveError where argument != "-" && Self.salvageMayRecover(error) {
-            // What went wrong comes first, as for any failure; then what to do about it, since
-            // a damaged index stops the whole extraction while every member may still be sound.
-            StandardError.line("amk: \(error.description)")
-            StandardError.line("amk: \(Self.salvageHint)")
-            throw ExitCode(1)
+        } catch {
+            let (kept, count) = failed.withLock { $0 }
+            Self.printFailures(kept, count: count)
+            if let error = error as? ArchiveError, toStdout && error.code == .io(errno: EPIPE) {
+                // The reader of the content went away (`| head`): as for cat and tar, that is the end,
+                // and not worth a message; the content was not all delivered, hence the status.
+                throw ExitCode(1)
+            }
+            if let error = error as? ArchiveError, Self.salvageMayRecover(error) {
+                // What went wrong comes first, as for any failure; then what to do about it, since
+                // a damaged index stops the whole extraction while every member may still be sound.
+                StandardError.line("amk: \(error.description)")
+                StandardError.line("amk: \(argument == "-" ? Self.streamSalvageHint : Self.salvageHint)")
+                throw ExitCode(1)
+            }
+            throw error
         }
         let notFound = Self.notFound(members, matched: matched.withLock { $0 })
         for warning in summary.warnings {
             // The engine's warnings quote member names raw.
             StandardError.line("amk: warning: \(warning)")
         }
-        for failure in summary.failures {
-            StandardError.line("amk: \(failure.description)")
-        }
-        if summary.failedMembers > summary.failures.count {
-            StandardError.line("amk: ... and \(summary.failedMembers - summary.failures.count) more members that failed")
-        }
+        Self.printFailures(summary.failures, count: summary.failedMembers)
         if toStdout {
             // Standard output holds the content: no summary, as tar prints none.
         } else if json {
@@ -210,6 +220,21 @@ struct ExtractCommand: AsyncParsableCommand {
             !MemberFilter.wasMatched(member, in: matched) && reported.insert(ExactName(UTF8Bytes.droppingTrailingSlash(member))).inserted
         }
     }
+
+    /// Names each failed member kept, and how many more there were.
+    static func printFailures(_ failures: [ArchiveError], count: Int) {
+        for failure in failures {
+            StandardError.line("amk: \(failure.description)")
+        }
+        if count > failures.count {
+            StandardError.line("amk: ... and \(count - failures.count) more members that failed")
+        }
+    }
+
+    /// What to try after damage stopped an extraction from a pipe: salvage reads a file.
+    static let streamSalvageHint =
+        "the archive is damaged: save it to a file, then 'amk salvage FILE -C DIR' writes every member that lies in sound "
+        + "blocks and names those lost"
 
     /// What to try after damage stopped an extraction.
     static let salvageHint =

@@ -120,6 +120,36 @@ extension AMKTests {
             #expect(none.status == 1 && !tree.exists("z"), "\(none.stderr)")
         }
 
+        /// Members that failed before damage ended the extraction are named too, before the
+        /// damage: they went unnamed behind it (an immutable file kept its old content without a
+        /// word). From a pipe, the advice says to save the stream first, as salvage reads a file.
+        @Test(.enabled(if: ChildProcess.lookUp("python3") != nil && ChildProcess.lookUp("xz") != nil, "needs python3 and xz"))
+        func failuresBeforeDamageAreNamed() throws {
+            let made = try ShellPipeline.run(
+                """
+                python3 -c "
+                import tarfile, io, random
+                random.seed(7)
+                with tarfile.open('late.tar', 'w', format=tarfile.PAX_FORMAT) as t:
+                    for name, data in [('g1', b'one'), ('../evil', b'evil'), ('big.bin', bytes(random.getrandbits(8) for _ in range(400000)))]:
+                        m = tarfile.TarInfo(name); m.size = len(data); t.addfile(m, io.BytesIO(data))
+                " && xz --block-size=65536 -T1 late.tar && python3 -c "
+                b = bytearray(open('late.tar.xz', 'rb').read()); b[len(b) - 30000] ^= 0x55; open('late.tar.xz', 'wb').write(b)
+                "
+                """, in: tree.root)
+            try #require(made.status == 0, "\(made.stderr)")
+            for (command, hint) in [
+                ("\"$AMK\" extract late.tar.xz -C x", "'amk salvage ARCHIVE -C DIR'"),
+                ("cat late.tar.xz | \"$AMK\" extract - -C y", "save it to a file, then 'amk salvage FILE -C DIR'")
+            ] {
+                let result = try ShellPipeline.run(command, in: tree.root)
+                #expect(result.status == 1, "\(command): \(result.stderr)")
+                let lines = result.stderr.split(separator: "\n").map(String.init)
+                #expect(lines.first == "amk: member '../evil': path with '..' refused", "\(command): \(result.stderr)")
+                #expect(lines.last?.contains(hint) == true, "\(command): \(result.stderr)")
+            }
+        }
+
         /// When every member is refused, the `-C` folders made for the extraction are removed
         /// again, as after any extraction that writes nothing.
         @Test(.enabled(if: ChildProcess.lookUp("python3") != nil && ChildProcess.lookUp("xz") != nil, "needs python3 and xz"))
