@@ -1,5 +1,6 @@
 import CPlatform
 import Foundation
+import XZ
 
 /// The process's address-space limit (`ulimit -v`, `RLIMIT_AS`) and what of it is left for a
 /// pack's encoders and chunks or an extraction's decoders and blocks.
@@ -12,6 +13,15 @@ import Foundation
 /// refuses to start, with a message naming the limit, when what is left cannot hold its threads.
 public enum AddressSpace {
     /// The soft `RLIMIT_AS` in bytes; nil when there is none.
+    /// `error`'s message, and for a decoder refused memory under an address-space limit, that
+    /// the limit is why: "block needs 6357048 bytes of memory to decode, the limit is 1048576"
+    /// read as damage under `ulimit -v`, and salvage then called every member lost.
+    static func explained(_ error: XZError) -> String {
+        guard error.code == .memoryLimit, let limit else { return error.message }
+        return error.message + " (what the address-space limit, ulimit -v \(limit / 1024) KiB, leaves for decoding; "
+            + "the archive is not damaged: raise the limit)"
+    }
+
     public static var limit: Int? {
         let bytes = amk_soft_limit(0)
         return bytes < 0 ? nil : Int(clamping: bytes)

@@ -177,7 +177,7 @@ public enum ArchiveStreamReader {
             }
         } catch let error as XZError {
             throw ArchiveError(
-                error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message, offset: error.offset,
+                error.code == .memoryLimit ? .limitExceeded : .corrupt, AddressSpace.explained(error), offset: error.offset,
                 underlying: error)
         }
     }

@@ -87,7 +87,7 @@ final class BlockStream {
             return try decodeThrowingXZ(maxBytes: maxBytes, isCancelled: isCancelled, output: output)
         } catch let error as XZError {
             throw ArchiveError(
-                error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
+                error.code == .memoryLimit ? .limitExceeded : .corrupt, AddressSpace.explained(error),
                 path: file.path, offset: error.offset ?? offset, underlying: error)
         }
     }

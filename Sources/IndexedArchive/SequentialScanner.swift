@@ -26,7 +26,7 @@ enum SequentialScanner {
                 }
             } catch let error as XZError {
                 throw ArchiveError(
-                    error.code == .memoryLimit ? .limitExceeded : .corrupt, error.message,
+                    error.code == .memoryLimit ? .limitExceeded : .corrupt, AddressSpace.explained(error),
                     path: file.path, offset: error.offset ?? offset, underlying: error)
             }
             if until?(consumer) == true { return }

@@ -69,6 +69,28 @@ extension AMKTests {
             #expect(refused >= 4, "some limits were refused with amk's message")
         }
 
+        /// A sound archive whose block needs more decoder memory than the limit leaves (a 192 MiB
+        /// dictionary, xz's own choice at `-9e --lzma2=dict=192MiB`) is refused saying the limit is
+        /// why, from a file and from a pipe: "block needs ... bytes of memory to decode" read as
+        /// damage.
+        @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "needs xz"))
+        func aDecoderRefusedMemoryUnderTheLimitNamesTheLimit() throws {
+            let made = try ShellPipeline.run(
+                "head -c 200000 /dev/urandom > r && tar -cf - r | xz -T1 --lzma2=dict=192MiB > big.tar.xz", in: tree.url("."))
+            try #require(made.status == 0, "\(made.stderr)")
+            for command in [
+                "\"$AMK\" verify big.tar.xz", "\"$AMK\" extract big.tar.xz -C out", "sh -c 'cat big.tar.xz | \"$AMK\" extract - -C out'"
+            ] {
+                let result = try underLimit(300 << 10, command)
+                #expect(result.status == 1, "\(command): \(result.stderr)")
+                #expect(
+                    (result.stderr.contains("of memory to decode") || result.stderr.contains("the memory limit"))
+                        && result.stderr.contains("ulimit -v 307200 KiB")
+                        && result.stderr.contains("the archive is not damaged"), "\(command): \(result.stderr)")
+                #expect(!result.stderr.contains("salvage"), "\(command): \(result.stderr)")
+            }
+        }
+
         /// A pack whose one encoder cannot fit what the limit leaves is refused before it starts,
         /// naming the limit and what a worker needs, and writes nothing; at a small preset the same
         /// limit packs, and the archive lists.
