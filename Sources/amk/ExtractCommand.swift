@@ -317,8 +317,7 @@ struct ExtractCommand: AsyncParsableCommand {
             // each took seconds). A reader opened for the selection holds every member with one
             // of the names, since each selects itself.
             let names = Set(try await reader.entries().map { ExactName($0.name) })
-            let found = members.filter { MemberFilter.wasMatched($0, in: names) }
-            if found.isEmpty, let first = members.first {
+            if !members.contains(where: { MemberFilter.wasMatched($0, in: names) }), let first = members.first {
                 throw ArchiveError(.memberNotFound, "no such member", path: path, member: first)
             }
         }
