@@ -163,7 +163,7 @@ extension ArchiveReader {
             consume: { consumer, piece in
                 let job = watchdog?.begin(.write, job: "extracting tar bytes at \(piece.offset)")
                 defer { if let job { watchdog?.end(job) } }
-                try piece.withBytes { try consumer.consume($0) }
+                try piece.withBytes { try consumer.consume($0, verifiedThrough: piece.verifiedEnd) }
             },
             finish: finish, abandon: { consumer, error in Self.abandoned(&consumer, error, path: path) }
         ) { handOff in

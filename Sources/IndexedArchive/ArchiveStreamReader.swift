@@ -10,12 +10,13 @@ import XZ
 
 /// Extracts an archive as it arrives on a pipe or a socket, without ever seeking.
 ///
-/// Each xz block's check is verified as the block is decoded, so nothing unverified reaches the
-/// tar parser except the unfinished tail of a block; the extractor writes members as they
-/// complete. When our rich index arrives at the end, every member extracted is checked against it
-/// (path, kind, size, offsets, content CRC64). A stream that breaks off is an error, and the member
-/// it cut is removed; the caller decides what to do with the rest (the migration host discards its
-/// whole staging folder).
+/// Each xz block's check is verified at the block's end, after its bytes have reached the tar
+/// parser; the extractor writes members as they complete, and keeps them only once the block
+/// they came from has passed (``XZ/StreamDecoder/verifiedOutput``). When our rich index arrives
+/// at the end, every member extracted is checked against it (path, kind, size, offsets, content
+/// CRC64). A stream that breaks off, or a block whose check fails, is an error: the member it
+/// cut and those made from unverified bytes are removed; the caller decides what to do with the
+/// rest (the migration host discards its whole staging folder).
 public enum ArchiveStreamReader {
     /// What a streamed extraction found.
     public struct Result: Sendable {
@@ -130,7 +131,7 @@ public enum ArchiveStreamReader {
             },
             finish: { state in
                 do {
-                    try state.decoder.finish { try state.consumer.consume($0) }
+                    try state.decoder.finish { try state.consumer.consume($0, verifiedThrough: state.decoder.verifiedOutput) }
                 } catch let error as XZError {
                     throw ArchiveError(
                         .corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
@@ -173,7 +174,7 @@ public enum ArchiveStreamReader {
     private static func feed(_ piece: [UInt8], into state: inout Decoding) throws {
         do {
             try piece.withUnsafeBytes { raw in
-                try state.decoder.feed(raw) { try state.consumer.consume($0) }
+                try state.decoder.feed(raw) { try state.consumer.consume($0, verifiedThrough: state.decoder.verifiedOutput) }
             }
         } catch let error as XZError {
             throw ArchiveError(

@@ -59,9 +59,10 @@ final class BlockScheduler: Sendable {
         }
 
         /// The next piece of at most `maxBytes`, never past `limit` bytes of the block (nil: the
-        /// whole block, its check verified); nil when there is nothing more.
-        func next(maxBytes: Int, limit: UInt64?, flag: CancellationFlag, buffers: ByteArrayPool) throws -> [UInt8]? {
-            try stream.withLock { stream -> [UInt8]? in
+        /// whole block, its check verified), and whether the block's check has passed with it;
+        /// nil when there is nothing more.
+        func next(maxBytes: Int, limit: UInt64?, flag: CancellationFlag, buffers: ByteArrayPool) throws -> ([UInt8], verified: Bool)? {
+            try stream.withLock { stream -> ([UInt8], verified: Bool)? in
                 if stream.isFinished { return nil }
                 var wanted = maxBytes
                 if let limit {
@@ -70,7 +71,12 @@ final class BlockScheduler: Sendable {
                 }
                 var out = buffers.take(minimumCapacity: wanted)
                 try stream.decode(maxBytes: wanted, isCancelled: { flag.isCancelled }) { out.append(contentsOf: $0) }
-                return out
+                if limit == nil, !stream.isFinished, let size = stream.uncompressedSize, stream.delivered == size {
+                    // The block's last byte is out: its check comes next, and this piece is then
+                    // verified with it (a byte more than the index gives is damage, and throws).
+                    try stream.decode(maxBytes: 1, isCancelled: { flag.isCancelled }) { out.append(contentsOf: $0) }
+                }
+                return (out, stream.isFinished)
             }
         }
     }
@@ -114,26 +120,31 @@ final class BlockScheduler: Sendable {
         /// Hands on the part of `bytes` (which start at tar offset `at`) between `from` and `to`.
         /// The bytes go back to `buffers` once delivered: a consumer that needs them longer
         /// keeps its own copy of the array, which the next use then does not share.
-        func hand(_ bytes: consuming [UInt8], at: UInt64) async throws {
+        func hand(_ bytes: consuming [UInt8], at: UInt64, verifiedThrough: UInt64? = nil) async throws {
             let bytes = consume bytes
             let end = at + UInt64(bytes.count)
             let lower = max(from, at)
             let upper = min(to, end)
             if lower < upper {
-                try await deliver(DecodedPiece(bytes: bytes, range: Int(lower - at)..<Int(upper - at), offset: lower))
+                try await deliver(
+                    DecodedPiece(bytes: bytes, range: Int(lower - at)..<Int(upper - at), offset: lower, verifiedThrough: verifiedThrough))
             }
             buffers.recycle(bytes)
         }
 
-        try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+        try await withThrowingTaskGroup(of: (Int, Result<[UInt8], ArchiveError>).self) { group in
             var next = range.lowerBound
-            var pending: [Int: [UInt8]] = [:]
+            // A block's damage waits for its turn: the blocks before it are sound, and are
+            // handed on first (a failure of the second block, decoded before the first, lost the
+            // first block's members).
+            var pending: [Int: Result<[UInt8], ArchiveError>] = [:]
+            var failed = false
             var deliverNext = range.lowerBound
             // The pool has a thread per core, shared by the reader's calls: at most
             // `parallelism` of this call's blocks decode at once.
             var decoding = 0
             while deliverNext <= range.upperBound {
-                while next <= range.upperBound && (next - deliverNext) < window && decoding < max(1, parallelism) {
+                while !failed && next <= range.upperBound && (next - deliverNext) < window && decoding < max(1, parallelism) {
                     let blockIndex = next
                     next += 1
                     let record = fileIndex.blocks[blockIndex]
@@ -143,15 +154,21 @@ final class BlockScheduler: Sendable {
                     decoding += 1
                     decodes.add(1, ordering: .relaxed)
                     group.addTask {
-                        let bytes = try await pool.runWithCodecs { flag, codecs in
-                            // Timed from when a thread takes it, like a compression.
-                            let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex)")
-                            defer { if let job { watchdog?.end(job) } }
-                            return try BlockScheduler.decodeBuffered(
-                                file: file, record: record, check: check, limit: stop,
-                                decoder: codecs.decoder(memoryLimit: memory), flag: flag, buffers: buffers, inputs: inputs)
+                        do {
+                            let bytes = try await pool.runWithCodecs { flag, codecs in
+                                // Timed from when a thread takes it, like a compression.
+                                let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex)")
+                                defer { if let job { watchdog?.end(job) } }
+                                return try BlockScheduler.decodeBuffered(
+                                    file: file, record: record, check: check, limit: stop,
+                                    decoder: codecs.decoder(memoryLimit: memory), flag: flag, buffers: buffers, inputs: inputs)
+                            }
+                            return (blockIndex, .success(bytes))
+                            // cancellation: only the block's own failure waits for its turn; a
+                            // cancellation (or anything else) ends the group at once.
+                        } catch let error as ArchiveError {
+                            return (blockIndex, .failure(error))
                         }
-                        return (blockIndex, bytes)
                     }
                 }
                 let record = fileIndex.blocks[deliverNext]
@@ -165,25 +182,28 @@ final class BlockScheduler: Sendable {
                             decoder: BlockDecoder(memoryLimit: memory), inputs: inputs))
                     var at = record.uncompressedOffset
                     let blockIndex = deliverNext
-                    while let piece = try await pool.run({ [at] flag in
+                    while let (piece, verified) = try await pool.run({ [at] flag in
                         let job = watchdog?.begin(.compress, job: "decoding block \(blockIndex) at \(at)")
                         defer { if let job { watchdog?.end(job) } }
                         return try block.next(maxBytes: BlockScheduler.streamPiece, limit: stop, flag: flag, buffers: buffers)
                     }) {
-                        try await hand(piece, at: at)
-                        at += UInt64(piece.count)
+                        // Handed on before the block's check: verified only as far as the block's start.
+                        let count = UInt64(piece.count)
+                        try await hand(piece, at: at, verifiedThrough: verified ? nil : record.uncompressedOffset)
+                        at += count
                     }
                     deliverNext += 1
                     continue
                 }
                 if let ready = pending.removeValue(forKey: deliverNext) {
-                    try await hand(ready, at: record.uncompressedOffset)
+                    try await hand(try ready.get(), at: record.uncompressedOffset)
                     deliverNext += 1
                     continue
                 }
-                guard let (done, bytes) = try await group.next() else { break }
+                guard let (done, result) = try await group.next() else { break }
                 decoding -= 1
-                pending[done] = bytes
+                if case .failure = result { failed = true }
+                pending[done] = result
             }
         }
     }

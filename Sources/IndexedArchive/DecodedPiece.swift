@@ -6,6 +6,13 @@ struct DecodedPiece: Sendable {
     let bytes: [UInt8]
     let range: Range<Int>
     let offset: UInt64
+    /// Tar offset before which the bytes handed over so far have passed their integrity
+    /// checks, when that falls short of this piece's end: a piece of a block too large to hold,
+    /// handed on before its check is reached. Nil when the whole piece has passed.
+    var verifiedThrough: UInt64? = nil
+
+    /// Where the bytes that have passed their checks end, this piece's included.
+    var verifiedEnd: UInt64 { verifiedThrough ?? offset + UInt64(count) }
 
     var count: Int { range.count }
 
@@ -23,6 +30,6 @@ struct DecodedPiece: Sendable {
         let lower = range.lowerBound + Int(offsets.lowerBound - offset)
         return DecodedPiece(
             bytes: bytes, range: lower..<(lower + Int(offsets.upperBound - offsets.lowerBound)),
-            offset: offsets.lowerBound)
+            offset: offsets.lowerBound, verifiedThrough: verifiedThrough)
     }
 }

@@ -72,6 +72,37 @@ final class Extractor {
     /// ``ExtractOptions/contentOutput``: where regular members' content goes instead of files.
     private let output: Int32?
 
+    /// What was made for a member from bytes not yet known to be sound: removed if its block
+    /// then fails (see ``verified(through:)``).
+    private struct Unverified {
+        /// Its path (as extracted), in ``unverifiedNames``.
+        var name: Range<Int>
+        let isDirectory: Bool
+        /// Whether the extraction created it (a folder that was there already stays).
+        let created: Bool
+        /// Its place in ``directories``, for a folder: its header's mode and times are not applied.
+        let directoryIndex: Int?
+        /// Where its bytes end in the tar stream.
+        var reach: UInt64 = 0
+    }
+    /// Tar offset before which every byte handed over has passed its integrity check: everything
+    /// (`.max`) until a reader that hands over bytes before their check says otherwise.
+    private var verifiedOffset = UInt64.max
+    private var unverified: [Unverified] = []
+    private var unverifiedStart = 0
+    /// The paths of ``unverified``, back to back: a path each, not the parts of one, keeps a
+    /// stretch of 30,000 members within a few MiB.
+    private var unverifiedNames: [UInt8] = []
+    /// Members made from unverified bytes that are no longer held for removal: past
+    /// ``maxUnverified`` (or ``maxUnverifiedNameBytes``), the oldest are let go.
+    private var untracked = 0
+    /// What was made for the member begun last, and its path, until ``settle(reach:)``.
+    private var made: (item: Unverified, path: String)?
+    /// The most members held for removal at once, and the most bytes of their paths: a stream
+    /// whose blocks carry no sizes is one unverified stretch to its end.
+    static let maxUnverified = 32_768
+    static let maxUnverifiedNameBytes = 4 << 20
+
     init(destination: String, options: ExtractOptions, archiveSize: UInt64) throws(ArchiveError) {
         self.options = options
         self.byteLimit = options.byteLimit(archiveSize: archiveSize)
@@ -258,6 +289,7 @@ final class Extractor {
         options.onSelected?(stored.path)
         let counted = entries
         begun = stored.path
+        made = nil
         bytesAtBegin = (bytes, holeBytes)
         do {
             try beginMember(stored, isSparse: isSparse)
@@ -279,6 +311,7 @@ final class Extractor {
     private func passesOver(_ error: ArchiveError) -> Bool {
         guard options.continuesAfterMemberFailures, Self.isMemberFailure(error) else { return false }
         removeCurrent()
+        made = nil
         failedMembers += 1
         if failures.count < ExtractSummary.keptFailures { failures.append(error) }
         failedPaths.insert(ExactName(begun))
@@ -351,7 +384,9 @@ final class Extractor {
         switch header.kind {
         case .directory:
             let parent = try parent(of: parts, member: header.path, create: true)
+            var created = true
             if RawName.withCString(name, { mkdirat(parent, $0, 0o700) }) != 0 {
+                created = false
                 guard errno == EEXIST else { throw failure("mkdir", member: header.path) }
                 var info = stat()
                 guard RawName.withCString(name, { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else {
@@ -369,8 +404,10 @@ final class Extractor {
                     guard RawName.withCString(name, { unlinkat(parent, $0, 0) }) == 0,
                         RawName.withCString(name, { mkdirat(parent, $0, 0o700) }) == 0
                     else { throw failure("replace the file in the way of this folder", member: header.path) }
+                    created = true
                 }
             }
+            made = (Unverified(name: 0..<0, isDirectory: true, created: created, directoryIndex: directories.count), header.path)
             directories.append(header)
         case .regular:
             // Content that cannot fit the limit is refused before a byte is written: the
@@ -384,6 +421,7 @@ final class Extractor {
             let (fd, temporary) = try create(name, in: parent, member: header.path)
             current = OpenFile(fd: fd, parent: parent, temporary: temporary, name: name, header: header)
             endsInHole = false
+            made = (Unverified(name: 0..<0, isDirectory: false, created: true, directoryIndex: nil), header.path)
         case .symbolicLink:
             let target = header.linkTarget ?? ""
             guard !target.utf8.contains(0) else {
@@ -397,6 +435,7 @@ final class Extractor {
             guard RawName.withCString(target, { target in RawName.withCString(name) { symlinkat(target, parent, $0) } }) == 0 else {
                 throw failure("symlink", member: header.path)
             }
+            made = (Unverified(name: 0..<0, isDirectory: false, created: true, directoryIndex: nil), header.path)
             var times = Self.times(header)
             _ = RawName.withCString(name) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
             if options.restoreOwnership && isRoot {
@@ -468,6 +507,7 @@ final class Extractor {
             else {
                 throw failure("hard link to '\(header.linkTarget ?? "")'", member: header.path)
             }
+            made = (Unverified(name: 0..<0, isDirectory: false, created: true, directoryIndex: nil), header.path)
         default:
             entries -= 1
             record(
@@ -803,7 +843,107 @@ final class Extractor {
     /// remains, and gives the folders made so far their modes, so that none stays at 0700.
     func abandonCurrent() {
         removeCurrent()
+        discardUnverified()
         applyDirectoryMetadata()
+    }
+
+    /// Says that the tar stream's bytes before `offset` have passed their integrity checks, and
+    /// that later ones have not yet. A reader that hands over decoded bytes before their block's
+    /// check is verified (a pipe's, or a block too large to hold) calls it before each piece;
+    /// the members made from bytes past it are removed should the extraction fail before they
+    /// are verified (``abandonCurrent()``): their content or their very name may be damage.
+    func verified(through offset: UInt64) {
+        verifiedOffset = offset
+        while unverifiedStart < unverified.count, unverified[unverifiedStart].reach <= offset {
+            unverifiedStart += 1
+        }
+        compactUnverified()
+    }
+
+    /// Drops the entries before ``unverifiedStart`` once they are many, with their names.
+    private func compactUnverified() {
+        if unverifiedStart == unverified.count {
+            unverified.removeAll(keepingCapacity: unverified.count <= 1024)
+            unverifiedNames.removeAll(keepingCapacity: unverifiedNames.count <= 1 << 16)
+            unverifiedStart = 0
+        } else if unverifiedStart > 4096, unverifiedStart * 2 > unverified.count {
+            let cut = unverified[unverifiedStart].name.lowerBound
+            unverified.removeFirst(unverifiedStart)
+            unverifiedNames.removeFirst(cut)
+            for index in unverified.indices {
+                unverified[index].name = (unverified[index].name.lowerBound - cut)..<(unverified[index].name.upperBound - cut)
+            }
+            unverifiedStart = 0
+        }
+    }
+
+    /// Holds what was made for the member just ended, whose bytes end at tar offset `reach`,
+    /// for removal while those bytes are not verified.
+    func settle(reach: UInt64) {
+        guard let (member, path) = made else { return }
+        made = nil
+        guard output == nil, reach > verifiedOffset else { return }
+        while unverifiedStart < unverified.count,
+            unverified.count - unverifiedStart >= Self.maxUnverified
+                || unverifiedNames.count - unverified[unverifiedStart].name.lowerBound + path.utf8.count > Self.maxUnverifiedNameBytes
+        {
+            unverifiedStart += 1
+            untracked += 1
+        }
+        compactUnverified()
+        var item = member
+        let start = unverifiedNames.count
+        unverifiedNames.append(contentsOf: path.utf8)
+        item.name = start..<unverifiedNames.count
+        item.reach = reach
+        unverified.append(item)
+    }
+
+    /// Removes what was made from unverified bytes, last first (a folder after what it holds),
+    /// and reports each member as failed, in archive order.
+    private func discardUnverified() {
+        let pending = unverified[unverifiedStart...]
+        let names = unverifiedNames
+        unverified = []
+        unverifiedNames = []
+        unverifiedStart = 0
+        func path(of item: Unverified) -> String { String(decoding: names[item.name], as: UTF8.self) }
+        for item in pending.reversed() where item.created {
+            let member = path(of: item)
+            guard let parts = try? components(of: member), let name = parts.last,
+                let parent = try? parent(of: parts, member: member, create: false)
+            else { continue }
+            _ = RawName.withCString(name) { unlinkat(parent, $0, item.isDirectory ? AT_REMOVEDIR : 0) }
+        }
+        if let first = pending.lazy.compactMap(\.directoryIndex).first, first < directories.count {
+            directories.removeSubrange(first...)
+        }
+        if untracked > 0 {
+            report(
+                ArchiveError(
+                    .corrupt,
+                    "\(untracked) members before these came from bytes whose integrity check was never reached, and were kept: "
+                        + "more members than are held for removal (\(Self.maxUnverified), or \(Self.maxUnverifiedNameBytes >> 20) MiB "
+                        + "of names) lay between two verified points (a stream whose blocks do not give their sizes is one such "
+                        + "stretch)",
+                    path: rootPath))
+            untracked = 0
+        }
+        for item in pending where item.created {
+            report(
+                ArchiveError(
+                    .corrupt,
+                    "removed: it was made from bytes whose integrity check failed or was never reached, so its content and "
+                        + "name cannot be trusted",
+                    member: path(of: item)))
+        }
+    }
+
+    private func report(_ error: ArchiveError) {
+        failedMembers += 1
+        if failures.count < ExtractSummary.keptFailures { failures.append(error) }
+        options.onFailure?(error)
+        options.logger.error("\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(error.member ?? ""))"])
     }
 
     /// Drops the member being written (the file begun for it) and goes on: salvage resumes after

@@ -22,7 +22,7 @@ enum SequentialScanner {
             let bytes = try file.readAvailable(at: offset, count: piece)
             do {
                 try bytes.withUnsafeBytes { raw in
-                    try decoder.feed(raw) { out in try consumer.consume(out) }
+                    try decoder.feed(raw) { out in try consumer.consume(out, verifiedThrough: decoder.verifiedOutput) }
                 }
             } catch let error as XZError {
                 throw ArchiveError(
@@ -33,7 +33,7 @@ enum SequentialScanner {
             offset += UInt64(piece)
         }
         do {
-            try decoder.finish { out in try consumer.consume(out) }
+            try decoder.finish { out in try consumer.consume(out, verifiedThrough: decoder.verifiedOutput) }
         } catch let error as XZError {
             throw ArchiveError(.corrupt, error.message, path: file.path, offset: error.offset ?? file.size, underlying: error)
         }

@@ -30,6 +30,8 @@ struct TarConsumer {
     private(set) var endOffset: UInt64?
     /// Bytes of the decompressed stream consumed so far.
     private(set) var streamPosition: UInt64 = 0
+    /// Where the current member's bytes end so far in the stream: its headers, then its content.
+    private var reach: UInt64 = 0
 
     init(
         conformance: IndexConformance? = nil, listing: MemberListing? = nil, extraction: ExtractionSink? = nil,
@@ -63,6 +65,16 @@ struct TarConsumer {
         if trailing != nil, let end = endOffset {
             try trailing!.keep(bytes, at: start, from: end + UInt64(TarEncoder.endOfArchive.count))
         }
+    }
+
+    /// Consumes `bytes`, the next of the stream, of which those before stream offset
+    /// `verifiedThrough` have passed their integrity checks: the members made from them stay,
+    /// whatever happens after, and those made from later bytes are removed should the reading
+    /// fail before they are verified (``Extractor/verified(through:)``). Readers whose bytes are
+    /// all verified before they come use ``consume(_:)``.
+    mutating func consume(_ bytes: UnsafeRawBufferPointer, verifiedThrough: UInt64) throws {
+        extraction?.extractor.verified(through: verifiedThrough)
+        try consume(bytes)
     }
 
     mutating func finish(requireEndMarker: Bool = true) throws {
@@ -131,13 +143,15 @@ struct TarConsumer {
             }
         case .member(let member):
             current = member
+            reach = member.dataOffset
             checksum = 0
             members += 1
             let indexed = try conformance?.begin(member)
             listing?.begin(member)
             capture?.begin(member.header)
             try extraction?.begin(member.header, indexed: indexed, isSparse: member.isSparse)
-        case .data(let bytes, _):
+        case .data(let bytes, let offset):
+            reach = offset + UInt64(bytes.count)
             if wantsChecksum { checksum = CRC.crc64(bytes, previous: checksum) }
             try capture?.write(bytes)
             try extraction?.write(bytes)
@@ -151,7 +165,7 @@ struct TarConsumer {
                 try conformance?.end(member, checksum: checksum)
                 try listing?.end(member, checksum: checksum)
             }
-            try extraction?.end()
+            try extraction?.end(reach: reach)
             capture?.end()
             current = nil
         case .end(let offset):

@@ -163,8 +163,12 @@ struct ExtractionSink {
         if writing { try extractor.writeHole(length) }
     }
 
-    mutating func end() throws(ArchiveError) {
-        if writing { try extractor.endMember() }
+    /// Ends the member, whose bytes end at stream offset `reach`.
+    mutating func end(reach: UInt64) throws(ArchiveError) {
+        if writing {
+            try extractor.endMember()
+            extractor.settle(reach: reach)
+        }
         writing = false
     }
 }

@@ -47,6 +47,8 @@ public final class StreamDecoder {
     private var streamHead: [UInt8] = []
     /// The input does not start like xz; the error waits for enough of it to say what it is.
     private var notXZPending = false
+    /// Where the current stream's blocks end in its output, as far as their headers say.
+    private var boundaries = BlockBoundaries()
 
     /// Creates a decoder limited to `memoryLimit` bytes of liblzma memory.
     ///
@@ -70,6 +72,17 @@ public final class StreamDecoder {
     public var totalIn: UInt64 { inputBefore + (state == .inStream ? stream.pointer.pointee.total_in : 0) }
     /// Decompressed bytes produced so far.
     public var totalOut: UInt64 { outputBefore + (state == .inStream ? stream.pointer.pointee.total_out : 0) }
+
+    /// Decompressed bytes known to have passed their block's integrity check, counted from the
+    /// start of the output; what was delivered beyond it may yet belong to a block whose check
+    /// fails. Up to date when `output` is called with a slice, and it counts that slice's bytes
+    /// only as far as they are verified.
+    ///
+    /// A block counts as verified once a byte of the block after it has come out, or its stream
+    /// has ended; the blocks' ends are read from their headers as the input goes by (see
+    /// `BlockBoundaries`), so in a stream whose headers carry no sizes (`xz` without `-T`), nothing is
+    /// verified before the end of the stream.
+    public private(set) var verifiedOutput: UInt64 = 0
 
     /// Feeds compressed bytes and delivers the decompressed slices they complete.
     ///
@@ -138,6 +151,7 @@ public final class StreamDecoder {
                 notXZPending = true
                 return
             }
+            boundaries.walk(rest)
             stream.setInput(rest)
             let ended = try run(LZMA_RUN, output: output)
             rest = UnsafeRawBufferPointer(rebasing: rest[(rest.count - stream.pointer.pointee.avail_in)...])
@@ -186,6 +200,7 @@ public final class StreamDecoder {
         streamStart = inputBefore
         streamHead = []
         padding = 0
+        boundaries = BlockBoundaries()
         state = .inStream
     }
 
@@ -193,6 +208,7 @@ public final class StreamDecoder {
     private func endStream() {
         inputBefore += stream.pointer.pointee.total_in
         outputBefore += stream.pointer.pointee.total_out
+        verifiedOutput = outputBefore
         streamsEnded += 1
         padding = 0
         state = .betweenStreams
@@ -214,6 +230,12 @@ public final class StreamDecoder {
             stream.setOutput(slice)
             let ret = lzma_code(strm, action)
             let produced = slice.count - strm.pointee.avail_out
+            if ret == LZMA_STREAM_END {
+                // The index and the footer are read and matched with the blocks: all of it holds.
+                verifiedOutput = outputBefore + strm.pointee.total_out
+            } else if let end = boundaries.verified(byOutput: strm.pointee.total_out) {
+                verifiedOutput = outputBefore + end
+            }
             if produced > 0 {
                 try output(UnsafeRawBufferPointer(rebasing: slice[..<produced]))
             }
@@ -245,6 +267,13 @@ public final class StreamDecoder {
         }
         switch ret {
         case LZMA_DATA_ERROR:
+            // The block that failed, when its header said where it starts: the decoder's own
+            // position is how far it has read, blocks ahead of it with several threads.
+            if let block = boundaries.firstUnverifiedBlock(output: stream.pointer.pointee.total_out) {
+                return XZError(
+                    code: .data, message: "corrupt xz data in the block that starts here (bad check, CRC or compressed data)",
+                    offset: streamStart + block)
+            }
             return XZError(code: .data, message: "corrupt xz data (bad check, CRC or compressed data)", offset: totalIn)
         case LZMA_MEMLIMIT_ERROR:
             return XZError(code: .memoryLimit, message: "stream needs more than the memory limit of \(memoryLimit) bytes", offset: totalIn)

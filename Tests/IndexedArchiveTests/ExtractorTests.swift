@@ -585,6 +585,7 @@ extension EngineSuites {
         /// A member cut short by the end of a damaged archive was begun under its own name when
         /// nothing was there: the failure removes it rather than leave its first bytes standing as
         /// the file. A file that was there keeps its content (the new one went to a temporary name).
+        /// The member before it goes too: it lay in the same block, whose check was never reached.
         @Test(.enabled(if: toolExists("xz")), arguments: [false, true])
         func aMemberCutShortLeavesNoPartialFile(_ existed: Bool) async throws {
             let dir = try TemporaryDirectory()
@@ -599,8 +600,7 @@ extension EngineSuites {
             if existed { try dir.file("out/big.txt", "old content") }
             let reader = try ArchiveReader(path: dir.path + "/cut.tar.xz")
             await expectArchiveError("truncated archive") { try await reader.extract(to: dir.path + "/out") }
-            #expect(listing(dir.path + "/out") == (existed ? ["big.txt", "first.txt"] : ["first.txt"]))
-            #expect(try await readBytes(dir.path + "/out/first.txt") == Array("whole".utf8))
+            #expect(listing(dir.path + "/out") == (existed ? ["big.txt"] : []))
             if existed {
                 #expect(try await readBytes(dir.path + "/out/big.txt") == Array("old content".utf8))
             }

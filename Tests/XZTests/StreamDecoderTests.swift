@@ -72,7 +72,95 @@ import XZ
         let error = #expect(throws: XZError.self) { _ = try decode(damaged, threads: threads) }
         #expect(error?.code == .data)
         let offset = try #require(error?.offset)
-        #expect(offset > 12 && offset <= UInt64(file.count))
+        #expect(offset >= 12 && offset <= UInt64(file.count))
+    }
+
+    /// Damage inside a block's compressed data, found before the block's bytes are all out, is
+    /// reported at the start of that block, which its header placed: with several threads the
+    /// decoder has read blocks beyond it, and its own position named none of them.
+    @Test(arguments: [1, 2]) func damageInsideABlockNamesTheBlock(threads: Int) throws {
+        let parts = (0..<6).map { TestData.mild(400_000, seed: 140 + UInt64($0)) }
+        let encoder = try BlockEncoder(preset: 1, maxChunkSize: 1 << 20)
+        let blocks = try parts.map { part in try part.withUnsafeBytes { try encoder.encode($0) } }
+        let file = try assembleStream(blocks)
+        let third = 12 + blocks[0].bytes.count + blocks[1].bytes.count
+        var damaged = file
+        damaged[third + 200] ^= 0x55
+        let error = #expect(throws: XZError.self) { _ = try decode(damaged, threads: threads) }
+        #expect(error?.code == .data)
+        #expect(error?.offset == UInt64(third), "\(String(describing: error))")
+        #expect(error?.message.contains("in the block that starts here") == true)
+    }
+
+    /// Bytes come out of a block before its check is read: `verifiedOutput` says how far they
+    /// have passed theirs. It stops only at the block ends the headers give, passes a block once a
+    /// byte of the next has come out, and holds everything once the stream has ended; a block
+    /// whose check fails leaves it at the end of the block before, whatever came out of that one.
+    @Test(arguments: [1, 2]) func verifiedOutputFollowsTheBlocksChecks(threads: Int) throws {
+        let parts = [TestData.random(70_000, seed: 130), TestData.random(90_000, seed: 131), TestData.mild(50_000, seed: 132)]
+        let ends: [UInt64] = [70_000, 160_000, 210_000]
+        let file = try Self.ourStream(parts)
+        for pieces in [997, 1 << 20] {
+            let decoder = StreamDecoder(threads: threads)
+            var delivered: UInt64 = 0
+            var seen: [UInt64] = []
+            let take = { (out: UnsafeRawBufferPointer) in
+                delivered += UInt64(out.count)
+                let verified = decoder.verifiedOutput
+                #expect(verified <= delivered)
+                #expect(verified == 0 || ends.contains(verified), "\(verified) is no block's end")
+                #expect(verified >= ends.last(where: { $0 < delivered }) ?? 0, "a block the output has passed is not verified")
+                seen.append(verified)
+            }
+            var position = 0
+            while position < file.count {
+                let end = min(file.count, position + pieces)
+                try file[position..<end].withUnsafeBytes { try decoder.feed($0, output: take) }
+                position = end
+            }
+            try decoder.finish(output: take)
+            #expect(decoder.verifiedOutput == 210_000)
+            #expect(seen == seen.sorted())
+            if threads == 1 && pieces < 1000 {
+                // One thread, small pieces: the output stops at every block's end on its way.
+                #expect(Set(seen) == [0, 70_000, 160_000, 210_000])
+            }
+        }
+        // A byte changed inside the second block's stored bytes decodes without complaint; only
+        // the check at the block's end finds it.
+        let marker = Array(parts[1][40_000..<40_032])
+        let at = try #require(
+            (0...(file.count - marker.count)).first { file[$0..<($0 + marker.count)].elementsEqual(marker) }, "the random bytes are stored")
+        var damaged = file
+        damaged[at] ^= 0x01
+        let decoder = StreamDecoder(threads: threads)
+        var verifiedAtEachSlice: [UInt64] = []
+        let error = #expect(throws: XZError.self) {
+            try damaged.withUnsafeBytes { try decoder.feed($0) { _ in verifiedAtEachSlice.append(decoder.verifiedOutput) } }
+            try decoder.finish { _ in verifiedAtEachSlice.append(decoder.verifiedOutput) }
+        }
+        #expect(error?.code == .data)
+        #expect(decoder.verifiedOutput == 70_000)
+        #expect(verifiedAtEachSlice.allSatisfy { $0 <= 70_000 })
+    }
+
+    /// `xz` without `-T` writes one block whose header gives no sizes: nothing is known to be
+    /// verified before the stream ends, and then all of it.
+    @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))
+    func aBlockWithoutSizesIsVerifiedAtTheStreamsEnd() throws {
+        let data = TestData.mild(600_000, seed: 133)
+        let file = try Tool.xz(["-0", "-T1", "--check=crc64"], data)
+        let decoder = StreamDecoder(threads: 2)
+        var slices = 0
+        try file.withUnsafeBytes { raw in
+            try decoder.feed(raw) { _ in
+                slices += 1
+                #expect(decoder.verifiedOutput == 0 || decoder.verifiedOutput == 600_000)
+            }
+        }
+        try decoder.finish { _ in #expect(decoder.verifiedOutput == 600_000) }
+        #expect(slices > 1)
+        #expect(decoder.verifiedOutput == 600_000)
     }
 
     /// A stream whose header names a reserved check type (5: eight bytes, like CRC64, but no
