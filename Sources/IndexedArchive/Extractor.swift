@@ -1,3 +1,4 @@
+import CPlatform
 import Dispatch
 import Logging
 import Tar
@@ -437,10 +438,28 @@ final class Extractor {
             }
             made = (Unverified(name: 0..<0, isDirectory: false, created: true, directoryIndex: nil), header.path)
             var times = Self.times(header)
-            _ = RawName.withCString(name) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
+            // Through a descriptor of the link itself: by name, someone who may write in the
+            // destination could swap a hard link to a file elsewhere in for it meanwhile, and
+            // that file would get the archive's owner and time.
+            let link = Self.openItself(name, in: parent)
+            defer { if link >= 0 { SystemCall.close(link) } }
+            if Self.opensItself {
+                // Gone, or something else: nothing is set by its name, which is no longer the link's.
+                var info = stat()
+                guard link >= 0, fstat(link, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else {
+                    throw ArchiveError(
+                        .unsafePath, "the link made for it was replaced by something else as it was extracted; nothing was set on that",
+                        member: header.path)
+                }
+            }
+            Self.setTimes(&times, of: link, named: name, in: parent)
             if options.restoreOwnership && isRoot {
                 let (uid, gid) = owner(of: header)
-                _ = RawName.withCString(name) { fchownat(parent, $0, uid, gid, AT_SYMLINK_NOFOLLOW) }
+                if link >= 0 {
+                    _ = fchownat(link, "", uid, gid, amk_at_empty_path())
+                } else {
+                    _ = RawName.withCString(name) { fchownat(parent, $0, uid, gid, AT_SYMLINK_NOFOLLOW) }
+                }
             }
             // After the owner, as for files (a chown clears some attributes). Linux allows only
             // `trusted.` and `security.` names on a link; GNU tar restores those, and amk
@@ -1105,6 +1124,11 @@ final class Extractor {
 
     /// ``restoreTimes(from:)``'s work for one run of `entries`, with folder descriptors of its own
     /// opened below `root`, which it shares with the other runs and does not close.
+    ///
+    /// Only what is still as the extraction left it gets its time: of the member's kind, and
+    /// with the whole seconds of its tar header. The files have been there, under their names,
+    /// since they were written, and someone who may write in the destination could have put a
+    /// hard link to a file elsewhere in the place of one; that file must not get the time.
     private static func restoreTimes(of entries: ArraySlice<ArchiveEntry>, root: Int32, options: ExtractOptions) {
         var folders = DirectoryPath(root: root)
         defer { folders.closeAll() }
@@ -1113,10 +1137,52 @@ final class Extractor {
                 let parts = try? components(of: path, options: options), !parts.isEmpty,
                 let parent = try? folders.descend(to: parts.dropLast(), create: false)
             else { continue }
+            let name = parts.last!
+            let item = openItself(name, in: parent)
+            defer { if item >= 0 { SystemCall.close(item) } }
+            var info = stat()
+            let found =
+                opensItself
+                ? (item >= 0 ? fstat(item, &info) : -1) : RawName.withCString(name) { fstatat(parent, $0, &info, AT_SYMLINK_NOFOLLOW) }
+            guard found == 0, isAsExtracted(info, entry) else { continue }
             let time = timespec(tv_sec: Int(entry.mtime.seconds), tv_nsec: Int(entry.mtime.nanoseconds))
             var times = [time, time]
-            _ = RawName.withCString(parts.last!) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
+            setTimes(&times, of: item, named: name, in: parent)
         }
+    }
+
+    /// Whether `info` is what extracting `entry` left: its kind, and its time in whole seconds
+    /// (or already the entry's own).
+    static func isAsExtracted(_ info: stat, _ entry: ArchiveEntry) -> Bool {
+        let type: mode_t
+        switch entry.kind {
+        case .directory: type = S_IFDIR
+        case .symbolicLink: type = S_IFLNK
+        case .regular, .hardLink: type = S_IFREG
+        default: return false
+        }
+        return info.st_mode & S_IFMT == type && Int64(info.st_mtim.tv_sec) == Int64(entry.mtime.seconds)
+            && (info.st_mtim.tv_nsec == 0 || Int64(info.st_mtim.tv_nsec) == Int64(entry.mtime.nanoseconds))
+    }
+
+    /// A descriptor of `name` in `parent` itself, a link not followed (Linux's O_PATH), through
+    /// which its owner and times are set without a second look-up of the name; -1 where the
+    /// system has none, or it cannot be opened so (then by name).
+    static func openItself(_ name: String, in parent: Int32) -> Int32 {
+        guard opensItself else { return -1 }
+        return RawName.withCString(name) { Platform.openat(parent, $0, amk_o_path() | O_NOFOLLOW | O_CLOEXEC) }
+    }
+
+    /// Whether ``openItself(_:in:)`` can give such a descriptor here: when it can and does not,
+    /// the name no longer leads to what it did, and nothing is set through it.
+    static let opensItself = amk_o_path() != 0 && amk_at_empty_path() != 0
+
+    /// Sets `times` on `item` (from ``openItself(_:in:)``), or on `name` in `parent`, not
+    /// followed, when there is no such descriptor or the kernel cannot use it (before Linux 5.8,
+    /// `utimensat` refuses AT_EMPTY_PATH).
+    static func setTimes(_ times: inout [timespec], of item: Int32, named name: String, in parent: Int32) {
+        if item >= 0, utimensat(item, "", &times, amk_at_empty_path()) == 0 || errno != EINVAL { return }
+        _ = RawName.withCString(name) { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }
     }
 
     private static func times(_ header: TarHeader) -> [timespec] {

@@ -56,6 +56,18 @@ static inline int amk_o_path(void) {
 #endif
 }
 
+/// Linux's AT_EMPTY_PATH: `utimensat` and `fchownat` act on the descriptor itself (an O_PATH one
+/// for a symbolic link), not on whatever its name leads to now; 0 where there is none.
+static inline int amk_at_empty_path(void) {
+#if defined(AT_EMPTY_PATH)
+    return AT_EMPTY_PATH;
+#elif defined(__linux__)
+    return 0x1000;  /* glibc defines it for _GNU_SOURCE only; the kernel's value */
+#else
+    return 0;
+#endif
+}
+
 /// Extended attributes, without following a link (Swift's Glibc module does not import
 /// <sys/xattr.h>, and Darwin's calls take extra arguments): list, get, and set on a descriptor.
 static inline ssize_t amk_llistxattr(const char *path, char *list, size_t size) {
