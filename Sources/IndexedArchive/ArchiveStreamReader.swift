@@ -258,7 +258,9 @@ public enum ArchiveStreamReader {
             try checker.visit(entry)
         }
         try checker.finish()
-        guard index.tarSize == (consumer.endOffset ?? 0) + UInt64(TarEncoder.endOfArchive.count) else {
+        // The index follows the tar stream, zero blocks after its end marker included.
+        let indexStart = consumer.trailing?.start ?? (consumer.endOffset ?? 0) + UInt64(TarEncoder.endOfArchive.count)
+        guard index.tarSize == indexStart else {
             throw ArchiveError(.corrupt, "the index's tar size \(index.tarSize) does not match the stream")
         }
         return index

@@ -238,6 +238,8 @@ struct TrailingBytes {
     /// The index's length, once its header has arrived: what comes after it (pixz's index, about
     /// as large again) counts against the limits but is not kept.
     private var declared: Int?
+    /// The stream offset of the index's first byte, once it has come.
+    private(set) var start: UInt64?
 
     init(limit: Int) {
         self.limit = limit
@@ -248,7 +250,15 @@ struct TrailingBytes {
         guard mayBeIndex else { return }
         let end = start + UInt64(piece.count)
         guard end > from else { return }
-        let skip = Int(max(start, from) - start)
+        var skip = Int(max(start, from) - start)
+        if bytes.isEmpty {
+            // Zero blocks between the end marker and the index (a tar's record padding, which a
+            // file's reading accepts there) are passed over, neither kept nor counted: an index
+            // after them was not looked for, and a stream checked nothing against it.
+            while skip < piece.count, piece[skip] == 0 { skip += 1 }
+            guard skip < piece.count else { return }
+            if self.start == nil { self.start = start + UInt64(skip) }
+        }
         if bytes.count < ArchiveIndex.magic.count {
             let wanted = ArchiveIndex.magic.count - bytes.count
             let head = UnsafeRawBufferPointer(rebasing: piece[skip..<min(piece.count, skip + wanted)])

@@ -156,4 +156,25 @@ import Testing
         let file = await expectArchiveError("file") { try await ArchiveReader(path: dir.path + "/x.tar.xz").verify() }
         #expect(file?.code == .corrupt)
     }
+
+    /// Zero blocks between the end marker and our index (a tar's record padding, which a file's
+    /// reading accepts there): a stream passed over the index after them, checked nothing
+    /// against it, and said OK to one that gives a member the set-user-ID bit. The index is found
+    /// after them, held to the stream as usual, and refused when it lies.
+    @Test(arguments: [false, true]) func anIndexAfterZeroBlocksIsStillChecked(lies: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarDirectory("d"), tarFile("d/a.txt", "hello\n")]) + [UInt8](repeating: 0, count: 1024)
+        let bytes = try indexedArchive(tar: tar) { index in
+            if lies { index.entries[1].mode = 0o4755 }
+        }
+        if lies {
+            let error = await expectArchiveError("stream") { try await Self.extract(bytes, to: dir.path + "/out") }
+            #expect(
+                error?.member == "d/a.txt" && error?.message.contains("disagrees with the index") == true, "\(String(describing: error))")
+        } else {
+            let result = try await Self.extract(bytes, to: dir.path + "/out")
+            #expect(result.indexVerified)
+            #expect(try await readBytes(dir.path + "/out/d/a.txt") == Array("hello\n".utf8))
+        }
+    }
 }
