@@ -23,6 +23,9 @@ public enum ArchiveSalvager {
         // The index only sharpens the report (which members were lost): an archive whose index
         // cannot be read is salvaged without it, but a cancellation still ends the salvage.
         let indexEntries: [ArchiveEntry]?
+        // Why the archive could not be opened, when that is damage: if the walk then finds none
+        // in the blocks, it is in the index (or the xz Index), and the archive is not whole.
+        var openingDamage: ArchiveError?
         do {
             indexEntries = try await ArchiveReader.open(path: path).index?.entries
         } catch let error as CancellationError {
@@ -30,7 +33,11 @@ public enum ArchiveSalvager {
             // cancellation: the clause above rethrows CancellationError; an unreadable index is salvaged without
         } catch {
             indexEntries = nil
+            if let error = error as? ArchiveError, [.corrupt, .checksumMismatch, .unsupportedVersion].contains(error.code) {
+                openingDamage = error
+            }
         }
+        let damageAtOpening = openingDamage
         let io = WorkerThreadPool(threads: 1, name: "amk-salvage")
         defer { io.shutdown() }
         // Where each member's headers start, for resuming after a damaged block.
@@ -76,6 +83,16 @@ public enum ArchiveSalvager {
                     }
                 }
             }
+            if walk.damage == nil, walk.stop == nil, let damageAtOpening {
+                // Every block and member sound, but the archive could not be opened: its index
+                // is damaged ("no damage found" and status 0 came with an index `verify` refused,
+                // and `list` showed names the salvage did not write).
+                walk.damageOffset = damageAtOpening.offset ?? walk.blocksEnd
+                walk.damageIsInTheIndexAlone = true
+                walk.damage =
+                    "the archive's index cannot be used (\(damageAtOpening.message)); the members were recovered from the tar "
+                    + "headers alone"
+            }
             consumer.extractor?.abandonCurrent()
             try? consumer.extractor?.finish()
             let skipped = Set(
@@ -96,7 +113,8 @@ public enum ArchiveSalvager {
             return (walk, recovered, recoveredSet, unfinished, unmade)
         }
         let selected = { (path: String) in TarConsumer.selected(path, by: filter) }
-        let stoppedShort = walk.damage != nil || walk.stop != nil
+        // Damage in the index alone stopped nothing: the tar stream was read to its end.
+        let stoppedShort = (walk.damage != nil && !walk.damageIsInTheIndexAlone) || walk.stop != nil
         var lost: [String]
         if let indexEntries, stoppedShort {
             // What the index names past the damage was never seen; it is lost too.
@@ -117,6 +135,8 @@ public enum ArchiveSalvager {
         var damageOffset: UInt64?
         var damage: String?
         var stop: String?
+        /// The damage is the index's, every block and member being sound.
+        var damageIsInTheIndexAlone = false
         /// The file offset just past the last block walked (where the xz Index begins).
         var blocksEnd: UInt64 = 0
     }

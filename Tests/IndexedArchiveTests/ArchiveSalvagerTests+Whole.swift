@@ -55,6 +55,29 @@ extension EngineSuites.ArchiveSalvagerTests {
         }
     }
 
+    /// An index the archive cannot be opened with (here its tar size is 512 bytes off; so too a
+    /// section cut short, an entry out of order) while every block and member is sound: salvage
+    /// said "no damage found", status 0, for an archive `verify` and `extract` refuse. It is
+    /// damage, named, and nothing is lost: the tar stream was read to its end.
+    @Test(arguments: ["tar size", "sound"]) func anIndexThatCannotBeUsedIsDamage(variant: String) async throws {
+        let dir = try TemporaryDirectory()
+        let tar = try tarStream([tarFile("a.txt", "alpha"), tarFile("b.txt", "beta")])
+        let archive = dir.path + "/a.tar.xz"
+        try await writeBytes(archive, try indexedArchive(tar: tar) { if variant == "tar size" { $0.tarSize += 512 } })
+        let report = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out")
+        #expect(report.recovered == ["a.txt", "b.txt"])
+        #expect(report.lost.isEmpty && report.lostIsComplete)
+        #expect(try await readBytes(dir.path + "/out/b.txt") == Array("beta".utf8))
+        if variant == "sound" {
+            #expect(report.damage == nil)
+        } else {
+            let damage = try #require(report.damage, "salvaged as whole")
+            #expect(damage.contains("index cannot be used") && damage.contains("tar"), "\(damage)")
+            let opened = await #expect(throws: ArchiveError.self) { try await ArchiveReader.open(path: archive) }
+            #expect(report.damageOffset == opened?.offset, "where opening the archive found it")
+        }
+    }
+
     /// With a block whose check fails and a readable index, the damage reported is that check,
     /// in that block: once the walk reached the xz Index it compared it with the blocks walked
     /// (the damaged one missing) and reported a mismatch of the Index at another offset instead.
