@@ -47,7 +47,11 @@ public final class ResourcesArchiver: Sendable {
     ///   the archive failed, which the export then fails with (let it propagate: an extension
     ///   that swallows it is terminated), ``AppMigrationError`` for a refused path (outside the
     ///   container, or a `pathInArchive` already taken, under one stored as a file, or with a
-    ///   component longer than a file name), or the engine's error for an unreadable file.
+    ///   component longer than a file name, or a folder holding a name already in the archive:
+    ///   nothing of it is then stored, and the export may go on), and
+    ///   ``AppMigrationError/Code/itemUnreadable`` for an item that could not be read or added
+    ///   (the engine's error in its message and `underlying`), also for an append after
+    ///   `exportResources(to:request:)` returned.
     public func appendItem(at url: URL, pathInArchive: String? = nil) async throws {
         try Task.checkCancellation()
         switch backend {
@@ -71,6 +75,16 @@ public final class ResourcesArchiver: Sendable {
                 throw AppMigrationError(
                     .invalidPathInArchive, "path in archive '\(error.member ?? name)': \(error.message)",
                     extensionName: confinement.extensionName, path: source, underlying: error)
+            } catch let error as ArchiveError {
+                // The engine's errors are of a module that code written for AppMigrationKit
+                // cannot name (`catch let e as ArchiveError` did not compile there): said as the
+                // host's, as an extension process receives them.
+                let message =
+                    await builder.isFinished
+                    ? "appendItem(at:pathInArchive:) was called after exportResources(to:request:) returned: the archive is "
+                        + "already finished" : error.description
+                throw AppMigrationError(
+                    .itemUnreadable, message, extensionName: confinement.extensionName, path: source, underlying: error)
             }
         case .host(let send):
             // The host resolves against its own working directory: make the path absolute here,

@@ -78,6 +78,7 @@ public actor ArchiveBuilder {
         }
         let before = (members: serializer.memberCount, position: serializer.position)
         do {
+            try await refuseTakenNames(source)
             try await appendLocked(source)
         } catch let error as ArchiveError where (serializer.memberCount, serializer.position) == before {
             // Refused before any of it was stored (a name already in the archive, a path too
@@ -87,6 +88,36 @@ public actor ArchiveBuilder {
         } catch {
             failure = error
             throw error
+        }
+    }
+
+    /// Whether ``finish()`` has been called: the archive takes no more.
+    public var isFinished: Bool { closed }
+
+    /// Refuses a folder one of whose names is already in the archive before any of it is
+    /// stored: found as it was stored, the folder's first members were in the archive already,
+    /// so the refusal ended the archive (every later append failed with it, naming the next
+    /// file, and so did the export), though an extension may catch a refused name and go on.
+    /// Only a folder under whose name something is stored already is walked twice (its names
+    /// only, the first time).
+    private func refuseTakenNames(_ source: PackSource) async throws {
+        let name = UTF8Bytes.droppingTrailingSlash(source.archivePath)
+        guard !name.isEmpty, serializer.holdsMembers(under: name) else { return }
+        var names = DirectoryEnumerator(
+            sources: [source], unreadable: options.unreadable, batchSize: 256,
+            pool: io, fileSystem: Self.confined(options.fileSystem, to: source.path), watchdog: options.watchdog)
+        names.exclusion = options.exclusion
+        for try await batch in names {
+            for entry in batch.entries {
+                if serializer.contains(archivePath: entry.archivePath) {
+                    throw ArchiveError(
+                        .invalidArchivePath, "'\(entry.archivePath)' is already in the archive", path: entry.sourcePath,
+                        member: entry.archivePath)
+                }
+                if let conflict = serializer.conflict(for: entry.archivePath, kind: entry.kind) {
+                    throw ArchiveError(.invalidArchivePath, conflict, path: entry.sourcePath, member: entry.archivePath)
+                }
+            }
         }
     }
 

@@ -221,6 +221,9 @@ struct TarSerializer {
     /// depend on order.
     func contains(archivePath: String) -> Bool { archivePaths[ExactName(archivePath)] != nil }
 
+    /// Whether members stored so far lie under the folder `path` (without its trailing `/`).
+    func holdsMembers(under path: String) -> Bool { parentPaths.contains(ExactName(path)) }
+
     /// Why a member at `path` (of `kind`) would make an archive no system can extract, or nil:
     /// a name component longer than a file name can be, a member under one that is not a
     /// folder, or one that is not a folder where others lie under it. Each of these was written

@@ -159,6 +159,59 @@ import Testing
         }
     }
 
+    /// A folder holding a name already in the archive: its first members were stored before
+    /// the taken name was met, so the refusal the extension caught ended the archive, every
+    /// later append failed with it (naming the next, innocent file) and so did the export. The
+    /// folder is refused whole before any of it is stored, and the export goes on.
+    @Test func aCaughtRefusalOfAFolderLeavesTheArchiveAsItWas() async throws {
+        try await Scratch.with { scratch in
+            let refusal = Mutex<AppMigrationError?>(nil)
+            let archive = try await export(
+                in: scratch,
+                seed: { container in
+                    let folder = container.documentsDirectory.appending(path: "x")
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                    try Data("a".utf8).write(to: folder.appending(path: "a.txt"))
+                    try Data("m".utf8).write(to: folder.appending(path: "m.txt"))
+                }
+            ) { archiver, container in
+                let folder = container.documentsDirectory.appending(path: "x")
+                try await archiver.appendItem(at: folder.appending(path: "m.txt"), pathInArchive: "x/m.txt")
+                do {
+                    try await archiver.appendItem(at: folder)
+                } catch let error as AppMigrationError {
+                    refusal.withLock { $0 = error }
+                }
+                try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"))
+            }
+            let error = try #require(refusal.withLock { $0 }, "the folder was appended over x/m.txt")
+            #expect(error.code == .invalidPathInArchive && "\(error)".contains("'x/m.txt' is already in the archive"), "\(error)")
+            #expect(try await memberNames(of: archive) == ["x/m.txt", "profile.json"])
+        }
+    }
+
+    /// An append once the export has returned (the archiver kept, or an unawaited task): an
+    /// error that code written for AppMigrationKit can name, saying so, and the archive as it was.
+    @Test func anAppendAfterTheExportReturnedIsTheHostsError() async throws {
+        try await Scratch.with { scratch in
+            let kept = Mutex<ResourcesArchiver?>(nil)
+            let container = Mutex<MigrationDataContainer?>(nil)
+            let archive = try await export(in: scratch) { archiver, appContainer in
+                try await archiver.appendItem(at: appContainer.documentsDirectory.appending(path: "profile.json"))
+                kept.withLock { $0 = archiver }
+                container.withLock { $0 = appContainer }
+            }
+            let archiver = try #require(kept.withLock { $0 })
+            let documents = try #require(container.withLock { $0 }).documentsDirectory
+            let error = await #expect(throws: AppMigrationError.self) {
+                try await archiver.appendItem(at: documents.appending(path: "media"))
+            }
+            #expect(error?.code == .itemUnreadable)
+            #expect("\(String(describing: error))".contains("after exportResources(to:request:) returned"), "\(String(describing: error))")
+            #expect(try await memberNames(of: archive) == ["profile.json"])
+        }
+    }
+
     @Test func missingItemIsAClearError() async throws {
         try await Scratch.with { scratch in
             await #expect {
