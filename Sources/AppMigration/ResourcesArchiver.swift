@@ -57,6 +57,7 @@ public final class ResourcesArchiver: Sendable {
         switch backend {
         case .engine(let builder, let watchdog, let confinement):
             let source = try confinement.resolve(url)
+            try Self.refuseSpecialFile(source, extensionName: confinement.extensionName)
             let name = try ContainerConfinement.normalizedPathInArchive(
                 pathInArchive ?? url.lastPathComponent,
                 extensionName: confinement.extensionName)
@@ -91,6 +92,26 @@ public final class ResourcesArchiver: Sendable {
             // where a relative one means the extension's (the container).
             try await send(url.absoluteURL.path(percentEncoded: false), pathInArchive ?? url.lastPathComponent)
         }
+    }
+
+    /// A FIFO, a socket or a device appended by itself: the engine skips such files with a
+    /// warning in a log (a folder's, as tar does), and an `appendItem` of one returned normally
+    /// with nothing stored, which neither the extension nor its test could see.
+    static func refuseSpecialFile(_ path: String, extensionName: String?) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }  // missing: the engine names it
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        default: return
+        }
+        throw AppMigrationError(
+            .itemUnreadable,
+            "it is \(kind): only files, folders and symbolic links are exported (in a folder, such files are skipped)",
+            extensionName: extensionName, path: path)
     }
 
     // The extension's stage is idle while the engine works for it: the engine's own stages beat

@@ -212,6 +212,29 @@ import Testing
         }
     }
 
+    /// A FIFO appended by itself returned normally with nothing stored (the engine skips such
+    /// files with a warning only a log saw): it is refused by name, and the export goes on.
+    @Test func aFIFOAppendedByItselfIsRefusedByName() async throws {
+        try await Scratch.with { scratch in
+            let refusal = Mutex<AppMigrationError?>(nil)
+            let archive = try await export(
+                in: scratch,
+                seed: { container in #expect(mkfifo(container.documentsDirectory.appending(path: "ipc.fifo").path, 0o600) == 0) }
+            ) { archiver, container in
+                do {
+                    try await archiver.appendItem(at: container.documentsDirectory.appending(path: "ipc.fifo"))
+                } catch let error as AppMigrationError {
+                    refusal.withLock { $0 = error }
+                }
+                try await archiver.appendItem(at: container.documentsDirectory.appending(path: "profile.json"))
+            }
+            let error = try #require(refusal.withLock { $0 }, "the FIFO was taken without a word")
+            #expect(error.code == .itemUnreadable)
+            #expect("\(error)".contains("ipc.fifo") && "\(error)".contains("a FIFO"), "\(error)")
+            #expect(try await memberNames(of: archive) == ["profile.json"])
+        }
+    }
+
     @Test func missingItemIsAClearError() async throws {
         try await Scratch.with { scratch in
             await #expect {
