@@ -120,12 +120,15 @@ extension ArchiveReader {
         extractTo: (directory: String, options: ExtractOptions, standIns: HardLinkStandIns)? = nil
     ) async throws -> RunResult {
         let archiveSize = file.size
+        // What the blocks decode to, when the xz Index could be read.
+        let tarStreamSize = blocks.map { index?.tarSize ?? $0.fileIndex.uncompressedSize }
         return try await feedTarStream(
             making: {
                 var consumer = make()
                 if let extractTo {
                     let extractor = try Extractor(
                         destination: extractTo.directory, options: extractTo.options, archiveSize: archiveSize)
+                    extractor.tarStreamSize = tarStreamSize
                     consumer.extraction = ExtractionSink(extractor, filter: extractTo.options.memberFilter, standIns: extractTo.standIns)
                 }
                 return consumer

@@ -72,6 +72,9 @@ final class Extractor {
 
     /// ``ExtractOptions/contentOutput``: where regular members' content goes instead of files.
     private let output: Int32?
+    /// The tar stream's size, when the reader knows it (a file's xz Index gives it): a member
+    /// declaring more content is damage, not a limit to raise.
+    var tarStreamSize: UInt64?
 
     /// What was made for a member from bytes not yet known to be sound: removed if its block
     /// then fails (see ``verified(through:)``).
@@ -415,6 +418,15 @@ final class Extractor {
             // member's size is known, and a 5 GiB disk image of zeros was written up to the
             // limit (4 GB, 10 s) and then removed. (Written as holes, zeros do not count.)
             let used = min(bytes - holeBytes, byteLimit)
+            if !isSparse, let total = tarStreamSize, header.size > total {
+                // More than the whole stream holds cannot be there: the archive is damaged, and
+                // a limit with advice to raise it if the archive is trusted sent users astray.
+                throw ArchiveError(
+                    .corrupt,
+                    "it declares \(header.size) bytes of content, more than the whole tar stream holds (\(total) bytes): "
+                        + "the archive is damaged",
+                    member: header.path)
+            }
             if limitIsFinal, !options.sparse, !isSparse, header.size > byteLimit - used {
                 throw limitExceeded(member: header.path, declared: header.size)
             }

@@ -582,6 +582,29 @@ extension EngineSuites {
             }
         }
 
+        /// A member whose header declares more content than the whole tar stream holds (a pax
+        /// `size` of 2^62 before 6 bytes) is damage: read from a file, whose xz Index gives the
+        /// stream's size, it was refused as over the byte limit, with advice to raise the limit
+        /// if the archive is trusted, which only changed the message.
+        @Test(.enabled(if: toolExists("xz"))) func aSizeLargerThanTheStreamIsDamageNotALimit() async throws {
+            let dir = try TemporaryDirectory()
+            var header = tarFile("x", "small\n").0
+            header.size = 1 << 62
+            let tar = try TarEncoder.encode(header) + Array("small\n".utf8) + [UInt8](repeating: 0, count: 506) + TarEncoder.endOfArchive
+            try await writeBytes(dir.path + "/a.tar.xz", try await xzTool(tar))
+            let reader = try ArchiveReader(path: dir.path + "/a.tar.xz")
+            for maxBytes in [nil, UInt64.max] {
+                var options = ExtractOptions()
+                options.maxBytes = maxBytes
+                let error = await expectArchiveError("declared size") { try await reader.extract(to: dir.path + "/out", options: options) }
+                #expect(error?.code == .corrupt, "\(String(describing: error))")
+                #expect(
+                    error?.member == "x" && error?.message.contains("more than the whole tar stream holds") == true,
+                    "\(String(describing: error))")
+                #expect(listing(dir.path + "/out").isEmpty)
+            }
+        }
+
         /// A member cut short by the end of a damaged archive was begun under its own name when
         /// nothing was there: the failure removes it rather than leave its first bytes standing as
         /// the file. A file that was there keeps its content (the new one went to a temporary name).
