@@ -202,7 +202,7 @@ extension ArchiveReader {
     /// the tar parser's errors as the ``ArchiveError`` this reader promises (`.corrupt`, naming the
     /// member the stream stopped in, if any); other errors unchanged.
     static func abandoned(_ consumer: inout TarConsumer, _ error: any Error, path: String?) -> any Error {
-        consumer.extractor?.abandonCurrent()
+        consumer.extractor?.abandonCurrent(after: error)
         guard let tar = error as? TarError else { return error }
         return ArchiveError.fromTar(tar, path: path, member: consumer.unfinishedMember)
     }

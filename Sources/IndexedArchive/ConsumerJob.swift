@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A reading's state (its ``TarConsumer``, and for a stream the decoder in front of it) kept in one
 /// job on a thread of our own for the whole reading, and fed there by a task through a
 /// ``HandOff``.
@@ -27,6 +29,10 @@ enum ConsumerJob {
         produce: (HandOff<Piece>) async throws -> Void
     ) async throws -> R {
         let handOff = HandOff<Piece>(capacity: capacity)
+        // Why the sender failed, for `abandon`: the job itself only learns that it did, and what
+        // it abandons depends on why (damage removes what unverified bytes made; a cancellation
+        // keeps it).
+        let senderFailure = Mutex<(any Error)?>(nil)
         async let outcome = io.run { flag in
             var state: State
             do {
@@ -43,7 +49,8 @@ enum ConsumerJob {
                 return try finish(&state)
             } catch {
                 handOff.close()
-                throw abandon(&state, error)
+                let cause = error is HandOff<Piece>.SenderFailed ? senderFailure.withLock { $0 } ?? error : error
+                throw abandon(&state, cause)
             }
         }
         var produced: Result<Void, any Error> = .success(())
@@ -52,6 +59,7 @@ enum ConsumerJob {
             handOff.finish()
         } catch {
             produced = .failure(error)
+            senderFailure.withLock { $0 = error }
             handOff.fail()
         }
         let result: Result<R, any Error>

@@ -2,6 +2,7 @@ import CPlatform
 import Dispatch
 import Logging
 import Tar
+import XZ
 
 #if canImport(Glibc)
     import Glibc
@@ -872,10 +873,24 @@ final class Extractor {
 
     /// Ends a failed extraction: removes a file left half-written, so that nothing partial
     /// remains, and gives the folders made so far their modes, so that none stays at 0700.
-    func abandonCurrent() {
+    ///
+    /// When the failure is `error` and it is damage (``isDamage(_:)``), what was made from bytes
+    /// whose check has not passed goes too: their block may be what is damaged. A cancellation,
+    /// a limit or a failing disk says nothing against those bytes, and what they made stays, as
+    /// what came before it does.
+    func abandonCurrent(after error: (any Error)? = nil) {
         removeCurrent()
-        discardUnverified()
+        if let error, Self.isDamage(error) {
+            discardUnverified()
+        }
         applyDirectoryMetadata()
+    }
+
+    /// Whether `error` says the archive's bytes are not what was written: damage or a cut.
+    static func isDamage(_ error: any Error) -> Bool {
+        if error is TarError || error is XZError { return true }
+        guard let error = error as? ArchiveError else { return false }
+        return error.code == .corrupt || error.code == .checksumMismatch
     }
 
     /// Says that the tar stream's bytes before `offset` have passed their integrity checks, and

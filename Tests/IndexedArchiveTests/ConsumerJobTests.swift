@@ -105,7 +105,9 @@ import Testing
         }
         #expect(error == Failure(name: "producer"))
         let seen = try #require(abandoned.seen.withLock { $0 }, "the job must learn that no more pieces come")
-        #expect(seen.error == "SenderFailed")
+        // The producer's own error, not only that it failed: what the job abandons depends on
+        // why (damage removes what unverified bytes made, a cancellation keeps it).
+        #expect(seen.error == "Failure")
         #expect(seen.pieces.count <= 10)
     }
 

@@ -109,6 +109,24 @@ extension EngineSuites {
             #expect(kept == damaged.sound, "\(kept) \(damaged.sound) \(String(describing: error))")
         }
 
+        /// A limit (or a cancellation, or a failing disk) that ends a stream says nothing against
+        /// its bytes: what was made before it stays, as the README promises, though its block's
+        /// check was never reached (one `xz` block without sizes, unverified to its end).
+        @Test func aLimitKeepsWhatCameBeforeIt() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([
+                tarFile("a.txt", String(repeating: "a", count: 1000)), tarFile("b.txt", String(repeating: "b", count: 5000))
+            ])
+            let xz = try await xzTool(tar)
+            var options = ExtractOptions()
+            options.maxBytes = 3000
+            let error = await #expect(throws: ArchiveError.self) {
+                try await ArchiveStreamReaderTests.extract(xz, to: dir.path + "/out", options: options)
+            }
+            #expect(error?.code == .limitExceeded, "\(String(describing: error))")
+            #expect(listing(dir.path + "/out") == ["a.txt"])
+        }
+
         /// Without damage nothing is removed: every member arrives, through a pipe and from a
         /// file read a piece at a time.
         @Test func soundBlocksKeepEveryMember() async throws {
