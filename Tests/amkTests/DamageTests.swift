@@ -28,6 +28,31 @@ extension AMKTests {
             try bytes.write(to: URL(fileURLWithPath: archive))
         }
 
+        /// Through a pipe, a block's bytes come out before its check is read, and a byte changed
+        /// in stored noise decodes without complaint: the members they made are removed once the
+        /// check fails, each named, and every file left is whole (one with the changed bytes was
+        /// kept, named by nothing but the offset of the damage).
+        @Test func aPipeRemovesAndNamesWhatTheDamagedBlockMade() throws {
+            try damageTheMiddle()
+            let out = tree.path("out")
+            let (result, _) = try AMKProcess.runMeasured(["extract", "-", "-C", out], piping: archive)
+            #expect(result.status == 1)
+            let removed = result.stderr.split(separator: "\n").compactMap { line in
+                line.contains("removed: it was made from bytes whose integrity check failed") ? line.split(separator: "'")[1] : nil
+            }
+            #expect(!removed.isEmpty, "\(result.stderr)")
+            for name in removed {
+                #expect(!FileManager.default.fileExists(atPath: out + "/" + name), "\(name) was named removed")
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: out + "/data")
+            #expect(!left.isEmpty, "the blocks before the damage are sound")
+            for name in left {
+                #expect(
+                    try Data(contentsOf: URL(fileURLWithPath: out + "/data/" + name))
+                        == Data(contentsOf: URL(fileURLWithPath: tree.path("src/data/" + name))), "\(name) is not whole")
+            }
+        }
+
         @Test func corruptedArchiveFailsVerifyNamingAnOffset() throws {
             try damageTheMiddle()
 
