@@ -110,9 +110,9 @@ struct SalvageCommand: AsyncParsableCommand {
         } else if lost == 0 {
             // "Lost at least 0" read as nothing lost, where the members after the damage are
             // only unknown.
-            lines.append("members after the damage are unknown: the index is unreadable, so what was lost cannot be told")
+            lines.append("members after the damage are unknown: no readable index lists them, so what was lost cannot be told")
         } else {
-            lines.append("lost at least \(lost) \(noun) (the index is unreadable, so later members are unknown):")
+            lines.append("lost at least \(lost) \(noun) (no readable index lists the members after the damage):")
         }
         for name in report.lost.prefix(lostNamesShown) { lines.append("  \(TerminalSafe.name(name))") }
         if lost > lostNamesShown { lines.append("  ... and \(lost - lostNamesShown) more") }

@@ -106,7 +106,7 @@ extension AMKTests {
             #expect(Int(recovered)! >= 3, "\(result.stdout)")
             #expect(lines.contains { $0.wholeMatch(of: /damage at offset \d+: .+/) != nil }, "\(result.stdout)")
             // Without the index (cut off with the end) only the member cut by the damage is known lost.
-            #expect(lines.contains { $0.hasPrefix("lost at least 1 member (the index is unreadable") }, "\(result.stdout)")
+            #expect(lines.contains { $0.hasPrefix("lost at least 1 member (no readable index lists") }, "\(result.stdout)")
             #expect(lines.contains("  data/file3.bin"), "the member cut by the damage is named: \(result.stdout)")
             // Early members come back whole; the late ones are not there at all.
             for index in 0..<3 {

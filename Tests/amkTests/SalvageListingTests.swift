@@ -17,13 +17,13 @@ extension AMKTests {
             let lines = SalvageCommand.lines(for: report, lostListIsComplete: false)
             #expect(!lines.contains { $0.contains("lost at least 0") }, "\(lines)")
             #expect(
-                lines.last == "members after the damage are unknown: the index is unreadable, so what was lost cannot be told",
+                lines.last == "members after the damage are unknown: no readable index lists them, so what was lost cannot be told",
                 "\(lines)")
             var cut = report
             cut.lost = ["c"]
             #expect(
                 SalvageCommand.lines(for: cut, lostListIsComplete: false).suffix(2)
-                    == ["lost at least 1 member (the index is unreadable, so later members are unknown):", "  c"])
+                    == ["lost at least 1 member (no readable index lists the members after the damage):", "  c"])
         }
 
         @Test func longLostListIsCut() throws {
