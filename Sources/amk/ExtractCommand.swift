@@ -169,6 +169,12 @@ struct ExtractCommand: AsyncParsableCommand {
             summary = try await Self.extract(argument, members: members, directory: directory, options: options, showProgress: showProgress)
         } catch {
             let (kept, count) = failed.withLock { $0 }
+            if json && !toStdout && !(error is CancellationError) {
+                // A script asked for JSON: it gets the failure as JSON too, as from verify and
+                // salvage (it got nothing), and the usual lines on standard error and status.
+                try JSONOutput.print(
+                    ExtractReport(failedWith: error, archive: argument, directory: directory, failures: kept, count: count))
+            }
             Self.printFailures(kept, count: count)
             if let error = error as? ArchiveError, toStdout && error.code == .io(errno: EPIPE) {
                 // The reader of the content went away (`| head`): as for cat and tar, that is the end,

@@ -4,11 +4,11 @@ import IndexedArchive
 struct ExtractReport: Encodable {
     var archive: String
     var directory: String
-    /// Members written.
-    var entries: Int
-    /// Content bytes written.
-    var bytes: UInt64
-    var seconds: Double
+    /// Members written; null when the extraction failed as a whole (then ``error`` says why).
+    @AlwaysPresent var entries: Int?
+    /// Content bytes written; null on failure.
+    @AlwaysPresent var bytes: UInt64?
+    @AlwaysPresent var seconds: Double?
     var warnings: [Warning]
     /// Members not extracted, and why (the first ``ExtractSummary/keptFailures``).
     var failures: [Failure]
@@ -16,6 +16,9 @@ struct ExtractReport: Encodable {
     var failedMembers: Int
     /// The member names given that selected nothing.
     var notFound: [String]
+    /// What ended the extraction, as the error line on standard error gives it; null when it
+    /// ran to the end (members may still have failed: ``failures``).
+    @AlwaysPresent var error: String?
 
     struct Warning: Encodable {
         var member: String
@@ -40,5 +43,17 @@ struct ExtractReport: Encodable {
         failures = summary.failures.map { Failure(member: $0.member, message: $0.message) }
         failedMembers = summary.failedMembers
         self.notFound = notFound
+    }
+
+    /// The report of an extraction that `error` ended, after the member failures `failures`
+    /// (`count` in all): no summary came back, and a script asked for JSON (it printed nothing).
+    init(failedWith error: any Error, archive: String, directory: String, failures: [ArchiveError], count: Int) {
+        self.archive = archive
+        self.directory = directory
+        warnings = []
+        self.failures = failures.map { Failure(member: $0.member, message: $0.message) }
+        failedMembers = count
+        notFound = []
+        self.error = (error as? ArchiveError)?.description ?? "\(error)"
     }
 }

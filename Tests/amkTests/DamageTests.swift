@@ -53,6 +53,28 @@ extension AMKTests {
             }
         }
 
+        /// `extract --json` on damage: a script that asked for JSON got nothing on standard
+        /// output. It gets the report, with the error (as standard error gives it) and no counts.
+        @Test func extractJSONReportsTheDamage() throws {
+            try damageTheMiddle()
+            let result = try AMKProcess.run(["extract", "--json", archive, "-C", tree.path("out")])
+            #expect(result.status == 1)
+            let report = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+            let error = try #require(report["error"] as? String, "\(result.stdout)")
+            #expect(result.stderr.contains(error), "the error line on standard error: \(result.stderr)")
+            #expect(report["entries"] is NSNull && report["bytes"] is NSNull)
+            #expect(report["archive"] as? String == archive)
+            // And a whole extraction says it has no error.
+            try FileManager.default.removeItem(atPath: archive)
+            let pack = try AMKProcess.run(["pack", tree.path("src/data"), "-o", archive, "--chunk-size", "1M"])
+            #expect(pack.status == 0)
+            let whole = try AMKProcess.run(["extract", "--json", archive, "-C", tree.path("out2")])
+            #expect(whole.status == 0, "\(whole.stderr)")
+            let good = try #require(try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as? [String: Any])
+            #expect(good["error"] is NSNull && good["entries"] as? Int == 11)
+        }
+
         @Test func corruptedArchiveFailsVerifyNamingAnOffset() throws {
             try damageTheMiddle()
 
