@@ -28,6 +28,9 @@ struct ArchiveLayout: Sendable {
     /// Why our rich index was left unread, when its names add up to more than the file's
     /// allowance: the archive is then read from its tar stream, as one without the index.
     var indexSkipped: String? = nil
+    /// The damage found in the pixz index block, which no member's bytes depend on: an
+    /// extraction writes every member, then fails with it.
+    var pixzIndexDamage: ArchiveError? = nil
 
     /// Reads the end of `file` (named `path` in errors). Limits as in ``ArchiveReader/init(path:maxIndexBytes:maxEntries:maxBufferedBlockSize:maxDecoderMemory:)``.
     /// With `pathsOnly`, the rich index is decoded only as far as its members' paths, which go to
@@ -55,6 +58,7 @@ struct ArchiveLayout: Sendable {
         var selection: MemberFilter?
         var memberCount: Int?
         var pixz = false
+        var pixzDamage: ArchiveError?
         var skipped: String?
         var dataBlocks = fileIndex?.blocks.count ?? 0
         // pixz writes its file index as the last block of one stream, after at least one block
@@ -67,10 +71,21 @@ struct ArchiveLayout: Sendable {
                 IndexBlock(file: file, record: record, check: check, maxDecoderMemory: maxDecoderMemory)
             }
             // A small pixz index is decoded whole, so that damage to it is found at once; a
-            // large one only as far as its magic (verify reads it all).
+            // large one only as far as its magic (verify reads it all). Damage there failed the
+            // opening, and no member was extracted though none depends on that block: it is
+            // kept for the end of an extraction instead. A last block whose first bytes cannot
+            // be decoded is not taken for a pixz index, but for tar stream, damaged where the
+            // reading will meet it (an `xz -T` archive's small last block was read here too).
             let smallBlock = UInt64(BlockStream.inputPiece / 4)
-            if PixzIndex.hasMagic(try block(last).first(last.uncompressedSize <= smallBlock ? nil : 8)) {
-                pixz = true
+            let probe = block(last)
+            do {
+                if PixzIndex.hasMagic(try probe.first(8)) {
+                    pixz = true
+                    if last.uncompressedSize <= smallBlock { _ = try probe.first(nil) }
+                }
+                // cancellation: ArchiveError only, the damage of the last block, kept or met later
+            } catch let error as ArchiveError where error.code == .corrupt || error.code == .checksumMismatch {
+                if pixz { pixzDamage = error }
             }
             if pixz, blocks.count >= 3 {
                 let rich = blocks[blocks.count - 2]
@@ -141,7 +156,8 @@ struct ArchiveLayout: Sendable {
         }
         return ArchiveLayout(
             fileIndex: fileIndex, fileIndexProblem: problem, index: index, paths: paths, selection: selection,
-            memberCount: memberCount, hasPixzIndex: pixz, dataBlockCount: dataBlocks, indexSkipped: skipped)
+            memberCount: memberCount, hasPixzIndex: pixz, dataBlockCount: dataBlocks, indexSkipped: skipped,
+            pixzIndexDamage: pixzDamage)
     }
 
     /// An index block, decoded as far as it is asked for and never twice: the header first,

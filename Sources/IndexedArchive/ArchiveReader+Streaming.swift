@@ -103,6 +103,8 @@ extension ArchiveReader {
         let expected = index?.entries
         let result = try await run(
             { TarConsumer(expected: expected) }, parallelism: options.parallelism, extractTo: (directory, options, standIns))
+        // Every member is written and sound; the archive is damaged all the same.
+        if let pixzIndexDamage { throw pixzIndexDamage }
         return ExtractSummary(
             entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
             seconds: (ContinuousClock.now - start).secondsValue, failures: result.failures,

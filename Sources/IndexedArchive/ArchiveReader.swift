@@ -41,6 +41,8 @@ public final class ArchiveReader: Sendable {
     let fileIndexProblem: String?
     let index: ArchiveIndex?
     let hasPixzIndex: Bool
+    /// Damage found in the pixz index block when the archive was opened (see ``ArchiveLayout``).
+    let pixzIndexDamage: ArchiveError?
     /// The blocks read as tar stream (see ``ArchiveLayout/dataBlockCount``).
     let dataBlockCount: Int
     /// The file's blocks, decoded for every reading; nil when the xz Index cannot be read.
@@ -293,6 +295,7 @@ public final class ArchiveReader: Sendable {
         selection = layout.selection
         memberCount = layout.memberCount
         indexSkipped = layout.indexSkipped
+        pixzIndexDamage = layout.pixzIndexDamage
         self.limits = limits
         mode = layout.index == nil ? .sequential : .indexed
         maxDecoderMemory = UInt64(clamping: limits.maxDecoderMemory)

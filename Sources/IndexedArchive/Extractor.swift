@@ -85,6 +85,8 @@ final class Extractor {
         let isDirectory: Bool
         /// Whether the extraction created it (a folder that was there already stays).
         let created: Bool
+        /// Its content went to ``ExtractOptions/contentOutput``, which cannot be taken back.
+        var wentOut = false
         /// Its place in ``directories``, for a folder: its header's mode and times are not applied.
         let directoryIndex: Int?
         /// Where its bytes end in the tar stream.
@@ -371,6 +373,9 @@ final class Extractor {
             guard header.kind == .regular else { return }
             options.onMember?(stored.path)
             current = OpenFile(fd: output, parent: -1, temporary: nil, name: "", header: header)
+            var sent = Unverified(name: 0..<0, isDirectory: false, created: false, directoryIndex: nil)
+            sent.wentOut = true
+            made = (sent, header.path)
             endsInHole = false
             return
         }
@@ -874,23 +879,31 @@ final class Extractor {
     /// Ends a failed extraction: removes a file left half-written, so that nothing partial
     /// remains, and gives the folders made so far their modes, so that none stays at 0700.
     ///
-    /// When the failure is `error` and it is damage (``isDamage(_:)``), what was made from bytes
-    /// whose check has not passed goes too: their block may be what is damaged. A cancellation,
-    /// a limit or a failing disk says nothing against those bytes, and what they made stays, as
-    /// what came before it does.
+    /// When the extraction failed with `error`, what was made from bytes whose check has not
+    /// passed goes too, named: their block may be damaged, and a limit or a full disk met
+    /// before its check leaves that unknown (a member with a changed byte stayed behind a
+    /// limit, named by nothing). A cancellation keeps it, as what came before it: the user
+    /// stopped the reading, which found nothing wrong.
     func abandonCurrent(after error: (any Error)? = nil) {
-        removeCurrent()
-        if let error, Self.isDamage(error) {
+        // A reader of the content that went away (`| head`) ends it as for tar, without a word.
+        let readerGone = output != nil && (error as? ArchiveError)?.code == .io(errno: EPIPE)
+        if let error, !(error is CancellationError), !readerGone {
+            let cut = current?.header.path
+            removeCurrent()
             discardUnverified()
+            if let cut {
+                report(
+                    ArchiveError(
+                        .corrupt,
+                        output == nil
+                            ? "removed: the extraction failed while it was being written, so it is not whole"
+                            : "its content went out only in part: the extraction failed while it was being written",
+                        member: cut))
+            }
+        } else {
+            removeCurrent()
         }
         applyDirectoryMetadata()
-    }
-
-    /// Whether `error` says the archive's bytes are not what was written: damage or a cut.
-    static func isDamage(_ error: any Error) -> Bool {
-        if error is TarError || error is XZError { return true }
-        guard let error = error as? ArchiveError else { return false }
-        return error.code == .corrupt || error.code == .checksumMismatch
     }
 
     /// Says that the tar stream's bytes before `offset` have passed their integrity checks, and
@@ -928,7 +941,7 @@ final class Extractor {
     func settle(reach: UInt64) {
         guard let (member, path) = made else { return }
         made = nil
-        guard output == nil, reach > verifiedOffset else { return }
+        guard reach > verifiedOffset else { return }
         while unverifiedStart < unverified.count,
             unverified.count - unverifiedStart >= Self.maxUnverified
                 || unverifiedNames.count - unverified[unverifiedStart].name.lowerBound + path.utf8.count > Self.maxUnverifiedNameBytes
@@ -975,12 +988,20 @@ final class Extractor {
                     path: rootPath))
             untracked = 0
         }
+        for item in pending where item.wentOut {
+            report(
+                ArchiveError(
+                    .corrupt,
+                    "its content went out from bytes whose integrity check had not been seen to pass when the damage was found, "
+                        + "and may be damaged",
+                    member: path(of: item)))
+        }
         for item in pending where item.created {
             report(
                 ArchiveError(
                     .corrupt,
-                    "removed: it was made from bytes whose integrity check failed or was never reached, so its content and "
-                        + "name cannot be trusted",
+                    "removed: it was made from bytes whose integrity check had not been seen to pass when the damage was "
+                        + "found, so its content and name cannot be trusted",
                     member: path(of: item)))
         }
     }

@@ -39,8 +39,10 @@ struct BlockBoundaries {
     /// stream's first output byte.
     private var ends: [UInt64] = []
     private var endsStart = 0
-    /// Where each of ``ends``' blocks starts in the stream's compressed bytes.
+    /// Where each of ``ends``' blocks starts in the stream's compressed bytes, and where it
+    /// ends there (its check included).
     private var starts: [UInt64] = []
+    private var inputEnds: [UInt64] = []
     /// Compressed bytes of the stream walked so far.
     private var walkedInput: UInt64 = 0
     /// Where the first block that may still fail starts, in the stream's compressed bytes, when
@@ -87,6 +89,10 @@ struct BlockBoundaries {
                     guard ends.count - endsStart < Self.maxPending else { return stop() }
                     ends.append(end)
                     starts.append(blockStart)
+                    inputEnds.append(blockStart + total)
+                } else if !inputEnds.isEmpty {
+                    // An empty block after it: the same end of output, verified a little later.
+                    inputEnds[inputEnds.count - 1] = blockStart + total
                 }
                 phase = .body(remaining: total - UInt64(info.headerSize))
             case .body(let remaining):
@@ -98,16 +104,26 @@ struct BlockBoundaries {
     }
 
     /// The end of the last block known to be verified once the decoder has delivered `output`
-    /// bytes of the stream, if any block is: an end that the output has gone past.
-    mutating func verified(byOutput output: UInt64) -> UInt64? {
+    /// bytes of the stream, if any block is: an end that the output has gone past, or, given
+    /// `input`, one whose compressed bytes, check included, lie within the first `input` bytes
+    /// of the stream. Pass `input` only for a decoder that reads its input in order and stops at
+    /// a failed check (liblzma's single-threaded one): then a block whose check it has read has
+    /// passed, though nothing after it has come out (the xz Index after it may be damaged, or
+    /// the next block's start). After a call that `failed`, the last check read may be what
+    /// failed: only a block whose check lies before the last byte read counts (a failed check
+    /// stops the decoder just past it; damage after a block, only once it has read more).
+    /// liblzma's threads read ahead of what they have checked.
+    mutating func verified(byOutput output: UInt64, input: UInt64? = nil, failed: Bool = false) -> UInt64? {
+        func read(_ end: UInt64) -> Bool { input.map { failed ? end < $0 : end <= $0 } ?? false }
         var last: UInt64?
-        while endsStart < ends.count, ends[endsStart] < output {
+        while endsStart < ends.count, ends[endsStart] < output || read(inputEnds[endsStart]) {
             last = ends[endsStart]
             endsStart += 1
         }
         if endsStart > 4096, endsStart * 2 > ends.count {
             ends.removeFirst(endsStart)
             starts.removeFirst(endsStart)
+            inputEnds.removeFirst(endsStart)
             endsStart = 0
         }
         return last

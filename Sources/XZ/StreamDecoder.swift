@@ -233,7 +233,9 @@ public final class StreamDecoder {
             if ret == LZMA_STREAM_END {
                 // The index and the footer are read and matched with the blocks: all of it holds.
                 verifiedOutput = outputBefore + strm.pointee.total_out
-            } else if let end = boundaries.verified(byOutput: strm.pointee.total_out) {
+            } else if let end = boundaries.verified(
+                byOutput: strm.pointee.total_out, input: threads == 1 ? strm.pointee.total_in : nil, failed: ret != LZMA_OK)
+            {
                 verifiedOutput = outputBefore + end
             }
             if produced > 0 {

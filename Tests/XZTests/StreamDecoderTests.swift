@@ -144,6 +144,26 @@ import XZ
         #expect(verifiedAtEachSlice.allSatisfy { $0 <= 70_000 })
     }
 
+    /// Damage after the last block (here in the xz Index): one thread reads its input in order
+    /// and stops at a failed check, so a block whose check it has read has passed, though no
+    /// byte after it came out; the blocks before the Index stay verified. liblzma's threads read
+    /// ahead of what they check, and the last block is then not known to have passed.
+    @Test func aDamagedIndexLeavesTheBlocksBeforeItVerifiedOnOneThread() throws {
+        let parts = [TestData.mild(70_000, seed: 150), TestData.mild(90_000, seed: 151)]
+        let encoder = try BlockEncoder(preset: 1, maxChunkSize: 1 << 20)
+        let blocks = try parts.map { part in try part.withUnsafeBytes { try encoder.encode($0) } }
+        var file = try assembleStream(blocks)
+        let index = 12 + blocks.reduce(0) { $0 + $1.bytes.count }
+        file[index + 2] ^= 0x01
+        let decoder = StreamDecoder(threads: 1)
+        let error = #expect(throws: XZError.self) {
+            try file.withUnsafeBytes { try decoder.feed($0) { _ in } }
+            try decoder.finish { _ in }
+        }
+        #expect(error?.code == .data)
+        #expect(decoder.verifiedOutput == 160_000, "both blocks' checks were read and passed")
+    }
+
     /// `xz` without `-T` writes one block whose header gives no sizes: nothing is known to be
     /// verified before the stream ends, and then all of it.
     @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))

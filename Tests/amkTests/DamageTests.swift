@@ -38,7 +38,7 @@ extension AMKTests {
             let (result, _) = try AMKProcess.runMeasured(["extract", "-", "-C", out], piping: archive)
             #expect(result.status == 1)
             let removed = result.stderr.split(separator: "\n").compactMap { line in
-                line.contains("removed: it was made from bytes whose integrity check failed") ? line.split(separator: "'")[1] : nil
+                line.contains("': removed: ") ? line.split(separator: "'")[1] : nil
             }
             #expect(!removed.isEmpty, "\(result.stderr)")
             for name in removed {
@@ -196,8 +196,11 @@ extension AMKTests {
             let result = try AMKProcess.run(["extract", archive, "-C", tree.path("out")])
             #expect(result.status == 1)
             let lines = result.stderr.split(separator: "\n").map(String.init)
-            #expect(lines.count == 2, "\(result.stderr)")
-            #expect(lines.first?.hasPrefix("amk: \(archive)") == true && lines.first?.contains(/offset \d+/) == true, "\(result.stderr)")
+            // The member the damage cut, named as removed; then the damage; then the advice.
+            #expect(lines.count == 3, "\(result.stderr)")
+            #expect(lines.first?.contains("removed: the extraction failed while it was being written") == true, "\(result.stderr)")
+            let damage = lines.dropLast().last
+            #expect(damage?.hasPrefix("amk: \(archive)") == true && damage?.contains(/offset \d+/) == true, "\(result.stderr)")
             #expect(lines.last?.hasPrefix("amk: the archive is damaged: 'amk salvage ARCHIVE -C DIR'") == true, "\(result.stderr)")
             // The advice holds: the members on either side of the damage come back.
             let salvage = try AMKProcess.run(["salvage", archive, "-C", tree.path("rescued")])
