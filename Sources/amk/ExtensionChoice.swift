@@ -1,6 +1,7 @@
 import AppMigration
 import ArgumentParser
 import Foundation
+import IndexedArchive
 
 /// `--extension NAME` or `--extension-executable PATH`: which extension export, import, send and
 /// receive run. Either way it runs as an extension process (see ``ExtensionExecutable``): a
@@ -22,6 +23,16 @@ struct ExtensionChoice: ParsableArguments {
     func validate() throws {
         if builtIn != nil && executablePath != nil {
             throw ValidationError("Give --extension or --extension-executable, not both.")
+        }
+        // Before anything is done: a misspelt path let import clear the container (as after
+        // any failed import), and receive listen, pair and take the whole transfer first.
+        if let executablePath {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: executablePath, isDirectory: &isDirectory), !isDirectory.boolValue,
+                FileManager.default.isExecutableFile(atPath: executablePath)
+            else {
+                throw ValidationError("--extension-executable '\(TerminalSafe.name(executablePath))' is not an executable file.")
+            }
         }
     }
 

@@ -8,6 +8,34 @@ extension AMKTests {
             if: TransferProcess.has("send") && TransferProcess.has("receive"),
             "register SendCommand and ReceiveCommand in AMK.commands"))
     @MainActor struct SendCommand {
+        /// A misspelt path, for the container to send or the extension to run, is refused before
+        /// anything happens (status 2): `send` made an empty container at the misspelt path and
+        /// sent it, both sides saying it was imported; `import` and `receive` with an extension
+        /// executable that is not there cleared the container (`receive` after listening, pairing
+        /// and taking the whole transfer), as after any failed import.
+        @Test func aMisspeltContainerOrExtensionIsRefusedBeforeAnythingHappens() throws {
+            let tree = try TestTree()
+            try tree.write("dst/Documents/old.txt", "keep me\n")
+            try tree.write("src/Documents/a.txt", "a\n")
+            let send = try AMKProcess.run(
+                ["send", "--container", tree.path("srcc"), "--to", "127.0.0.1:9", "--code", "7KQ2-9XMF-3PWD-HB6T"])
+            #expect(send.status == 2, "\(send.stderr)")
+            #expect(send.stderr.contains("is not a folder"), "\(send.stderr)")
+            #expect(!tree.exists("srcc"), "the misspelt container was made")
+            let export = try AMKProcess.run(["export", "--container", tree.path("src"), "--extension", "files", "-o", tree.path("a.tar.xz")]
+            )
+            try #require(export.status == 0, "\(export.stderr)")
+            for command in [
+                ["import", tree.path("a.tar.xz"), "--container", tree.path("dst")],
+                ["receive", "--container", tree.path("dst"), "--listen", "127.0.0.1:0"]
+            ] {
+                let result = try AMKProcess.run(command + ["--extension-executable", tree.path("no-such-extension")])
+                #expect(result.status == 2, "\(command[0]): \(result.stderr)")
+                #expect(result.stderr.contains("is not an executable file"), "\(command[0]): \(result.stderr)")
+                #expect(try tree.read("dst/Documents/old.txt") == Array("keep me\n".utf8), "\(command[0]) cleared the container")
+            }
+        }
+
         @Test func aTwoProcessMigrationArrivesByteIdentical() throws {
             let tree = try TestTree()
             try tree.write("src/Documents/notes/a.txt", "hello, transfer\n")
