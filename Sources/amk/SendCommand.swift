@@ -79,17 +79,17 @@ struct SendCommand: AsyncParsableCommand {
         guard chunkSize.bytes >= 1 << 20, chunkSize.bytes <= 1 << 30 else {
             throw ValidationError("--chunk-size must be 1 MiB to 1 GiB, not \(chunkSize.bytes) bytes.")
         }
-        // As export: what is sent is the container's data. A misspelt path was made into an
-        // empty container and sent, and both sides said it was imported.
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: options.container, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("The container '\(TerminalSafe.name(options.container))' is not a folder.")
-        }
         do {
             _ = try TransferEndpoint(parsing: to)
             _ = try PairingCode(parsing: code)
         } catch let error as TransferError {
             throw ValidationError(error.description)
+        }
+        // As export: what is sent is the container's data. A misspelt path was made into an
+        // empty container and sent, and both sides said it was imported.
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: options.container, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("The container '\(TerminalSafe.name(options.container))' is not a folder.")
         }
     }
 

@@ -175,6 +175,7 @@ extension AMKTests {
 
         @Test func nobodyListeningIsAFailure() throws {
             let tree = try TestTree()
+            try tree.mkdir("src")
             // A port that was free a moment ago.
             let probe = try TransferProcess.startReceiver(container: tree.path("probe"))
             probe.process.send(SIGTERM)
