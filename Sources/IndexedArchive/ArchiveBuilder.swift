@@ -109,15 +109,19 @@ public actor ArchiveBuilder {
         names.exclusion = options.exclusion
         for try await batch in names {
             for entry in batch.entries {
-                if serializer.contains(archivePath: entry.archivePath) {
-                    throw ArchiveError(
-                        .invalidArchivePath, "'\(entry.archivePath)' is already in the archive", path: entry.sourcePath,
-                        member: entry.archivePath)
-                }
-                if let conflict = serializer.conflict(for: entry.archivePath, kind: entry.kind) {
-                    throw ArchiveError(.invalidArchivePath, conflict, path: entry.sourcePath, member: entry.archivePath)
-                }
+                try refuseTaken(entry.archivePath, kind: entry.kind, source: entry.sourcePath)
             }
+        }
+    }
+
+    /// Refuses a member at `name` (of `kind`, read from `source`) that is already in the archive,
+    /// or that no system could extract beside what is (``TarSerializer/conflict(for:kind:)``).
+    private func refuseTaken(_ name: String, kind: TarEntryKind, source: String) throws(ArchiveError) {
+        if serializer.contains(archivePath: name) {
+            throw ArchiveError(.invalidArchivePath, "'\(name)' is already in the archive", path: source, member: name)
+        }
+        if let conflict = serializer.conflict(for: name, kind: kind) {
+            throw ArchiveError(.invalidArchivePath, conflict, path: source, member: name)
         }
     }
 
@@ -257,12 +261,7 @@ public actor ArchiveBuilder {
                 .invalidArchivePath, "\(what) of \(value.utf8.count) bytes is longer than the \(longest) bytes a reader accepts",
                 path: source)
         }
-        if serializer.contains(archivePath: name) {
-            throw ArchiveError(.invalidArchivePath, "'\(name)' is already in the archive", path: source, member: name)
-        }
-        if let conflict = serializer.conflict(for: name, kind: header.kind) {
-            throw ArchiveError(.invalidArchivePath, conflict, path: source, member: name)
-        }
+        try refuseTaken(name, kind: header.kind, source: source)
         var ready: [Chunk] = []
         do {
             try serializer.beginMember(header, incompressible: incompressible, into: &ready)

@@ -259,7 +259,7 @@ public enum ArchiveStreamReader {
         }
         try checker.finish()
         // The index follows the tar stream, zero blocks after its end marker included.
-        let indexStart = consumer.trailing?.start ?? (consumer.endOffset ?? 0) + UInt64(TarEncoder.endOfArchive.count)
+        let indexStart = consumer.trailing?.indexStart ?? (consumer.endOffset ?? 0) + UInt64(TarEncoder.endOfArchive.count)
         guard index.tarSize == indexStart else {
             throw ArchiveError(.corrupt, "the index's tar size \(index.tarSize) does not match the stream")
         }

@@ -2,7 +2,6 @@ import CPlatform
 import Dispatch
 import Logging
 import Tar
-import XZ
 
 #if canImport(Glibc)
     import Glibc
@@ -319,11 +318,8 @@ final class Extractor {
         guard options.continuesAfterMemberFailures, Self.isMemberFailure(error) else { return false }
         removeCurrent()
         made = nil
-        failedMembers += 1
-        if failures.count < ExtractSummary.keptFailures { failures.append(error) }
         failedPaths.insert(ExactName(begun))
-        options.onFailure?(error)
-        options.logger.error("\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(begun))"])
+        report(error, member: begun)
         return true
     }
 
@@ -1006,11 +1002,14 @@ final class Extractor {
         }
     }
 
-    private func report(_ error: ArchiveError) {
+    /// Counts `error` as a member not extracted, keeps it for the summary, and tells the caller
+    /// and the log, under `member` (the error's own by default).
+    private func report(_ error: ArchiveError, member: String? = nil) {
         failedMembers += 1
         if failures.count < ExtractSummary.keptFailures { failures.append(error) }
         options.onFailure?(error)
-        options.logger.error("\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(error.member ?? ""))"])
+        options.logger.error(
+            "\(TerminalSafe.message(error.message))", metadata: ["member": "\(TerminalSafe.name(member ?? error.member ?? ""))"])
     }
 
     /// Drops the member being written (the file begun for it) and goes on: salvage resumes after

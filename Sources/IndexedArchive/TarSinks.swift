@@ -239,7 +239,7 @@ struct TrailingBytes {
     /// as large again) counts against the limits but is not kept.
     private var declared: Int?
     /// The stream offset of the index's first byte, once it has come.
-    private(set) var start: UInt64?
+    private(set) var indexStart: UInt64?
 
     init(limit: Int) {
         self.limit = limit
@@ -257,7 +257,7 @@ struct TrailingBytes {
             // after them was not looked for, and a stream checked nothing against it.
             while skip < piece.count, piece[skip] == 0 { skip += 1 }
             guard skip < piece.count else { return }
-            if self.start == nil { self.start = start + UInt64(skip) }
+            if indexStart == nil { indexStart = start + UInt64(skip) }
         }
         if bytes.count < ArchiveIndex.magic.count {
             let wanted = ArchiveIndex.magic.count - bytes.count

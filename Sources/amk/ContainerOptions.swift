@@ -41,6 +41,14 @@ struct ContainerOptions: ParsableArguments {
     /// absent or empty, and refuses one that holds data without being marked (a failed import
     /// clears the container). Marking it here first once made any folder given to `receive`
     /// look like a container, and a failed import then emptied it.
+    /// Refuses a container path that is not a folder, before anything is made or sent there.
+    static func requireFolder(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("The container '\(TerminalSafe.name(path))' is not a folder.")
+        }
+    }
+
     func dataContainer(creatingFolders: Bool) throws -> MigrationDataContainer {
         let root = URL(filePath: container, directoryHint: .isDirectory)
         let container = MigrationDataContainer(

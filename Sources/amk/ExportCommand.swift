@@ -64,10 +64,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         guard (0...9).contains(preset) else { throw ValidationError("--preset must be 0 to 9, not \(preset).") }
         try TransferTimeout.validate(stallTimeout, flag: "--stall-timeout")
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: container, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("The container '\(TerminalSafe.name(container))' is not a folder.")
-        }
+        try ContainerOptions.requireFolder(container)
     }
 
     func run() async throws {

@@ -87,10 +87,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         // As export: what is sent is the container's data. A misspelt path was made into an
         // empty container and sent, and both sides said it was imported.
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: options.container, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("The container '\(TerminalSafe.name(options.container))' is not a folder.")
-        }
+        try ContainerOptions.requireFolder(options.container)
     }
 
     func run() async throws {
