@@ -163,10 +163,14 @@ public struct MigrationDataContainer: Sendable, Hashable {
         let target = directory.path(percentEncoded: false)
         guard target.hasPrefix(root + "/") else {
             // Set by the caller to somewhere else: theirs to choose.
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var folder = target
+            while folder.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+            try DurableFile.createDirectory(folder)
             return
         }
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        // DurableFile's errors name the folder and the system's reason (a read-only volume, a
+        // missing permission); Foundation's printed as a dump of its user info.
+        try DurableFile.createDirectory(root)
         var current = root
         for component in target.dropFirst(root.count + 1).split(separator: "/") {
             current += "/" + component
@@ -174,7 +178,9 @@ public struct MigrationDataContainer: Sendable, Hashable {
             case S_IFDIR?:
                 continue
             case nil:
-                try FileManager.default.createDirectory(atPath: current, withIntermediateDirectories: false)
+                if mkdir(current, 0o755) != 0 && errno != EEXIST {
+                    throw DurableFileError(operation: "mkdir", path: current, errno: errno)
+                }
             default:
                 return
             }

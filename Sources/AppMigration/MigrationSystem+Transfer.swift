@@ -95,53 +95,60 @@ extension MigrationSystem {
         // away mid-stream stops the export at once instead of after the last block.
         var exported: Result<DeviceToDeviceExportProperties, any Error>?
         var stoppedExport = false
-        await withTaskGroup(of: SenderEvent.self) { group in
-            group.addTask {
-                do {
-                    return .exported(
-                        .success(
-                            try await settings.exportResources(
-                                of: exporter, named: name, from: container, request: request, toDestination: .fileDescriptor(engineEnd),
-                                sourceApp: sourceApp, progress: progress)))
-                } catch {
-                    return .exported(.failure(error))
+        // A cancelled send stops the relay at once: the engine may be blocked writing into a full
+        // pair because the receiver stopped reading, and only the relay closing its end of the
+        // pair releases that write (the export's cancellation alone waits for it).
+        await withTaskCancellationHandler {
+            await withTaskGroup(of: SenderEvent.self) { group in
+                group.addTask {
+                    do {
+                        return .exported(
+                            .success(
+                                try await settings.exportResources(
+                                    of: exporter, named: name, from: container, request: request, toDestination: .fileDescriptor(engineEnd),
+                                    sourceApp: sourceApp, progress: progress)))
+                    } catch {
+                        return .exported(.failure(error))
+                    }
                 }
-            }
-            group.addTask {
-                // Nothing is due from the receiver before the status: anything it sends, or its
-                // end, means it stopped.
-                do {
-                    _ = try await TransferSocket.waitReadable(fd)
-                    return .receiverStirred(true)
-                } catch is CancellationError {
-                    // The export ended first and the group stopped the watch; a cancellation of
-                    // the whole send is seen after the group.
-                    return .receiverStirred(false)
-                    // cancellation: the clause above takes CancellationError; this one is a failing poll
-                } catch {
-                    // The status read says what became of the connection.
-                    return .receiverStirred(true)
+                group.addTask {
+                    // Nothing is due from the receiver before the status: anything it sends, or its
+                    // end, means it stopped.
+                    do {
+                        _ = try await TransferSocket.waitReadable(fd)
+                        return .receiverStirred(true)
+                    } catch is CancellationError {
+                        // The export ended first and the group stopped the watch; a cancellation of
+                        // the whole send is seen after the group.
+                        return .receiverStirred(false)
+                        // cancellation: the clause above takes CancellationError; this one is a failing poll
+                    } catch {
+                        // The status read says what became of the connection.
+                        return .receiverStirred(true)
+                    }
                 }
-            }
-            while let event = await group.next() {
-                switch event {
-                case .exported(let result):
-                    exported = result
-                    // The end of the archive, or the cut the receiver must see if the export
-                    // failed: the relay passes everything on, then half-closes the connection.
-                    shutdown(engineEnd, Int32(SHUT_WR))
-                    group.cancelAll()
-                case .receiverStirred(let spoke):
-                    // An answer (or the end of the connection) before the export has finished
-                    // means the receiver stopped: the export is stopped, and what it then
-                    // reports (a cancellation, a broken pipe) is a consequence, not the cause.
-                    if spoke && exported == nil {
-                        stoppedExport = true
-                        relay.stop()
+                while let event = await group.next() {
+                    switch event {
+                    case .exported(let result):
+                        exported = result
+                        // The end of the archive, or the cut the receiver must see if the export
+                        // failed: the relay passes everything on, then half-closes the connection.
+                        shutdown(engineEnd, Int32(SHUT_WR))
                         group.cancelAll()
+                    case .receiverStirred(let spoke):
+                        // An answer (or the end of the connection) before the export has finished
+                        // means the receiver stopped: the export is stopped, and what it then
+                        // reports (a cancellation, a broken pipe) is a consequence, not the cause.
+                        if spoke && exported == nil {
+                            stoppedExport = true
+                            relay.stop()
+                            group.cancelAll()
+                        }
                     }
                 }
             }
+        } onCancel: {
+            relay.stop()
         }
         // The relay must let go of the connection before it is read or closed: after a normal
         // export it is passing on the last bytes, bounded by the idle rule.
@@ -261,7 +268,8 @@ extension MigrationSystem {
     /// - Parameters:
     ///   - importer: the app's import extension.
     ///   - name: the extension's name in errors; by default its type's name.
-    ///   - container: the container imported into (locked for the import).
+    ///   - container: the container imported into, locked from before the first sender is accepted
+    ///     until the import is over (a second receive or an import into it is refused at once).
     ///   - listener: where senders connect.
     ///   - pairingCode: the code to show the person at the sending side (``PairingCode/random()``).
     ///   - acceptTimeout: how long to wait for the paired sender; nil waits for good.
@@ -298,6 +306,23 @@ extension MigrationSystem {
         _ importer: Importer, named name: String? = nil, into container: MigrationDataContainer,
         on listener: TransferListener, pairingCode: PairingCode, acceptTimeout: Duration? = nil, limits: TransferLimits,
         onRefused: (@Sendable (TransferError) -> Void)? = nil, progress: Progress? = nil
+    ) async throws -> ResourcesImportRequest {
+        // The container is checked and locked before any sender is accepted: a second receive, or
+        // an import, into the same container is refused now, not after a pairing and a transfer.
+        let extensionName = name ?? Self.defaultName(of: importer)
+        try await HostIO.run { try container.checkKnown(extensionName: extensionName) }
+        return try await ContainerLock.reserving(container, extensionName: extensionName) {
+            try await receiveReserved(
+                importer, named: name, into: container, on: listener, pairingCode: pairingCode,
+                acceptTimeout: acceptTimeout, limits: limits, onRefused: onRefused, progress: progress)
+        }
+    }
+
+    /// The receive, once its container is reserved.
+    private func receiveReserved<Importer: ResourcesImporting>(
+        _ importer: Importer, named name: String?, into container: MigrationDataContainer,
+        on listener: TransferListener, pairingCode: PairingCode, acceptTimeout: Duration?, limits: TransferLimits,
+        onRefused: (@Sendable (TransferError) -> Void)?, progress: Progress?
     ) async throws -> ResourcesImportRequest {
         let maxBytes = min(limits.maxArchiveBytes, Self.freeSpace(of: container))
         let (fd, channel) = try await pairedSender(

@@ -35,12 +35,6 @@ struct ContainerOptions: ParsableArguments {
         }
     }
 
-    /// The container; with `creatingFolders`, its standard folders created and the folder marked.
-    ///
-    /// An import's container is never prepared here: the host itself marks a folder that is
-    /// absent or empty, and refuses one that holds data without being marked (a failed import
-    /// clears the container). Marking it here first once made any folder given to `receive`
-    /// look like a container, and a failed import then emptied it.
     /// Refuses a container path that is not a folder, before anything is made or sent there.
     static func requireFolder(_ path: String) throws {
         var isDirectory: ObjCBool = false
@@ -49,6 +43,12 @@ struct ContainerOptions: ParsableArguments {
         }
     }
 
+    /// The container; with `creatingFolders`, its standard folders created and the folder marked.
+    ///
+    /// An import's container is never prepared here: the host itself marks a folder that is
+    /// absent or empty, and refuses one that holds data without being marked (a failed import
+    /// clears the container). Marking it here first once made any folder given to `receive`
+    /// look like a container, and a failed import then emptied it.
     func dataContainer(creatingFolders: Bool) throws -> MigrationDataContainer {
         let root = URL(filePath: container, directoryHint: .isDirectory)
         let container = MigrationDataContainer(

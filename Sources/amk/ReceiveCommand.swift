@@ -96,6 +96,16 @@ struct ReceiveCommand: AsyncParsableCommand {
         let chosen = try options.extensionChoice.resolve(default: .files)
         // Before listening: a sender must not pair with a receiver that will refuse the import.
         try ContainerOptions.importTarget(container, adopt: adoptContainer, extensionName: chosen.name)
+        // Locked before listening, and until the import is over: a second receive (or an import)
+        // into this container is refused before it shows a code that a sender would pair with.
+        try await ContainerLock.reserving(container, extensionName: chosen.name) {
+            try await receive(into: container, using: chosen)
+        }
+    }
+
+    private func receive(
+        into container: MigrationDataContainer, using chosen: (executable: ExtensionExecutable, name: String)
+    ) async throws {
         let listener = try TransferListener(try TransferEndpoint(parsing: listen))
         let acceptTimeout = self.acceptTimeout.map(TransferTimeout.duration)
         let idleTimeout = TransferTimeout.duration(self.idleTimeout)

@@ -46,6 +46,31 @@ import Testing
         }
     }
 
+    /// A reservation (a receive waiting for its sender) holds the lock: the one migration run
+    /// under it goes ahead, anything nested in that one and anything outside is refused.
+    @Test func aReservationLetsOneMigrationThroughAndRefusesTheRest() async throws {
+        try await Scratch.with { scratch in
+            let container = try scratch.container("app")
+            try await ContainerLock.reserving(container, extensionName: "receive") {
+                #expect(ContainerLock.isHeld(on: container))
+                let ran = try await ContainerLock.withLock(on: container, extensionName: "import") {
+                    let nested = await #expect(throws: AppMigrationError.self) {
+                        try await ContainerLock.withLock(on: container, extensionName: "nested") {}
+                    }
+                    #expect(nested?.code == .migrationInProgress)
+                    return true
+                }
+                #expect(ran)
+                let outside = await Task.detached {
+                    try await ContainerLock.withLock(on: container, extensionName: "elsewhere") {}
+                }.result
+                #expect((try? outside.get()) == nil, "a task that did not reserve it is refused")
+                #expect(ContainerLock.isHeld(on: container), "the import gave the lock back to the reservation")
+            }
+            #expect(!ContainerLock.isHeld(on: container))
+        }
+    }
+
     @Test func aCopyOfTheDescriptorInASpawnedProcessDoesNotKeepTheContainerLocked() async throws {
         try await Scratch.with { scratch in
             let container = try scratch.container("app")

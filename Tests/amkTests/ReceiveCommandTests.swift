@@ -104,6 +104,44 @@ extension AMKTests {
             #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "failure")
         }
 
+        /// A receive holds its container from before it listens: a second receive, or an import,
+        /// into the same container is refused at once, before it shows a code a sender would pair
+        /// with; the first goes on and imports.
+        @Test func aSecondReceiveOrAnImportIntoTheSameContainerIsRefusedBeforeItListens() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/a.txt", "hello\n")
+            let first = try TransferProcess.startReceiver(container: tree.path("dst"))
+            let second = try AMKProcess.run(
+                ["receive", "--listen", "127.0.0.1:0", "--container", tree.path("dst"), "--accept-timeout", "5"])
+            #expect(second.status == 1)
+            #expect(second.stdout.isEmpty, "it listened: \(second.stdout)")
+            #expect(second.stderr.contains("another migration is running in this container"), "\(second.stderr)")
+            let exported = try AMKProcess.run(["export", "--container", tree.path("src"), "-o", tree.path("a.tar.xz")])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            let imported = try AMKProcess.run(["import", tree.path("a.tar.xz"), "--container", tree.path("dst")])
+            #expect(imported.status == 1)
+            #expect(imported.stderr.contains("another migration is running in this container"), "\(imported.stderr)")
+            let sent = try AMKProcess.run(
+                ["send", "--container", tree.path("src"), "--to", first.endpoint, "--code", first.code, "--preset", "0"])
+            let received = try AMKProcess.collect(first.process)
+            #expect(sent.status == 0, "\(sent.stderr)")
+            #expect(received.status == 0, "\(received.stderr)")
+            #expect(TransferProcess.files(under: tree.path("dst")) == ["Documents/a.txt": Data("hello\n".utf8)])
+        }
+
+        /// A container that cannot be created (its volume is read-only, here a path under a
+        /// file) is refused before listening, with the folder and the system's reason, not a dump
+        /// of Foundation's error.
+        @Test func aContainerThatCannotBeCreatedIsRefusedBeforeListening() throws {
+            let tree = try TestTree()
+            try tree.write("file", "not a folder\n")
+            let result = try AMKProcess.run(
+                ["receive", "--listen", "127.0.0.1:0", "--container", tree.path("file/dst"), "--accept-timeout", "5"])
+            #expect(result.status == 1)
+            #expect(result.stdout.isEmpty, "it listened: \(result.stdout)")
+            #expect(result.stderr == "amk: \(tree.path("file")): mkdir failed: Not a directory\n", "\(result.stderr)")
+        }
+
         @Test func noSenderWithinTheAcceptTimeoutIsAFailure() throws {
             let tree = try TestTree()
             let result = try AMKProcess.run(

@@ -90,6 +90,38 @@ extension AMKTests {
             #expect(TransferProcess.recordedOutcome(in: tree.path("dst")) == "failure")
         }
 
+        /// Ctrl-C on a sender whose receiver has stopped reading (a stalled network): the engine
+        /// is blocked writing into a full pipe, and the interruption still ends the sender at once,
+        /// not at the 5 s deadline that gives up on work that does not unwind.
+        @Test(.timeLimit(.minutes(1))) func anInterruptEndsASenderWhoseReceiverStoppedReading() throws {
+            let tree = try TestTree()
+            try tree.write("src/Documents/big.bin", TestTree.noise(count: 48 << 20, seed: 11))
+            let receiver = try TransferProcess.startReceiver(container: tree.path("dst"))
+            let sender = try AMKProcess.start(
+                [
+                    "send", "--container", tree.path("src"), "--to", receiver.endpoint, "--code", receiver.code,
+                    "--chunk-size", "1MiB", "--preset", "0"
+                ])
+            let streaming = TransferProcess.waitUntil(seconds: 30) { TransferProcess.stagedBytes(in: tree.path("dst")) > 1 << 20 }
+            #expect(receiver.process.send(SIGSTOP))
+            defer { _ = receiver.process.send(SIGCONT) }
+            // Long enough for every buffer between the two to fill.
+            Thread.sleep(forTimeInterval: 1)
+            #expect(sender.isRunning, "the sender finished before the receiver stopped")
+            #expect(sender.send(SIGINT))
+            let start = Date()
+            let sent = try AMKProcess.collect(sender)
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(streaming, "the receiver never staged 1 MiB")
+            #expect(sent.status == 1)
+            #expect(sent.stderr.hasPrefix("amk: interrupted\n"), "\(sent.stderr)")
+            #expect(elapsed < 3, "\(elapsed) s after the interrupt")
+            _ = receiver.process.send(SIGCONT)
+            let received = try AMKProcess.collect(receiver.process)
+            #expect(received.status == 1, "\(received.stderr)")
+            #expect(TransferProcess.files(under: tree.path("dst")).isEmpty)
+        }
+
         /// A receiver that reads the whole archive and never reports: `amk send` gives up at
         /// --status-timeout and says what the receiver did, instead of waiting for good.
         @Test(.timeLimit(.minutes(1))) func aReceiverThatNeverAnswersEndsTheSenderAtTheStatusTimeout() throws {
