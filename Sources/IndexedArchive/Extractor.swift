@@ -1090,7 +1090,13 @@ final class Extractor {
                         + left.joined(separator: ", ")))
         }
         guard !chosen.isEmpty else { return }
-        let failed = write(chosen)
+        // An ACL stored as its raw attribute rewrites the permission bits when set (a read-only
+        // file's owner entry is r--), and the kernel then refuses a user.* attribute set after it
+        // to anyone but root: the ACLs go last, as bsdtar sets them.
+        let isACL = { (attribute: ExtendedAttribute) in
+            attribute.name == PosixACL.accessAttribute || attribute.name == PosixACL.defaultAttribute
+        }
+        let failed = write(chosen.filter { !isACL($0) } + chosen.filter(isACL))
         if !failed.isEmpty {
             record(
                 ExtractWarning(
