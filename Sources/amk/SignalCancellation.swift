@@ -88,7 +88,12 @@ enum SignalCancellation {
             deadline.cancel()
             continuation.finish()
             for source in sources { source.cancel() }
-            for number in signals { signal(number, SIG_DFL) }
+            // After an interruption the process is on its way out with status 1 and its message:
+            // a second Ctrl-C in that moment (a key held down, a supervisor's repeat) must not
+            // kill it by the signal instead, so the signals stay ignored until it exits.
+            if received.count == 0 {
+                for number in signals { signal(number, SIG_DFL) }
+            }
         }
         return try await withThrowingTaskGroup(of: Outcome<Value>.self) { group in
             group.addTask { .finished(try await operation()) }

@@ -5,6 +5,9 @@ import Synchronization
 final class SignalCounter: Sendable {
     private let state = Mutex<(count: Int, first: ContinuousClock.Instant?)>((0, nil))
 
+    /// How many signals have arrived.
+    var count: Int { state.withLock { $0.count } }
+
     /// Adds one; returns the new count and the time since the first signal.
     func increment() -> (count: Int, sinceFirst: Duration) {
         let now = ContinuousClock.now

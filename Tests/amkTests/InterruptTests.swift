@@ -106,6 +106,43 @@ extension AMKTests {
             #expect(try AMKProcess.collect(process).status == 1)
         }
 
+        /// Signals that keep coming until the process exits (a key held down, a supervisor that
+        /// repeats itself) never kill it by the signal: once the work has unwound it is on its way
+        /// out, and the signals stay ignored until it has said so and exited with status 1. The
+        /// default action used to come back as the work returned, and a signal in the moment
+        /// before the exit killed amk without its message (status 130 in a shell).
+        @Test func signalsUntilTheExitNeverKillIt() async throws {
+            let tree = try TestTree()
+            let fifo = tree.path("stream")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            // Held open for reading and writing: amk's open returns, and its reads wait for good.
+            let held = open(fifo, O_RDWR | O_CLOEXEC)
+            try #require(held >= 0)
+            defer { close(held) }
+            for round in 0..<5 {
+                let process = try AMKProcess.start(["extract", fifo, "-C", tree.path("out\(round)")])
+                // The archive is opened inside the cancellable work, after the handlers are set.
+                let started = ContinuousClock.now
+                func hasOpenedTheStream() -> Bool {
+                    let folder = "/proc/\(process.processIdentifier)/fd"
+                    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+                    return descriptors.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) == fifo }
+                }
+                while process.isRunning && !hasOpenedTheStream() && ContinuousClock.now - started < .seconds(20) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                try #require(process.isRunning, "amk ended before it was signalled")
+                while process.isRunning && ContinuousClock.now - started < .seconds(30) {
+                    _ = process.send(SIGINT)
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                let result = try AMKProcess.collect(process)
+                #expect(result.terminationReason == .exit, "round \(round): killed by a signal")
+                #expect(result.status == 1, "round \(round)")
+                #expect(result.stderr.hasSuffix("amk: interrupted\n"), "round \(round): \(result.stderr)")
+            }
+        }
+
         /// Two signals 10 ms apart while a member is being written: the member is removed, or the
         /// file it was replacing keeps its old content, and no temporary stays. The second signal
         /// used to exit at once, leaving the member cut short under its own name (two runs in
