@@ -52,28 +52,42 @@ enum ArchiveInput {
     /// opens it, in a call that no signal interrupts (the handlers restart it): when the task is
     /// cancelled, the wait is abandoned, and the thread closes what it opens later.
     private static func openWaiting(_ path: String) async throws -> Int32 {
-        let pending = Mutex<CheckedContinuation<Int32, any Error>?>(nil)
+        try await abandonable(
+            { _ in
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else {
+                    let code = errno
+                    throw ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path)
+                }
+                return fd
+            },
+            discard: { fd in close(fd) })
+    }
+
+    /// Runs `body` on a thread of its own, for a blocking call that no signal interrupts (the
+    /// handlers restart it). When the task is cancelled, the wait for the thread is abandoned at
+    /// once: `abandoned()` then says so to `body`, which stops at its next step, and what it
+    /// returns after all is given to `discard`.
+    private static func abandonable<T: Sendable>(
+        _ body: @escaping @Sendable (_ abandoned: @Sendable () -> Bool) throws -> T,
+        discard: @escaping @Sendable (T) -> Void
+    ) async throws -> T {
+        let pending = Mutex<CheckedContinuation<T, any Error>?>(nil)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 pending.withLock { $0 = continuation }
                 if Task.isCancelled, let waiting = pending.withLock({ $0.take() }) {
                     waiting.resume(throwing: CancellationError())
                     return
                 }
                 Thread.detachNewThread {
-                    let fd = open(path, O_RDONLY | O_CLOEXEC)
-                    let code = errno
+                    let result = Result { try body { pending.withLock { $0 == nil } } }
                     guard let waiting = pending.withLock({ $0.take() }) else {
-                        // Abandoned: nobody will read it.
-                        if fd >= 0 { close(fd) }
+                        // Abandoned: nobody will use it.
+                        if case .success(let value) = result { discard(value) }
                         return
                     }
-                    if fd >= 0 {
-                        waiting.resume(returning: fd)
-                    } else {
-                        waiting.resume(
-                            throwing: ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path))
-                    }
+                    waiting.resume(with: result)
                 }
             }
         } onCancel: {
@@ -87,14 +101,12 @@ enum ArchiveInput {
     /// it is read back through its descriptor (`/dev/fd/N`), which the caller closes. The copy
     /// runs on a thread of its own, not the cooperative pool.
     static func spool(_ fd: Int32) async throws -> (fd: Int32, path: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try copyToTemporary(fd) })
-            }
-        }
+        // A pipe whose writer stalls without closing blocks the copy's `read` for good: Ctrl-C
+        // abandons it (and the copy stops at its next read) instead of waiting for the deadline.
+        try await abandonable({ abandoned in try copyToTemporary(fd, until: abandoned) }, discard: { copy in close(copy.fd) })
     }
 
-    private static func copyToTemporary(_ fd: Int32) throws -> (fd: Int32, path: String) {
+    private static func copyToTemporary(_ fd: Int32, until abandoned: () -> Bool) throws -> (fd: Int32, path: String) {
         var template = Array((NSTemporaryDirectory() + "/amk-stdin-XXXXXX").utf8CString)
         let out = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard out >= 0 else { throw ArchiveError(.io(errno: errno), "cannot create a temporary file for standard input") }
@@ -106,6 +118,7 @@ enum ArchiveInput {
         let magic = StreamDecoder.headerMagic
         do {
             while true {
+                if abandoned() { throw CancellationError() }
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
                 if count < 0 {
                     if errno == EINTR { continue }

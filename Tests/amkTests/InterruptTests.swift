@@ -143,6 +143,40 @@ extension AMKTests {
             }
         }
 
+        /// `info` copies a stream to a temporary file before it reads it; a writer that stalls
+        /// without closing held that copy's read, and Ctrl-C ended it only at the 5 s deadline
+        /// (`list`, `verify` and `extract` ended at once).
+        @Test func anInterruptEndsInfoOnAStalledStream() async throws {
+            let tree = try TestTree()
+            let fifo = tree.path("stream")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            let held = open(fifo, O_RDWR | O_CLOEXEC)
+            try #require(held >= 0)
+            defer { close(held) }
+            // The start of an xz stream, and then nothing.
+            let start: [UInt8] = [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00, 0x00, 0x04]
+            #expect(write(held, start, start.count) == start.count)
+            let process = try AMKProcess.start(["info", fifo])
+            let launched = ContinuousClock.now
+            // Once amk has read the bytes, the copy waits for more.
+            var waiting = Int32(0)
+            repeat {
+                try await Task.sleep(for: .milliseconds(20))
+                _ = ioctl(held, UInt(FIONREAD), &waiting)
+            } while waiting > 0 && process.isRunning && ContinuousClock.now - launched < .seconds(20)
+            try await Task.sleep(for: .milliseconds(200))
+            try #require(process.isRunning, "amk info ended before it was interrupted")
+            let sent = ContinuousClock.now
+            #expect(process.send(SIGINT))
+            guard let elapsed = try await Self.exitTime(of: process, since: sent, within: .seconds(15), after: "SIGINT") else {
+                return
+            }
+            #expect(elapsed < .seconds(3), "exited \(elapsed) after the signal")
+            let result = try AMKProcess.collect(process)
+            #expect(result.status == 1)
+            #expect(result.stderr == "amk: interrupted\n", "\(result.stderr)")
+        }
+
         /// Two signals 10 ms apart while a member is being written: the member is removed, or the
         /// file it was replacing keeps its old content, and no temporary stays. The second signal
         /// used to exit at once, leaving the member cut short under its own name (two runs in
