@@ -18,6 +18,7 @@ import IndexedArchive
 public enum DurableFile {
     /// The content of the file at `path`, or nil if there is none.
     public static func read(_ path: String) throws -> Data? {
+        try refuseNUL(path, "open")
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -40,6 +41,7 @@ public enum DurableFile {
     }
 
     package static func write(_ data: Data, to path: String, probe: DurabilityProbe?) throws {
+        try refuseNUL(path, "create")
         let directory = parent(of: path)
         let temporary = "\(directory)/.\(name(of: path)).amk-tmp-\(UUID().uuidString.prefix(8))"
         try probe.reach(.createTemporary(path: path))
@@ -79,6 +81,7 @@ public enum DurableFile {
 
     @discardableResult
     package static func remove(_ path: String, probe: DurabilityProbe?) throws -> Bool {
+        try refuseNUL(path, "remove")
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT { return false }
@@ -100,6 +103,7 @@ public enum DurableFile {
     }
 
     package static func createDirectory(_ path: String, probe: DurabilityProbe?) throws {
+        try refuseNUL(path, "mkdir")
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw DurableFileError(operation: "mkdir", path: path, errno: ENOTDIR) }
@@ -118,6 +122,7 @@ public enum DurableFile {
     /// - Returns: how many there were.
     @discardableResult
     public static func removeStaleTemporaries(for path: String) throws -> Int {
+        try refuseNUL(path, "remove")
         let directory = parent(of: path)
         let prefix = ".\(name(of: path)).amk-tmp-"
         var info = stat()
@@ -142,6 +147,12 @@ public enum DurableFile {
     }
 
     // On bytes: a `/` followed by a combining mark is one `Character` that is not "/".
+    /// The kernel reads a path only up to a NUL byte: `f\0.bak` would be `f`, another file than
+    /// the one named. Refused with `EINVAL`.
+    private static func refuseNUL(_ path: String, _ operation: String) throws {
+        if path.utf8.contains(0) { throw DurableFileError(operation: operation, path: path, errno: EINVAL) }
+    }
+
     static func parent(of path: String) -> String {
         guard let (parent, _) = PathBytes.splitAtLastSlash(path) else { return "." }
         return parent.isEmpty ? "/" : parent

@@ -110,6 +110,7 @@ actor ArchiveWriter {
 
     /// Opens what `path` names for writing the archive (see the type's discussion).
     static func openDestination(_ path: String) throws -> Opened {
+        try SystemCall.refuseNUL(path)
         // What the kernel reaches first: `/dev/stdout`, `/dev/fd/1` and `>(cmd)` are links to a
         // pipe that no path names (`pipe:[2892327]`), which following them by hand cannot reach.
         var reached = stat()

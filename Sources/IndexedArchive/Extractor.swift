@@ -122,6 +122,7 @@ final class Extractor {
             options.logger.debug("extracting content to", metadata: ["output": "\(rootPath)"])
             return
         }
+        try SystemCall.refuseNUL(destination)
         try Self.makeDirectories(destination)
         self.root = try SystemCall.open(destination, O_RDONLY | O_DIRECTORY)
         self.rootPath = destination

@@ -15,6 +15,14 @@ enum SystemCall {
         return ArchiveError(.io(errno: code), "\(operation) failed: \(text)", path: path)
     }
 
+    /// Refuses a path that holds a NUL byte: the kernel would read it only up to the NUL and act
+    /// on another file than the one named (`a.tar.xz\0.new` is `a.tar.xz`).
+    static func refuseNUL(_ path: String) throws(ArchiveError) {
+        if path.utf8.contains(0) {
+            throw ArchiveError(.io(errno: EINVAL), "the path holds a NUL byte, which no file name can; refused", path: path)
+        }
+    }
+
     static func retrying<T: BinaryInteger>(_ body: () -> T) -> T {
         while true {
             let result = body()
@@ -24,6 +32,7 @@ enum SystemCall {
     }
 
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(ArchiveError) -> Int32 {
+        try refuseNUL(path)
         let fd = reaching(path) { path in retrying { Platform.open(path, flags | O_CLOEXEC, mode) } }
         guard fd >= 0 else { throw error("open", path: path) }
         return fd

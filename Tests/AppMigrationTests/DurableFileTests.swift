@@ -63,6 +63,28 @@ import Testing
         }
     }
 
+    /// A path holding a NUL byte would reach the kernel cut at the NUL (`f\0.bak` is `f`): every
+    /// call refuses it with EINVAL, and the file the name was cut to is untouched.
+    @Test func pathsHoldingANULAreRefused() throws {
+        try TransferScratch.with { scratch in
+            let path = scratch.path("f")
+            try DurableFile.write(Data("precious".utf8), to: path)
+            let calls: [(String, () throws -> Void)] = [
+                ("create", { try DurableFile.write(Data(), to: path + "\0.bak") }),
+                ("open", { _ = try DurableFile.read(path + "\0.bak") }),
+                ("remove", { _ = try DurableFile.remove(path + "\0.bak") }),
+                ("mkdir", { try DurableFile.createDirectory(path + "\0/d") }),
+                ("remove", { _ = try DurableFile.removeStaleTemporaries(for: path + "\0.bak") })
+            ]
+            for (operation, call) in calls {
+                let error = #expect(throws: DurableFileError.self, "\(operation)") { try call() }
+                #expect(error?.errno == EINVAL && error?.operation == operation, "\(String(describing: error))")
+            }
+            #expect(try DurableFile.read(path) == Data("precious".utf8))
+            #expect(try scratch.names() == ["f"])
+        }
+    }
+
     /// A power cut before any of the write's changes leaves the old content or the new, whole.
     @Test func aCutAtEveryPointLeavesOldOrNew() throws {
         try TransferScratch.with { scratch in

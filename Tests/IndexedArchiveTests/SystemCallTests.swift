@@ -45,5 +45,35 @@ extension EngineSuites {
             #expect(error?.code == .io(errno: ENOENT), "\(String(describing: error))")
             #expect(error?.path == missing)
         }
+
+        /// A path given to the engine that holds a NUL byte is refused with a typed error before
+        /// anything is touched: the kernel would read it only up to the NUL and act on another
+        /// file (`keep.tar.xz\0.new` replaced `keep.tar.xz`, `out\0/..` extracted into `out`).
+        @Test func pathsHoldingANULAreRefusedBeforeAnythingIsTouched() async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/a.txt", "a\n")
+            let archive = dir.path + "/keep.tar.xz"
+            _ = try await ArchivePacker.pack([PackSource(path: dir.path + "/src", archivePath: "src")], to: .file(archive))
+            let kept = try await readBytes(archive)
+            func expectRefusal(_ what: String, _ body: () async throws -> Void) async {
+                let error = await #expect(throws: ArchiveError.self, "\(what)") { try await body() }
+                #expect(error?.code == .io(errno: EINVAL), "\(what): \(String(describing: error))")
+                #expect(error?.message.contains("NUL byte") == true, "\(what): \(String(describing: error))")
+            }
+            await expectRefusal("pack") {
+                _ = try await ArchivePacker.pack([PackSource(path: dir.path + "/src", archivePath: "src")], to: .file(archive + "\0.new"))
+            }
+            #expect(try await readBytes(archive) == kept, "the archive the name was cut to is untouched")
+            #expect(listing(dir.path).sorted() == ["keep.tar.xz", "src"], "\(listing(dir.path))")
+            await expectRefusal("open") { _ = try ArchiveReader(path: archive + "\0.other") }
+            await expectRefusal("open asynchronously") { _ = try await ArchiveReader.open(path: archive + "\0.other") }
+            let reader = try ArchiveReader(path: archive)
+            await expectRefusal("extract") { _ = try await reader.extract(to: dir.path + "/out\0/../elsewhere") }
+            await expectRefusal("salvage") { _ = try await ArchiveSalvager.salvage(path: archive, to: dir.path + "/out\0x") }
+            let fd = open(archive, O_RDONLY)
+            defer { close(fd) }
+            await expectRefusal("extract a stream") { _ = try await ArchiveStreamReader.extract(from: fd, to: dir.path + "/out\0x") }
+            #expect(!exists(dir.path + "/out"), "nothing was made where the name was cut")
+        }
     }
 }
