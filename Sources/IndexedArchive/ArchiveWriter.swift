@@ -26,6 +26,10 @@ actor ArchiveWriter {
     private let io: WorkerThreadPool
     private var fd: Int32 = -1
     private var ownsDescriptor = false
+    /// Whether the output is a pipe or a socket, whose reader may stop taking: written in waits
+    /// for room that look at the cancellation (``SystemCall/writeAllWatching(_:_:path:isSocket:isCancelled:)``).
+    private var waitsForRoom = false
+    private var isSocket = false
     /// The named temporary file, when `O_TMPFILE` was not available.
     private var temporaryPath: String?
     /// The file the archive replaces once complete (the destination, its link followed), or nil
@@ -88,6 +92,11 @@ actor ArchiveWriter {
             finalPath = opened.final
             replacing = opened.replacing
             ownsDescriptor = true
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0 {
+            isSocket = info.st_mode & S_IFMT == S_IFSOCK
+            waitsForRoom = isSocket || info.st_mode & S_IFMT == S_IFIFO
         }
         try await write(StreamHeader.encode(check: .crc64))
     }
@@ -189,7 +198,9 @@ actor ArchiveWriter {
         let path = displayPath
         let offset = bytesWritten
         let watchdog = self.watchdog
-        try await io.run { _ in
+        let waitsForRoom = self.waitsForRoom
+        let isSocket = self.isSocket
+        try await io.run { cancellation in
             let job = watchdog?.begin(.write, job: "\(bytes.count) bytes at offset \(offset) of \(path)")
             defer { if let job { watchdog?.end(job) } }
             // In slices, each a sign of life: one write of a whole block into a pipe returns only
@@ -199,7 +210,13 @@ actor ArchiveWriter {
                 var done = 0
                 while done < buffer.count {
                     let end = min(done + Self.writeSlice, buffer.count)
-                    try SystemCall.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[done..<end]), path: path)
+                    let slice = UnsafeRawBufferPointer(rebasing: buffer[done..<end])
+                    if waitsForRoom {
+                        try SystemCall.writeAllWatching(
+                            fd, slice, path: path, isSocket: isSocket, isCancelled: { cancellation.isCancelled })
+                    } else {
+                        try SystemCall.writeAll(fd, slice, path: path)
+                    }
                     done = end
                     if let job { watchdog?.beat(job) }
                 }

@@ -73,6 +73,59 @@ enum SystemCall {
         return done
     }
 
+    /// How long one wait for room in a pipe or a socket lasts before the cancellation is looked
+    /// at again.
+    static let roomWait: Int32 = 100
+
+    /// Writes all of `bytes` to a pipe or a socket without ever blocking for long: a blocking
+    /// write into a pipe that its reader stopped taking from (`amk pack -o - | ssh`, the far side
+    /// stalled) returns only when the reader reads or goes away, so a cancelled pack waited for the
+    /// watchdog to abandon it. Here each wait for room is a `poll(2)` of ``roomWait`` ms, and
+    /// `isCancelled` is looked at between them; a pipe gets no more than the room it has (its size
+    /// less what is unread, to the page), a socket a non-blocking `send`.
+    ///
+    /// - Throws: `CancellationError` once `isCancelled`, or ``ArchiveError`` naming the call.
+    static func writeAllWatching(
+        _ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String?, isSocket: Bool, isCancelled: () -> Bool
+    ) throws {
+        let page = 4096
+        var done = 0
+        while done < bytes.count {
+            if isCancelled() { throw CancellationError() }
+            var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = Platform.poll(&entry, 1, roomWait)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw error("poll", path: path)
+            }
+            // Not writable yet; an error or a hang-up is left to the write to report.
+            if ready == 0 { continue }
+            let left = bytes.count - done
+            let n: Int
+            if isSocket {
+                n = Platform.send(fd, bytes.baseAddress! + done, left, Int32(MSG_DONTWAIT))
+            } else {
+                // Writable means a free page at least: a write of one page never blocks, and one of
+                // the room counted from the pipe's size and its unread bytes (rounded up to pages,
+                // and a page more for a page the reader is part-way through) does not either.
+                var room = page
+                #if os(Linux)
+                    var unread: Int32 = 0
+                    let size = fcntl(fd, amk_getpipe_sz())
+                    if size > 0, ioctl(fd, UInt(FIONREAD), &unread) == 0 {
+                        room = max(room, Int(size) - ((Int(unread) + page - 1) / page + 1) * page)
+                    }
+                #endif
+                n = Platform.write(fd, bytes.baseAddress! + done, min(left, room))
+            }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }
+                throw error("write", path: path)
+            }
+            done += n
+        }
+    }
+
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String?) throws(ArchiveError) {
         var done = 0
         while done < bytes.count {

@@ -55,6 +55,73 @@ extension EngineSuites {
             #expect(bytes == (try await readBytes(packed.archive)))
         }
 
+        /// A pipe or a socket whose reader stopped taking (`amk pack -o - | ssh`, the far side
+        /// stalled): cancelling the pack ends it promptly with `CancellationError`. The write was
+        /// a blocking call that returned only when the reader read, and the watchdog abandoned the
+        /// pack after its grace period with `.terminated`.
+        @Test(arguments: [false, true])
+        func aPackIntoAStalledReaderEndsWhenCancelled(socket: Bool) async throws {
+            let dir = try TemporaryDirectory()
+            for i in 0..<6 { try createFile(dir.path + "/src/f\(i)", sampleBytes(count: 1 << 20, seed: UInt64(i), text: false)) }
+            var fds: [Int32] = [-1, -1]
+            if socket {
+                try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+            } else {
+                fds = try pipeClosedOnExec()
+            }
+            defer {
+                close(fds[0])
+                close(fds[1])
+            }
+            let writeEnd = fds[1]
+            var options = testOptions()
+            options.preset = 0
+            let pack = Task {
+                try await ArchivePacker.pack(
+                    [PackSource(path: dir.path + "/src", archivePath: "src")], to: .fileDescriptor(writeEnd), options: options)
+            }
+            // Until the output is full: the writer then waits for a reader that never comes.
+            var entry = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
+            let started = ContinuousClock.now
+            while poll(&entry, 1, 0) != 0 && ContinuousClock.now - started < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let cancelled = ContinuousClock.now
+            pack.cancel()
+            let result = await pack.result
+            let elapsed = ContinuousClock.now - cancelled
+            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(elapsed < .milliseconds(1500), "\(elapsed) after the cancellation")
+        }
+
+        /// A reader that takes a little at a time keeps the pipe nearly full: the writer, which
+        /// writes only as much as there is room for, still delivers every byte, in order.
+        @Test func aSlowReaderOfAPipeGetsTheWholeArchive() async throws {
+            let packed = try await PackedTree.make()
+            let fds = try pipeClosedOnExec()
+            let readEnd = fds[0]
+            async let received = offPool { () -> [UInt8] in
+                defer { close(readEnd) }
+                var out: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 1000)
+                while true {
+                    let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                    if n <= 0 { break }
+                    out += buffer[0..<n]
+                    if out.count % 50 == 0 { usleep(200) }
+                }
+                return out
+            }
+            do {
+                defer { close(fds[1]) }
+                _ = try await ArchivePacker.pack(
+                    [PackSource(path: packed.root, archivePath: "src")], to: .fileDescriptor(fds[1]),
+                    options: testOptions(metadata: ["resourcesVersion": "7"]))
+            }
+            #expect(try await received == (try await readBytes(packed.archive)))
+        }
+
         /// A path that the kernel follows to a pipe no path names, as `/dev/stdout` and `>(cmd)`
         /// are: written into, as `-o -` writes. Following the links by hand reached
         /// `/proc/self/fd/pipe:[…]`, and the pack failed creating a temporary file there.

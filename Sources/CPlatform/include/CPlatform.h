@@ -56,6 +56,18 @@ static inline int amk_o_path(void) {
 #endif
 }
 
+/// Linux's F_GETPIPE_SZ, for `fcntl`: a pipe's size in bytes; -1 where there is none (`fcntl`
+/// then fails with EINVAL).
+static inline int amk_getpipe_sz(void) {
+#if defined(F_GETPIPE_SZ)
+    return F_GETPIPE_SZ;
+#elif defined(__linux__)
+    return 1032;  /* glibc defines it for _GNU_SOURCE only; the kernel's value */
+#else
+    return -1;
+#endif
+}
+
 /// Linux's AT_EMPTY_PATH: `utimensat` and `fchownat` act on the descriptor itself (an O_PATH one
 /// for a symbolic link), not on whatever its name leads to now; 0 where there is none.
 static inline int amk_at_empty_path(void) {
