@@ -18,7 +18,13 @@ struct ContainerConfinement: Sendable {
     let rootPath: String
     /// The host's own folder (`.amk`) at the container's root, as a walk of the root reaches it.
     let hostDirectoryPath: String
+    /// The real paths of the app's group containers that exist, split into components: an app's
+    /// shared data is its to export (the import side writes it back there), as on iOS.
+    let groupRoots: [[String]]
     let extensionName: String
+
+    /// The real paths an export reads under: the container, and its app groups.
+    var allowedRoots: [String] { [rootPath] + groupRoots.map { "/" + $0.joined(separator: "/") } }
 
     init(container: MigrationDataContainer, extensionName: String) throws {
         let root = container.containerRootDirectory.path(percentEncoded: false)
@@ -30,6 +36,9 @@ struct ContainerConfinement: Sendable {
         self.rootPath = real
         self.rootComponents = PathBytes.components(real)
         self.hostDirectoryPath = (real == "/" ? "" : real) + "/" + MigrationDataContainer.hostDirectoryName
+        self.groupRoots = container.appGroupDirectories.values.compactMap { group in
+            ContainerConfinement.realPath(group.path(percentEncoded: false)).map(PathBytes.components)
+        }
         self.extensionName = extensionName
     }
 
@@ -72,13 +81,15 @@ struct ContainerConfinement: Sendable {
             resolved = real
         }
         let resolvedComponents = PathBytes.components(resolved)
-        guard PathBytes.starts(resolvedComponents, with: rootComponents) else {
+        let inContainer = PathBytes.starts(resolvedComponents, with: rootComponents)
+        guard inContainer || groupRoots.contains(where: { PathBytes.starts(resolvedComponents, with: $0) }) else {
             throw AppMigrationError(
                 .outsideContainer,
-                "refused: \(resolved) is outside the extension's container \(rootPath)",
+                "refused: \(resolved) is outside the extension's container \(rootPath)"
+                    + (groupRoots.isEmpty ? "" : " and its app groups"),
                 extensionName: extensionName, path: path)
         }
-        if resolvedComponents.count > rootComponents.count,
+        if inContainer, resolvedComponents.count > rootComponents.count,
             resolvedComponents[rootComponents.count].utf8.elementsEqual(MigrationDataContainer.hostDirectoryName.utf8)
         {
             throw AppMigrationError(

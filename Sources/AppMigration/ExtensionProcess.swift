@@ -60,6 +60,9 @@ final class ExtensionProcess: Sendable {
             ExtensionProtocol.channelVariable: String(ExtensionProtocol.channelDescriptor),
             "AMK_EXTENSION_NAME": name
         ]
+        if let groups = MigrationDataContainer.encodeAppGroups(container.appGroupDirectories) {
+            environment[MigrationDataContainer.appGroupsVariable] = groups
+        }
         environment.merge(executable.environment) { _, given in given }
         let arguments = [path] + executable.arguments
         let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }

@@ -227,7 +227,28 @@ public struct MigrationDataContainer: Sendable, Hashable {
             none.isConfigured = false
             return none
         }
-        return MigrationDataContainer(bundleIdentifier: bundle, containerRootDirectory: root)
+        let groups = environment[appGroupsVariable].map(decodeAppGroups) ?? [:]
+        return MigrationDataContainer(bundleIdentifier: bundle, containerRootDirectory: root, appGroupDirectories: groups)
+    }
+
+    /// The environment variable that gives an extension process its container's app groups: a
+    /// JSON object of group identifiers to folder paths (`{"group.com.example.app":"/data/group"}`).
+    /// Without it, `containerURL(forSecurityApplicationGroupIdentifier:)` found no group in the
+    /// process, and an extension's clearing of its group data before an import did nothing.
+    package static let appGroupsVariable = "AMK_APP_GROUPS"
+
+    /// `groups` as ``appGroupsVariable`` holds them; nil when there are none.
+    package static func encodeAppGroups(_ groups: [String: URL]) -> String? {
+        guard !groups.isEmpty else { return nil }
+        let paths = groups.mapValues { $0.path(percentEncoded: false) }
+        guard let data = try? JSONSerialization.data(withJSONObject: paths, options: [.sortedKeys]) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The groups ``appGroupsVariable`` gives; none for a value that is not such an object.
+    static func decodeAppGroups(_ text: String) -> [String: URL] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String] else { return [:] }
+        return object.mapValues { URL(filePath: $0, directoryHint: .isDirectory) }
     }
 
     /// Runs `operation` with `container` as the current container of this task and its children.

@@ -275,7 +275,7 @@ public struct MigrationSystem: Sendable {
         var options = PackOptions()
         // What is read is checked again once open: a folder swapped for a link after
         // `appendItem`'s check must not bring in files from outside the container.
-        options.fileSystem = options.fileSystem.confined(to: confinement.rootPath)
+        options.fileSystem = options.fileSystem.confined(toAnyOf: confinement.allowedRoots)
         options.logger = logger
         options.preset = compressionPreset
         options.chunkSize = chunkSize

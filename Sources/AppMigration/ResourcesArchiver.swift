@@ -36,8 +36,9 @@ public final class ResourcesArchiver: Sendable {
     /// Adds a file, or a folder and everything under it, to the archive.
     ///
     /// - Parameters:
-    ///   - url: a file or folder inside the extension's container. Symbolic links and `..` are
-    ///     resolved before the check; a path outside the container is refused with
+    ///   - url: a file or folder inside the extension's container or one of its app groups
+    ///     (``MigrationDataContainer/appGroupDirectories``). Symbolic links and `..` are
+    ///     resolved before the check; a path outside them is refused with
     ///     ``AppMigrationError/Code/outsideContainer``. A symbolic link is stored as a link.
     ///   - pathInArchive: where it goes in the archive, `/`-separated; `nil` means the URL's last
     ///     component. It is used as given, except that it can never escape the archive root: a

@@ -19,6 +19,7 @@ public import Testing
 public struct AppMigrationExtensionTrait: SuiteTrait, TestTrait, TestScoping {
     let makeExtension: @Sendable () -> any AppMigrationExtension
     let bundleIdentifier: String
+    let appGroups: [String]
     let seed: @Sendable (MigrationDataContainer) throws -> Void
     let system: MigrationSystem
 
@@ -38,11 +39,20 @@ public struct AppMigrationExtensionTrait: SuiteTrait, TestTrait, TestScoping {
         let root = FileManager.default.temporaryDirectory
             .appending(path: "amk-test-\(UUID().uuidString)", directoryHint: .isDirectory)
         defer { try? FileManager.default.removeItem(at: root) }
+        // Each group a folder of its own beside the container, as on a device: the extension's
+        // `containerURL(forSecurityApplicationGroupIdentifier:)` finds it.
+        let groups = Dictionary(
+            appGroups.enumerated().map { index, group in
+                (group, root.appending(path: "groups/\(index)", directoryHint: .isDirectory))
+            },
+            uniquingKeysWith: { first, _ in first })
         let container = MigrationDataContainer(
             bundleIdentifier: bundleIdentifier,
             containerRootDirectory: root.appending(
                 path: "container",
-                directoryHint: .isDirectory))
+                directoryHint: .isDirectory),
+            appGroupDirectories: groups)
+        for folder in groups.values { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
         try container.createStandardDirectories()
         try seed(container)
         try await AppMigrationTester.withExtension(
@@ -57,16 +67,21 @@ extension Trait where Self == AppMigrationExtensionTrait {
     /// - Parameters:
     ///   - migrationExtension: makes the extension under test, once per test.
     ///   - bundleIdentifier: the containing app's bundle identifier, as the container reports it.
+    ///   - appGroups: the app-group identifiers the app belongs to: each gets a fresh folder,
+    ///     which `containerURL(forSecurityApplicationGroupIdentifier:)` returns to the extension
+    ///     and the test, and which exports may append from. The export and the import share them,
+    ///     as they share the container.
     ///   - seed: fills the fresh container before each test, if the tests do not do it themselves.
     ///   - system: the host's settings (stall timeouts, compression); the defaults are the host's.
     public static func appMigrationExtension(
         _ migrationExtension: @autoclosure @escaping @Sendable () -> any AppMigrationExtension,
         bundleIdentifier: String = "com.example.app",
+        appGroups: [String] = [],
         seed: @escaping @Sendable (MigrationDataContainer) throws -> Void = { _ in },
         system: MigrationSystem = MigrationSystem()
     ) -> Self {
         AppMigrationExtensionTrait(
-            makeExtension: migrationExtension, bundleIdentifier: bundleIdentifier, seed: seed,
+            makeExtension: migrationExtension, bundleIdentifier: bundleIdentifier, appGroups: appGroups, seed: seed,
             system: system)
     }
 }

@@ -87,15 +87,21 @@ package struct FileSystem: Sendable {
     /// archive so). What the descriptor is open on is what counts: the kernel's name for it
     /// (`/proc/self/fd`) must be `root` or under it, or the file is refused.
     package func confined(to root: String) -> FileSystem {
+        confined(toAnyOf: [root])
+    }
+
+    /// ``confined(to:)`` with several roots, each a real path: what is opened must lie under one
+    /// of them (an app's container and its app groups).
+    package func confined(toAnyOf roots: [String]) -> FileSystem {
         var confined = self
         let open = openForReading
-        confined.openForReading = { path in try FileSystem.checked(try open(path), path: path, under: root) }
+        confined.openForReading = { path in try FileSystem.checked(try open(path), path: path, under: roots) }
         let list = listDirectory
         confined.listDirectory = { path in
             // Checked open, then listed through this file system's own call (which tests replace
             // to inject faults). A swap in between could only show the names of an outside
             // folder: every file under it is opened, and checked, again.
-            let fd = try FileSystem.checked(try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), path: path, under: root)
+            let fd = try FileSystem.checked(try SystemCall.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW), path: path, under: roots)
             defer { SystemCall.close(fd) }
             return try list(path)
         }
@@ -112,10 +118,10 @@ package struct FileSystem: Sendable {
         #endif
     }()
 
-    /// `fd` if it names `root` or something under it; otherwise it is closed and refused.
-    static func checked(_ fd: Int32, path: String, under root: String) throws(ArchiveError) -> Int32 {
+    /// `fd` if it names one of `roots` or something under it; otherwise it is closed and refused.
+    static func checked(_ fd: Int32, path: String, under roots: [String]) throws(ArchiveError) -> Int32 {
         do {
-            try check(fd, path: path, under: root)
+            try check(fd, path: path, under: roots)
         } catch {
             SystemCall.close(fd)
             throw error
@@ -123,8 +129,8 @@ package struct FileSystem: Sendable {
         return fd
     }
 
-    /// Throws unless the open descriptor `fd` names `root` or something under it.
-    static func check(_ fd: Int32, path: String, under root: String) throws(ArchiveError) {
+    /// Throws unless the open descriptor `fd` names one of `roots` or something under it.
+    static func check(_ fd: Int32, path: String, under roots: [String]) throws(ArchiveError) {
         #if os(Linux)
             let real: [UInt8]
             do {
@@ -136,15 +142,17 @@ package struct FileSystem: Sendable {
                 // let through rather than refusing every file down there.
                 return
             }
-            let prefix = RawName.encode(root)
-            let inside =
-                real.elementsEqual(prefix)
-                || (real.starts(with: prefix)
-                    && (prefix.last == UInt8(ascii: "/") || real.dropFirst(prefix.count).first == UInt8(ascii: "/")))
+            let inside = roots.contains { root in
+                let prefix = RawName.encode(root)
+                return real.elementsEqual(prefix)
+                    || (real.starts(with: prefix)
+                        && (prefix.last == UInt8(ascii: "/") || real.dropFirst(prefix.count).first == UInt8(ascii: "/")))
+            }
             guard inside else {
+                let outside = roots.map { "'\($0)'" }.joined(separator: " and ")
                 throw ArchiveError(
                     .unsafePath,
-                    "was opened at '\(RawName.decode(real))', outside '\(root)': a folder on its way was swapped for a link after it was checked",
+                    "was opened at '\(RawName.decode(real))', outside \(outside): a folder on its way was swapped for a link after it was checked",
                     path: path)
             }
         #endif

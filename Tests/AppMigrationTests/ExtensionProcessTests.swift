@@ -194,6 +194,34 @@ import Testing
         }
     }
 
+    /// An extension process is told its container's app groups (`AMK_APP_GROUPS`): its
+    /// `containerURL(forSecurityApplicationGroupIdentifier:)` found none, so a group's data was
+    /// neither exported nor cleared and written back on import. And the host lets it append from
+    /// a group: a group's data is the app's to export.
+    @Test func anExtensionProcessExportsAndImportsItsAppGroup() async throws {
+        try await Scratch.with { scratch in
+            let seeded = try Self.seeded(scratch, "source")
+            let groups = scratch.url("groups")
+            let source = MigrationDataContainer(
+                bundleIdentifier: seeded.bundleIdentifier, containerRootDirectory: seeded.containerRootDirectory,
+                appGroupDirectories: ["group.amk.test": groups.appending(path: "source", directoryHint: .isDirectory)])
+            try FileManager.default.createDirectory(at: groups.appending(path: "source"), withIntermediateDirectories: true)
+            try Data("shared by the app\n".utf8).write(to: groups.appending(path: "source/shared.txt"))
+            let archive = scratch.url("group.tar.xz")
+            try await Self.patientSystem.exportResources(
+                of: Self.misbehaving(nil), from: source, request: MigrationRequest(destinationPlatform: .android), to: archive)
+            #expect(try await memberNames(of: archive).contains("Group/shared.txt"))
+
+            let made = try scratch.container("destination")
+            let destination = MigrationDataContainer(
+                bundleIdentifier: made.bundleIdentifier, containerRootDirectory: made.containerRootDirectory,
+                appGroupDirectories: ["group.amk.test": groups.appending(path: "destination", directoryHint: .isDirectory)])
+            try await Self.patientSystem.importResources(from: archive, into: destination, using: Self.misbehaving(nil))
+            #expect(try read("destination/shared.txt", in: groups) == "shared by the app\n")
+            #expect(try read("Documents/doc2.txt", in: destination.containerRootDirectory) == "document 2\n")
+        }
+    }
+
     @Test func anExtensionExecutableRunsUnderAppMigrationTester() async throws {
         try await Scratch.with { scratch in
             let source = try Self.seeded(scratch, "source")
@@ -690,7 +718,7 @@ import Testing
             #expect(
                 variables.isSubset(of: [
                     "PATH", "HOME", "TMPDIR", "LANG", "AMK_CONTAINER_ROOT", "AMK_BUNDLE_IDENTIFIER", "AMK_EXTENSION_CHANNEL",
-                    "AMK_EXTENSION_NAME", "EXTRA", "PWD", "SHLVL", "_", "OLDPWD"
+                    "AMK_EXTENSION_NAME", "AMK_APP_GROUPS", "EXTRA", "PWD", "SHLVL", "_", "OLDPWD"
                 ]), "\(variables)")
             #expect(variables.contains("EXTRA"))
             let folder = try read("pwd", in: documents).trimmingCharacters(in: .whitespacesAndNewlines)

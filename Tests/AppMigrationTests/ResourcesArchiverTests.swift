@@ -263,6 +263,40 @@ import Testing
         }
     }
 
+    /// An app's group containers hold its shared data, which Apple's import code writes back
+    /// into the group: an export may append from them (it was refused as outside the container),
+    /// and nothing beside them, a sibling folder or a climb out of the group, is let through.
+    @Test func anAppGroupsDataMayBeAppendedAndNothingBesideIt() async throws {
+        try await Scratch.with { scratch in
+            let made = try scratch.container("app")
+            try SampleData.seed(made)
+            let group = scratch.url("groups/group.example")
+            try write("shared\n", to: "groups/group.example/shared.txt", in: scratch.root)
+            try write("not the app's\n", to: "groups/other/secret.txt", in: scratch.root)
+            let container = MigrationDataContainer(
+                bundleIdentifier: made.bundleIdentifier, containerRootDirectory: made.containerRootDirectory,
+                appGroupDirectories: ["group.example": group])
+            let archive = scratch.url("group.tar.xz")
+            let refusals = Mutex<[AppMigrationError.Code]>([])
+            try await quickSystem.exportResources(
+                of: Scripted { archiver, _ in
+                    let url = try #require(FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: "group.example"))
+                    try await archiver.appendItem(at: url.appending(path: "shared.txt"), pathInArchive: "Group/shared.txt")
+                    for outside in [
+                        scratch.url("groups/other/secret.txt"), URL(filePath: url.path(percentEncoded: false) + "/../other/secret.txt")
+                    ] {
+                        do {
+                            try await archiver.appendItem(at: outside, pathInArchive: "stolen.txt")
+                        } catch let error as AppMigrationError {
+                            refusals.withLock { $0.append(error.code) }
+                        }
+                    }
+                }, from: container, request: MigrationRequest(destinationPlatform: .android), to: archive)
+            #expect(try await memberNames(of: archive) == ["Group/shared.txt"])
+            #expect(refusals.withLock { $0 } == [.outsideContainer, .outsideContainer])
+        }
+    }
+
     @Test func theHostsOwnFolderIsRefused() async throws {
         try await Scratch.with { scratch in
             await #expect {

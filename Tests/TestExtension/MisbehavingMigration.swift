@@ -10,8 +10,9 @@ import Foundation
 /// An extension executable for the host's tests, written as an app's would be: a `@main` type
 /// conforming to the extension protocols, with the library's entry point.
 ///
-/// It exports `Documents` file by file and imports by copying the staged files back, one by one,
-/// advancing its progress. `AMK_TEST_BEHAVIOUR` makes it misbehave once `AMK_TEST_AFTER` items
+/// It exports `Documents` file by file (and `shared.txt` of the app group `group.amk.test`, when
+/// the host configures it) and imports by copying the staged files back, one by one, advancing
+/// its progress. `AMK_TEST_BEHAVIOUR` makes it misbehave once `AMK_TEST_AFTER` items
 /// (default 0) are done:
 /// - `sleep`: blocks its thread for an hour, deaf to cancellation;
 /// - `spin`: burns CPU for ever, deaf to cancellation;
@@ -60,8 +61,19 @@ struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
             }
             try await archiver.appendItem(at: documents.appending(path: name), pathInArchive: "Documents/\(name)")
         }
+        // The app group's shared file, when the host gave the process one: a group's data is the
+        // app's to export, and the import writes it back into the group, as Apple's code does.
+        if let group = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: Self.group) {
+            let shared = group.appending(path: "shared.txt")
+            if FileManager.default.fileExists(atPath: shared.path(percentEncoded: false)) {
+                try await archiver.appendItem(at: shared, pathInArchive: "Group/shared.txt")
+            }
+        }
         try await Self.misbehave(at: names.count)
     }
+
+    /// The app group the test extension exports and imports, if the host configures it.
+    static let group = "group.amk.test"
 
     func importResources(at url: URL, request: ResourcesImportRequest) async throws {
         Self.armKiller()
@@ -75,6 +87,14 @@ struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
             try? manager.removeItem(at: target)
             try manager.copyItem(at: staged.appending(path: name), to: target)
             resourcesImportProgress.completedUnitCount = Int64(index + 1)
+        }
+        let shared = url.appending(path: "Group/shared.txt")
+        if let group = manager.containerURL(forSecurityApplicationGroupIdentifier: Self.group),
+            manager.fileExists(atPath: shared.path(percentEncoded: false))
+        {
+            // Cleared first: a failed import does not clear app groups.
+            try? manager.removeItem(at: group.appending(path: "shared.txt"))
+            try manager.copyItem(at: shared, to: group.appending(path: "shared.txt"))
         }
         try await Self.misbehave(at: names.count)
         resourcesImportProgress.completedUnitCount = resourcesImportProgress.totalUnitCount
