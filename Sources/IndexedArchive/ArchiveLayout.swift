@@ -48,8 +48,14 @@ struct ArchiveLayout: Sendable {
         do {
             fileIndex = try XZFileIndex.read(fileSize: file.size) { offset, count in try file.read(at: offset, count: count) }
         } catch let error as XZError {
-            // No usable xz Index (damaged end, or not xz at all): the sequential reader will say
-            // what is wrong when the archive is read.
+            // A file that does not start as xz (empty, random, gzip) is no archive at all: said
+            // now, as opening promises to read the file. A damaged end is read on: the sequential
+            // reader says what is wrong when the archive is read, and salvage recovers the rest.
+            let magic = StreamDecoder.headerMagic
+            let head = file.size == 0 ? [] : (try? file.read(at: 0, count: magic.count)) ?? []
+            if head.count < magic.count || !head.elementsEqual(magic) {
+                throw ArchiveError(.notAnArchive, error.message, path: path, offset: 0)
+            }
             fileIndex = nil
             problem = error.description
         }

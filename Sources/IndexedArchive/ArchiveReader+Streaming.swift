@@ -40,6 +40,14 @@ extension ArchiveReader {
     /// A member cut short by damage is removed, never left half-written.
     @discardableResult
     public func extract(to directory: String, options: ExtractOptions = ExtractOptions()) async throws -> ExtractSummary {
+        let (tracked, unmatched) = options.trackingSelection()
+        var summary = try await extractTracked(to: directory, options: tracked)
+        summary.unmatchedMembers = unmatched()
+        return summary
+    }
+
+    /// ``extract(to:options:)``, with the selection's matches being recorded.
+    private func extractTracked(to directory: String, options: ExtractOptions) async throws -> ExtractSummary {
         let start = ContinuousClock.now
         if let index {
             let count = memberCount ?? index.entries.count

@@ -43,6 +43,9 @@ public enum ArchiveStreamReader {
         public var failures: [ArchiveError] = []
         /// How many members were not extracted.
         public var failedMembers = 0
+        /// As ``ExtractSummary/unmatchedMembers``: the names of the selection that selected no
+        /// member (empty without one, or when only scanning).
+        public var unmatchedMembers: [String] = []
     }
 
     /// Reads `fd` to its end and extracts under `directory`. `fd` is not closed.
@@ -57,7 +60,11 @@ public enum ArchiveStreamReader {
         from fd: Int32, to directory: String, options: ExtractOptions = ExtractOptions(),
         maxIndexBytes: Int? = nil
     ) async throws -> Result {
-        try await read(from: fd, extractingTo: directory, options: options, maxIndexBytes: maxIndexBytes, keepingEntries: false)
+        let (tracked, unmatched) = options.trackingSelection()
+        var result = try await read(
+            from: fd, extractingTo: directory, options: tracked, maxIndexBytes: maxIndexBytes, keepingEntries: false)
+        result.unmatchedMembers = unmatched()
+        return result
     }
 
     /// Reads `fd` to its end without writing anything: lists the members (with their content
@@ -90,6 +97,7 @@ public enum ArchiveStreamReader {
         if let directory, options.maxBytes == nil, options.contentOutput == nil {
             options.maxBytes = freeSpace(at: directory)
             options.byteLimitReason = "the free space at the destination"
+            options.countsFreeSpace = true
         }
         let chosen = options
         let filter = options.memberFilter

@@ -1,4 +1,5 @@
 public import Logging
+import Synchronization
 import Tar
 
 /// How to extract, and the limits that keep a hostile archive from exhausting memory or disk.
@@ -57,6 +58,9 @@ public struct ExtractOptions: Sendable {
     /// What ``maxBytes`` is when the engine chose it (a stream's destination's free space), for
     /// the refusal's message.
     var byteLimitReason: String? = nil
+    /// Whether ``maxBytes`` is the destination's free space (a stream's default), against which
+    /// only what the extraction adds to the disk counts: a file replaced gives its blocks back.
+    var countsFreeSpace = false
     /// Leave every run of whole 4 KiB blocks of zeros (aligned in the file) as a hole, which
     /// takes no space, rather than writing it (bsdtar's `-S`, `cp --sparse=always`): a disk image
     /// or a preallocated database that was archived whole, as amk and GNU tar without `--sparse`
@@ -132,6 +136,20 @@ public struct ExtractOptions: Sendable {
     /// something, for `amk extract` to name the others as GNU tar does. From the extracting
     /// thread; keep it quick.
     package var onSelected: (@Sendable (String) -> Void)? = nil
+
+    /// These options, with ``onSelected`` also recording which names of the selection matched,
+    /// and what then names those that matched nothing (an extraction's `unmatchedMembers`).
+    package func trackingSelection() -> (options: ExtractOptions, unmatched: @Sendable () -> [String]) {
+        guard let selection else { return (self, { [] }) }
+        let matched = Mutex<Set<ExactName>>([])
+        var tracked = self
+        let previous = onSelected
+        tracked.onSelected = { path in
+            matched.withLock { selection.record(path, into: &$0) }
+            previous?(path)
+        }
+        return (tracked, { selection.unmatched(matched: matched.withLock { $0 }) })
+    }
     /// Called with each member failure passed over (``continuesAfterMemberFailures``), as it
     /// happens: for `amk extract` to name them even when damage then ends the extraction and
     /// no summary comes back.

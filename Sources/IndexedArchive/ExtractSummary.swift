@@ -13,6 +13,10 @@ public struct ExtractSummary: Sendable {
     public var failures: [ArchiveError] = []
     /// How many members were not extracted.
     public var failedMembers = 0
+    /// The names of the selection (``ExtractOptions/members`` or ``ExtractOptions/selection``)
+    /// that selected no member, once each, in the order given; empty without a selection.
+    /// `amk extract` names each as `no such member` and exits 1, as GNU tar does.
+    public var unmatchedMembers: [String] = []
 
     /// How many failures ``failures`` holds at most: an archive of a million refused names must
     /// not hold a million messages in memory.

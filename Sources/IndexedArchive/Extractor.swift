@@ -838,6 +838,17 @@ final class Extractor {
         var times = Self.times(header)
         guard futimens(file.fd, &times) == 0 else { throw failure("set times", member: header.path) }
         if let temporary = file.temporary {
+            // A limit that is the destination's free space counts what the extraction adds to
+            // the disk: the file this member replaces gives its blocks back once it is renamed
+            // over (a stream re-extracted over its own tree was refused while the disk never
+            // filled). Counted only once the replacement is done: a member that fails keeps the
+            // old file, and its blocks stay taken.
+            var replaced = stat()
+            let freed =
+                options.countsFreeSpace
+                    && RawName.withCString(file.name, { fstatat(file.parent, $0, &replaced, AT_SYMLINK_NOFOLLOW) }) == 0
+                    && replaced.st_mode & S_IFMT == S_IFREG
+                ? UInt64(clamping: replaced.st_blocks) * 512 : 0
             let renamed = {
                 RawName.withCString(
                     temporary, { temporary in RawName.withCString(file.name) { renameat(file.parent, temporary, file.parent, $0) } })
@@ -851,6 +862,8 @@ final class Extractor {
                 try clearTheWay(for: file.name, in: file.parent, member: header.path)
                 guard renamed() else { throw failure("rename into place", member: header.path) }
             }
+            let (raised, overflow) = byteLimit.addingReportingOverflow(freed)
+            byteLimit = overflow ? .max : raised
         }
         current = nil
         SystemCall.close(file.fd)

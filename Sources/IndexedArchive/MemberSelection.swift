@@ -11,9 +11,24 @@ public struct MemberSelection: Sendable {
     public var names: Set<String> { Set(filter.names) }
     /// The names as bytes (``MemberFilter``).
     package let filter: MemberFilter
+    /// The names as given, distinct by bytes, in their order: what ``unmatched(matched:)`` names.
+    private let given: [String]
 
     public init(_ names: some Sequence<String>) {
+        let names = Array(names)
         self.filter = MemberFilter(names)
+        var seen = Set<ExactName>()
+        self.given = names.filter { seen.insert(ExactName($0)).inserted }
+    }
+
+    /// The names given that select none of the members whose names ``record(_:into:)`` put in
+    /// `matched`, once each, in the order given.
+    package func unmatched(matched: Set<ExactName>) -> [String] {
+        var reported = Set<ExactName>()
+        return given.filter { name in
+            !MemberFilter.wasMatched(name, in: matched)
+                && reported.insert(ExactName(UTF8Bytes.droppingTrailingSlash(name))).inserted
+        }
     }
 
     /// Whether one of the names is `path` or a folder above it.

@@ -146,14 +146,9 @@ struct ExtractCommand: AsyncParsableCommand {
             let names = toStdout || json ? STDERR_FILENO : STDOUT_FILENO
             options.onMember = { StandardError.write(TerminalSafe.name($0) + "\n", to: names) }
         }
-        // The names that select something, as members are reached: the others are named at the
-        // end, as GNU tar names them ("Not found in archive"), whatever else was extracted.
-        let matched = Mutex<Set<ExactName>>([])
-        if !members.isEmpty {
-            let selection = MemberSelection(members)
-            options.selection = selection
-            options.onSelected = { path in matched.withLock { selection.record(path, into: &$0) } }
-        }
+        // The names that select nothing are named at the end (the summary's unmatchedMembers), as
+        // GNU tar names them ("Not found in archive"), whatever else was extracted.
+        if !members.isEmpty { options.selection = MemberSelection(members) }
         // The members that failed, as they fail: when damage or a limit then ends the
         // extraction, no summary comes back, and they went unnamed behind it.
         let failed = Mutex<(kept: [ArchiveError], count: Int)>(([], 0))
@@ -190,7 +185,7 @@ struct ExtractCommand: AsyncParsableCommand {
             }
             throw error
         }
-        let notFound = Self.notFound(members, matched: matched.withLock { $0 })
+        let notFound = summary.unmatchedMembers
         for warning in summary.warnings {
             // The engine's warnings quote member names raw.
             StandardError.line("amk: warning: \(warning)")
@@ -216,14 +211,6 @@ struct ExtractCommand: AsyncParsableCommand {
                 StandardError.line("amk: \(count) \(count == 1 ? "member was" : "members were") not extracted (see above)")
             }
             throw ExitCode(AMK.failureStatus)
-        }
-    }
-
-    /// The names of `members` that selected nothing, once each, in the order given.
-    static func notFound(_ members: [String], matched: Set<ExactName>) -> [String] {
-        var reported = Set<ExactName>()
-        return members.filter { member in
-            !MemberFilter.wasMatched(member, in: matched) && reported.insert(ExactName(UTF8Bytes.droppingTrailingSlash(member))).inserted
         }
     }
 
@@ -282,9 +269,11 @@ struct ExtractCommand: AsyncParsableCommand {
                     }
                     // Every member refused: the folders made for them go, as after any failure.
                     if result.extracted == 0 && result.failedMembers > 0 { destination?.removeIfEmpty() }
-                    return ExtractSummary(
+                    var summary = ExtractSummary(
                         entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds,
                         failures: result.failures, failedMembers: result.failedMembers)
+                    summary.unmatchedMembers = result.unmatchedMembers
+                    return summary
                 } catch {
                     destination?.removeIfEmpty()
                     throw error

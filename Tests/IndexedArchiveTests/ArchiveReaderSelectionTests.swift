@@ -31,6 +31,34 @@ extension EngineSuites {
             #expect(try await reader.metadata() == whole.metadata())
         }
 
+        /// The names that selected nothing come back in the summary, in the order given, once
+        /// each, whether the archive is read by random access (a few members, or all of it) or as
+        /// a stream: a caller could not tell `["nope"]` from a selection that matched.
+        @Test func namesThatSelectNothingAreReportedByEveryWayOfExtracting() async throws {
+            let packed = try await PackedTree.make()
+            let names = ["src/nope", "src/docs/", "src/also-missing/", "src/docs/notes.txt", "src/nope"]
+            var options = ExtractOptions()
+            options.selection = MemberSelection(names)
+            let expected = ["src/nope", "src/also-missing/"]
+            let few = try await ArchiveReader.open(path: packed.archive, selecting: options.selection!.filter)
+            #expect(try await few.extract(to: packed.dir.path + "/few", options: options).unmatchedMembers == expected)
+            let whole = try await ArchiveReader.open(path: packed.archive)
+            let summary = try await whole.extract(to: packed.dir.path + "/whole", options: options)
+            #expect(summary.unmatchedMembers == expected)
+            #expect(summary.entries > 0)
+            let fd = open(packed.archive, O_RDONLY)
+            defer { close(fd) }
+            let streamed = try await ArchiveStreamReader.extract(from: fd, to: packed.dir.path + "/stream", options: options)
+            #expect(streamed.unmatchedMembers == expected)
+            // Everything matched, or no selection: nothing to report.
+            options.selection = MemberSelection(["src/docs"])
+            #expect(try await whole.extract(to: packed.dir.path + "/docs", options: options).unmatchedMembers.isEmpty)
+            #expect(try await whole.extract(to: packed.dir.path + "/all").unmatchedMembers.isEmpty)
+            options.selection = MemberSelection(["only/nope"])
+            let none = try await whole.extract(to: packed.dir.path + "/none", options: options)
+            #expect(none.unmatchedMembers == ["only/nope"] && none.entries == 0)
+        }
+
         @Test(arguments: selections.dropLast())
         func extractingTheSelectionWritesWhatAFullReaderWrites(selection: Set<String>) async throws {
             let packed = try await PackedTree.make()

@@ -92,6 +92,33 @@ extension EngineSuites {
             }
         }
 
+        /// A file that does not start as xz (empty, random, gzip) is refused when it is opened,
+        /// naming the file and what it seems to be: opening promises to read the file, and the
+        /// error came only from the first reading. A file whose end is damaged still opens, for
+        /// the sequential reader and salvage.
+        @Test func aFileThatIsNotXZIsRefusedWhenOpened() async throws {
+            let dir = try TemporaryDirectory()
+            let gzip: [UInt8] = [0x1F, 0x8B, 0x08, 0x00] + [UInt8](repeating: 0, count: 60)
+            let cases: [(String, [UInt8], String)] = [
+                ("empty", [], "empty file"), ("random", sampleBytes(count: 1000, seed: 3, text: false), "magic bytes"),
+                ("gzip", gzip, "gzip-compressed data"),
+            ]
+            for (name, bytes, said) in cases {
+                let path = dir.path + "/" + name
+                try createFile(path, bytes)
+                let error = #expect(throws: ArchiveError.self, "\(name)") { _ = try ArchiveReader(path: path) }
+                #expect(error?.code == .notAnArchive && error?.path == path && error?.offset == 0, "\(String(describing: error))")
+                #expect(error?.message.contains(said) == true, "\(name): \(String(describing: error))")
+                await #expect(throws: ArchiveError.self, "\(name), opened asynchronously") { _ = try await ArchiveReader.open(path: path) }
+            }
+            let packed = try await PackedTree.make()
+            let whole = try await readBytes(packed.archive)
+            let cut = dir.path + "/cut.tar.xz"
+            try createFile(cut, Array(whole.dropLast(8)))
+            let reader = try ArchiveReader(path: cut)
+            #expect(reader.mode != .indexed, "opened without its xz Index")
+        }
+
         @Test func entryNamedAcceptsADirectoryWithOrWithoutItsSlash() async throws {
             let packed = try await PackedTree.make()
             let reader = try ArchiveReader(path: packed.archive)

@@ -29,6 +29,41 @@ import Testing
         }
     }
 
+    /// A stream's default limit is the destination's free space, and against it counts what the
+    /// extraction adds to the disk: a stream re-extracted over the tree it made replaces each file
+    /// with one of the same size, and was refused once its content passed the free space left
+    /// (`tar -x` and `amk extract FILE` went through). Into an empty folder the limit holds.
+    @Test(.enabled(if: getuid() == 0, "mounts a tmpfs"))
+    func aStreamReplacingFilesCountsOnlyWhatItAdds() async throws {
+        let dir = try TemporaryDirectory()
+        for i in 0..<5 { try createFile(dir.path + "/src/f\(i)", sampleBytes(count: 1 << 20, seed: UInt64(i), text: false)) }
+        var options = PackOptions()
+        options.preset = 0
+        _ = try await ArchivePacker.pack(
+            [PackSource(path: dir.path + "/src", archivePath: "src")], to: .file(dir.path + "/a.tar.xz"), options: options)
+        let mountPoint = dir.path + "/small"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+        let mount = try await runTool(["/bin/mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint])
+        try #require(mount.status == 0, "tmpfs not available: \(mount.stderr)")
+        defer { _ = umount2(mountPoint, 0) }
+        func extract(into folder: String) async throws -> ArchiveStreamReader.Result {
+            let fd = open(dir.path + "/a.tar.xz", O_RDONLY)
+            defer { close(fd) }
+            return try await ArchiveStreamReader.extract(from: fd, to: folder)
+        }
+        #expect(try await extract(into: mountPoint + "/out").extracted == 6)
+        var space = statvfs()
+        #expect(statvfs(mountPoint, &space) == 0)
+        #expect(UInt64(space.f_bavail) * UInt64(space.f_frsize) < 4 << 20, "the premise: less free than the tree")
+        // Again, over the same tree: every file is replaced, and nothing is refused.
+        #expect(try await extract(into: mountPoint + "/out").extracted == 6)
+        #expect(try await filesThatDifferFromSource(mountPoint + "/out/src", source: dir.path + "/src").isEmpty)
+        // Into a new folder, the same content is more than the disk has: refused, by the limit.
+        let error = await #expect(throws: ArchiveError.self) { _ = try await extract(into: mountPoint + "/new") }
+        #expect(error?.code == .limitExceeded, "\(String(describing: error))")
+        #expect(error?.message.contains("the free space at the destination") == true, "\(String(describing: error))")
+    }
+
     /// Packs `root` into one end of a pipe while the stream reader extracts from the other.
     @Test func packThroughAPipeArrivesIdentical() async throws {
         let dir = try TemporaryDirectory()
