@@ -224,11 +224,23 @@ public struct ArchiveIndex: Sendable {
     /// the one before it points at bytes that, read in order, are that member's content. A header
     /// hidden in a file's content would otherwise be extracted, by a selection that trusts the
     /// index, as a member that tar and a full extraction never see.
+    ///
+    /// Nor may two members leave room between them for tar's end-of-archive marker (two zero
+    /// blocks): amk writes members one after the other, and a member listed past such a marker is
+    /// one that tar, a full extraction and a pipe's reading never reach, which a selection and a
+    /// listing that trust the index showed and wrote.
     static func checkAfter(_ previousEnd: UInt64, entry: Int, headerOffset: UInt64, blockOffset: UInt64?) throws(ArchiveError) {
         guard headerOffset >= previousEnd else {
             throw corrupt(
                 "entry \(entry) begins at tar offset \(headerOffset), inside the content of the entry before it "
                     + "(which ends at \(previousEnd))", blockOffset)
+        }
+        // The first member may follow a global header of any size (amk's metadata).
+        guard entry == 0 || headerOffset - previousEnd < UInt64(TarEncoder.endOfArchive.count) else {
+            throw corrupt(
+                "entry \(entry) begins at tar offset \(headerOffset), \(headerOffset - previousEnd) bytes after the "
+                    + "entry before it (which ends at \(previousEnd)): room for an end-of-archive marker, past which tar "
+                    + "reads nothing", blockOffset)
         }
     }
 

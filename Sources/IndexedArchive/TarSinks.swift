@@ -231,8 +231,8 @@ struct TrailingBytes {
     /// stream has ended; no bound before.
     var bound: Int = .max
     private(set) var bytes: [UInt8] = []
-    /// False once the first bytes are not an index's magic: nothing more is kept.
-    private(set) var mayBeIndex = true
+    /// How much of the index's magic ended the bytes searched so far, before the index is found.
+    private var partial = 0
     /// All the bytes that followed the tar stream, kept or not: what ``limit`` and ``bound`` hold.
     private var seen = 0
     /// The index's length, once its header has arrived: what comes after it (pixz's index, about
@@ -247,25 +247,23 @@ struct TrailingBytes {
 
     /// Keeps what of `piece` (which starts at stream offset `start`) lies from `from` on.
     mutating func keep(_ piece: UnsafeRawBufferPointer, at start: UInt64, from: UInt64) throws(ArchiveError) {
-        guard mayBeIndex else { return }
         let end = start + UInt64(piece.count)
         guard end > from else { return }
         var skip = Int(max(start, from) - start)
-        if bytes.isEmpty {
-            // Zero blocks between the end marker and the index (a tar's record padding, which a
-            // file's reading accepts there) are passed over, neither kept nor counted: an index
-            // after them was not looked for, and a stream checked nothing against it.
-            while skip < piece.count, piece[skip] == 0 { skip += 1 }
-            guard skip < piece.count else { return }
-            if indexStart == nil { indexStart = start + UInt64(skip) }
+        if indexStart == nil {
+            // What lies between the end marker and the index is passed over, neither kept nor
+            // counted: zero blocks (a tar's record padding, where amk writes the index after
+            // them), and anything else, which tar ignores after the end marker but a reading of
+            // the file holds to the index (members hidden there, listed by the index, were
+            // found by the file's reading and passed by a pipe's, whose index went unchecked).
+            guard let found = search(piece, from: skip, at: start) else { return }
+            skip = found
         }
         if bytes.count < ArchiveIndex.magic.count {
             let wanted = ArchiveIndex.magic.count - bytes.count
             let head = UnsafeRawBufferPointer(rebasing: piece[skip..<min(piece.count, skip + wanted)])
             guard ArchiveIndex.magic[bytes.count...].starts(with: head) else {
-                mayBeIndex = false
-                bytes = []
-                return
+                preconditionFailure("the search found the magic")
             }
         }
         let most = min(limit, bound)
@@ -284,6 +282,46 @@ struct TrailingBytes {
             declared = Int(header.byteCount)
             if bytes.count > declared! { bytes.removeLast(bytes.count - declared!) }
         }
+    }
+
+    /// Looks for the index's magic in `piece` (at stream offset `start`) from `skip` on, carrying
+    /// a part of it that ends one piece into the next. Returns where in `piece` the rest of the
+    /// index begins once the magic is found (its start is then ``indexStart``, and the part of it
+    /// in earlier pieces is in ``bytes``); nil while it is not.
+    private mutating func search(_ piece: UnsafeRawBufferPointer, from skip: Int, at start: UInt64) -> Int? {
+        let magic = ArchiveIndex.magic
+        var position = skip
+        if partial > 0 {
+            let available = min(magic.count - partial, piece.count - position)
+            if magic[partial..<partial + available].elementsEqual(piece[position..<position + available]) {
+                guard partial + available == magic.count else {
+                    partial += available
+                    return nil
+                }
+                indexStart = start + UInt64(position) - UInt64(partial)
+                bytes = Array(magic[..<partial])
+                // Those bytes count against the limits as the rest of the index does.
+                seen = partial
+                partial = 0
+                return position
+            }
+            // The magic's first byte appears in it only once: no later start within the part.
+            partial = 0
+        }
+        while position < piece.count {
+            guard let first = piece[position...].firstIndex(of: magic[0]) else { return nil }
+            let available = min(magic.count, piece.count - first)
+            if magic[..<available].elementsEqual(piece[first..<first + available]) {
+                guard available == magic.count else {
+                    partial = available
+                    return nil
+                }
+                indexStart = start + UInt64(first)
+                return first
+            }
+            position = first + 1
+        }
+        return nil
     }
 
     /// The most bytes an index of `entries` (and pixz's after it) can take: each member's path

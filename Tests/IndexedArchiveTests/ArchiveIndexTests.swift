@@ -207,6 +207,46 @@ extension EngineSuites {
             #expect(error?.code == .corrupt)
         }
 
+        /// A member after tar's end-of-archive marker, which the index lists: tar, a full
+        /// extraction and a pipe's reading never reach it, and a selection and a pipe trusted the
+        /// index (the pipe passed over the index, behind the bytes after the marker, unchecked).
+        /// Members follow each other, so an entry with room for the marker before it is damage,
+        /// from a file and from a pipe alike.
+        @Test func aMemberListedPastTheEndOfArchiveMarkerIsDamage() async throws {
+            let dir = try TemporaryDirectory()
+            let benign = tarFile("a", "benign\n")
+            let evil = tarFile("evil", "EVIL\n", mode: 0o755)
+            let tar = try tarStream([benign]) + (try tarStream([evil]))
+            let path = dir.path + "/x.tar.xz"
+            try await writeBytes(
+                path,
+                try indexedArchive(tar: tar, describing: try tarStream([benign, evil])) { index in
+                    index.entries[1].headerOffset += UInt64(TarEncoder.endOfArchive.count)
+                    index.entries[1].dataOffset += UInt64(TarEncoder.endOfArchive.count)
+                })
+            let opened = await expectArchiveError("open") { try ArchiveReader(path: path) }
+            #expect(opened?.code == .corrupt, "\(String(describing: opened))")
+            #expect(opened?.message.contains("room for an end-of-archive marker") == true, "\(String(describing: opened))")
+            let selected = await expectArchiveError("a selection") {
+                let reader = try await ArchiveReader.open(path: path, selecting: MemberFilter(["evil"]))
+                return try await reader.extract(to: dir.path + "/out")
+            }
+            #expect(selected?.code == .corrupt)
+            #expect(!exists(dir.path + "/out/evil"))
+            var fds: [Int32] = [-1, -1]
+            try #require(pipe(&fds) == 0)
+            let (readEnd, writeEnd) = (fds[0], fds[1])
+            let bytes = try await readBytes(path)
+            async let fed: Void = offPool {
+                defer { close(writeEnd) }
+                _ = bytes.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) }
+            }
+            let piped = await expectArchiveError("a pipe") { try await ArchiveStreamReader.scan(from: readEnd) }
+            close(readEnd)
+            try await fed
+            #expect(piped?.code == .corrupt, "\(String(describing: piped))")
+        }
+
         /// A tar member hidden in a file's content, and an index entry pointing at it under the
         /// name of the real member after it: a selection trusting the index extracted the hidden
         /// content, which tar and a full extraction never see. Members tile the tar stream, so an

@@ -145,6 +145,27 @@ extension EngineSuites {
             #expect(error?.offset == UInt64(stream.count), "named where the tar stream ends")
         }
 
+        /// Whatever lies between the end marker and the index (zero blocks, or bytes tar ignores
+        /// there) is passed over, and the index found after it, its magic split across pieces
+        /// too: a pipe once took the first bytes that were not the magic for the end of
+        /// everything, and never checked the index behind them.
+        @Test func theIndexIsFoundBehindWhateverFollowsTheEndMarker() throws {
+            let stream = try tarStream(Self.members)
+            let index = Array("AMKINDEX and the rest".utf8)
+            let junk = [UInt8](repeating: 0, count: 1024) + Array("AMKINDE? not quite, A, AM".utf8) + [UInt8](repeating: 7, count: 600)
+            for piece in [1, 3, 7, 512, 4096] {
+                var consumer = TarConsumer()
+                consumer.trailing = TrailingBytes(limit: index.count)
+                try Self.feed(&consumer, stream + junk + index, piece: piece, finish: false)
+                #expect(consumer.trailing?.bytes == index, "pieces of \(piece)")
+                #expect(consumer.trailing?.indexStart == UInt64(stream.count + junk.count), "pieces of \(piece)")
+            }
+            var none = TarConsumer()
+            none.trailing = TrailingBytes(limit: 16)
+            try Self.feed(&none, stream + junk, finish: false)
+            #expect(none.trailing?.bytes.isEmpty == true && none.trailing?.indexStart == nil, "no index: nothing kept, nothing counted")
+        }
+
         /// Once the index's header says how long it is, what follows it (pixz's index, about as
         /// large again) is not kept, but still counts against the limit.
         @Test func onlyTheIndexIsKeptOfWhatFollowsTheTarStream() throws {
