@@ -90,7 +90,7 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(
         name: [.short, .long],
         help:
-            "List each member as it is written (on standard error with -O or --json), and log the engine's diagnostics (swift-log, debug level) on standard error."
+            "List each member as it is written (on standard error with -O or --json), with the engine's notices; its debug log is AMK_LOG=debug."
     )
     var verbose = false
 
@@ -167,8 +167,13 @@ struct ExtractCommand: AsyncParsableCommand {
             if json && !toStdout && !(error is CancellationError) {
                 // A script asked for JSON: it gets the failure as JSON too, as from verify and
                 // salvage (it got nothing), and the usual lines on standard error and status.
+                // No name selected anything: each is one that selected nothing.
+                let unmatched =
+                    (error as? ArchiveError)?.code == .memberNotFound ? MemberSelection(members).unmatched(in: [], order: members) : []
                 try JSONOutput.print(
-                    ExtractReport(failedWith: error, archive: argument, directory: directory, failures: kept, count: count))
+                    ExtractReport(
+                        failedWith: error, archive: argument, directory: directory, failures: kept, count: count,
+                        notFound: unmatched))
             }
             Self.printFailures(kept, count: count)
             if let error = error as? ArchiveError, toStdout && error.code == .io(errno: EPIPE) {

@@ -47,13 +47,17 @@ struct ExtractReport: Encodable {
 
     /// The report of an extraction that `error` ended, after the member failures `failures`
     /// (`count` in all): no summary came back, and a script asked for JSON (it printed nothing).
-    init(failedWith error: any Error, archive: String, directory: String, failures: [ArchiveError], count: Int) {
+    /// `notFound`: the names given, when it ended because none of them selected anything.
+    init(
+        failedWith error: any Error, archive: String, directory: String, failures: [ArchiveError], count: Int,
+        notFound: [String] = []
+    ) {
         self.archive = archive
         self.directory = directory
         warnings = []
         self.failures = failures.map { Failure(member: $0.member, message: $0.message) }
         failedMembers = count
-        notFound = []
+        self.notFound = notFound
         self.error = (error as? ArchiveError)?.description ?? "\(error)"
     }
 }

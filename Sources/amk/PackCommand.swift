@@ -133,7 +133,7 @@ struct PackCommand: AsyncParsableCommand {
     @Flag(
         name: [.short, .long],
         help:
-            "List each member as it is stored (on standard error when the archive or --json goes to standard output), and log the engine's diagnostics (swift-log, debug level) on standard error."
+            "List each member as it is stored (on standard error when the archive or --json goes to standard output), with the engine's notices; its debug log is AMK_LOG=debug."
     )
     var verbose = false
 

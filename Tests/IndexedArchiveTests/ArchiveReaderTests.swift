@@ -101,7 +101,7 @@ extension EngineSuites {
             let gzip: [UInt8] = [0x1F, 0x8B, 0x08, 0x00] + [UInt8](repeating: 0, count: 60)
             let cases: [(String, [UInt8], String)] = [
                 ("empty", [], "empty file"), ("random", sampleBytes(count: 1000, seed: 3, text: false), "magic bytes"),
-                ("gzip", gzip, "gzip-compressed data"),
+                ("gzip", gzip, "gzip-compressed data")
             ]
             for (name, bytes, said) in cases {
                 let path = dir.path + "/" + name

@@ -118,6 +118,15 @@ extension AMKTests {
             // Nothing selected at all: refused before anything is made, as before.
             let none = try AMKProcess.run(["extract", "a.tar.xz", "nonexist", "-C", "z"], in: tree.root)
             #expect(none.status == 1 && !tree.exists("z"), "\(none.stderr)")
+            // And with --json, every name is in notFound (it was empty, the line only in error).
+            for archive in ["a.tar.xz", "f.tar.xz"] {
+                let noneJSON = try AMKProcess.run(
+                    ["extract", archive, "nonexist", "other/", "nonexist", "-C", "z", "--json"], in: tree.root)
+                #expect(noneJSON.status == 1 && !tree.exists("z"), "\(noneJSON.stderr)")
+                let report = try #require(try JSONSerialization.jsonObject(with: Data(noneJSON.stdout.utf8)) as? [String: Any])
+                #expect(report["notFound"] as? [String] == ["nonexist", "other/"], "\(archive): \(noneJSON.stdout)")
+                #expect(report["error"] is String, "\(archive): \(noneJSON.stdout)")
+            }
         }
 
         /// Members that failed before damage ended the extraction are named too, before the
