@@ -332,6 +332,14 @@ public final class ArchiveReader: Sendable {
         return selection == nil ? nil : try await whole().entry(named: name)
     }
 
+    /// Whether a stream of the file carries no integrity check (xz check type None, which `xz
+    /// --check=none` writes): ``verify()`` can then hold its members only to their tar headers
+    /// and the index, not their content to what was packed. False when the xz Index cannot be
+    /// read (the sequential reading meets the streams as they come).
+    public var isUnchecked: Bool {
+        fileIndex?.streams.contains { $0.check == .none && !$0.blocks.isEmpty } ?? false
+    }
+
     /// The structure of the file. Throws when the xz Index at the end cannot be read, since the
     /// structure is then unknown (``ArchiveSalvager`` can still recover what precedes the damage).
     public func info() async throws -> ArchiveInfo {

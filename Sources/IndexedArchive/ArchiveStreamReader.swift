@@ -32,6 +32,10 @@ public enum ArchiveStreamReader {
         public var metadata: [String: String]
         /// Whether our index arrived and every member matched it.
         public var indexVerified: Bool
+        /// Whether a stream of the archive carries no integrity check (xz check type None, which
+        /// `xz --check=none` writes): its content was read as it decoded, and nothing could say
+        /// whether it is what was packed.
+        public var isUnchecked = false
         /// Wall-clock time of the extraction.
         public var seconds: Double
         /// Members written (the others were not selected, or were skipped with a warning).
@@ -150,7 +154,7 @@ public enum ArchiveStreamReader {
                 if index != nil, let extractor = state.consumer.extractor, let bytes = state.consumer.trailing?.bytes {
                     try restoreTimes(from: bytes, archiveSize: state.decoder.totalIn, by: extractor, selectedBy: filter)
                 }
-                return Result(
+                var result = Result(
                     entries: state.consumer.collected ?? [], members: state.consumer.listing?.count ?? 0,
                     bytes: state.consumer.extractor?.bytes ?? 0,
                     metadata: state.consumer.metadata, indexVerified: index != nil,
@@ -159,6 +163,8 @@ public enum ArchiveStreamReader {
                     warnings: state.consumer.extractor?.warnings ?? [],
                     failures: state.consumer.extractor?.failures ?? [],
                     failedMembers: state.consumer.extractor?.failedMembers ?? 0)
+                result.isUnchecked = state.decoder.sawUncheckedStream
+                return result
             },
             abandon: { state, error in ArchiveReader.abandoned(&state.consumer, error, path: nil) }
         ) { handOff in

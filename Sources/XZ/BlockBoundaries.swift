@@ -33,6 +33,8 @@ struct BlockBoundaries {
     private var blockStart: UInt64 = 0
     private var gathered: [UInt8] = []
     private var check = XZCheck.none
+    /// Whether the stream's header was read and says its blocks carry no check.
+    private(set) var isUnchecked = false
     /// The decompressed size of the blocks walked so far.
     private var walkedOutput: UInt64 = 0
     /// Ends of blocks walked but not yet known to be verified, ascending, relative to the
@@ -68,6 +70,7 @@ struct BlockBoundaries {
                 guard gathered.count == StreamHeader.size else { return }
                 guard let decoded = try? gathered.withUnsafeBytes({ try StreamHeader.decode($0) }) else { return stop() }
                 check = decoded
+                isUnchecked = decoded == .none
                 gathered = []
                 phase = .blockHeader(size: nil)
             case .blockHeader(size: nil):

@@ -69,6 +69,11 @@ public final class StreamDecoder {
     }
 
     /// Compressed bytes consumed so far.
+    /// Whether a stream read so far carries no integrity check (check type None): its blocks'
+    /// bytes come out as they decode, and nothing says whether they are the bytes packed.
+    public var sawUncheckedStream: Bool { uncheckedBefore || boundaries.isUnchecked }
+    private var uncheckedBefore = false
+
     public var totalIn: UInt64 { inputBefore + (state == .inStream ? stream.pointer.pointee.total_in : 0) }
     /// Decompressed bytes produced so far.
     public var totalOut: UInt64 { outputBefore + (state == .inStream ? stream.pointer.pointee.total_out : 0) }
@@ -200,6 +205,7 @@ public final class StreamDecoder {
         streamStart = inputBefore
         streamHead = []
         padding = 0
+        uncheckedBefore = uncheckedBefore || boundaries.isUnchecked
         boundaries = BlockBoundaries()
         state = .inStream
     }

@@ -69,6 +69,12 @@ struct SalvageCommand: AsyncParsableCommand {
             defer { bar?.finish() }
             return try await ArchiveSalvager.salvage(path: path, to: directory, options: options)
         }
+        // "No damage found" of a stream without a check would claim what nothing stood behind.
+        if (try? ArchiveReader(path: path))?.isUnchecked == true {
+            StandardError.line(
+                "amk: warning: \(TerminalSafe.name(path)): the xz stream carries no integrity check (check type None): "
+                    + "damage to the members' content cannot be found")
+        }
         // Without the index the salvager knows only the member the damage cut; the report must
         // not pretend that is all.
         if json {

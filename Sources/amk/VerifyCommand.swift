@@ -38,7 +38,7 @@ struct VerifyCommand: AsyncParsableCommand {
     func run() async throws {
         let argument = archive
         let showProgress = progress ?? StandardError.isTerminal
-        let outcome: (count: Int, mode: String)
+        let outcome: (count: Int, mode: String, unchecked: Bool)
         do {
             outcome = try await SignalCancellation.run {
                 switch try await ArchiveInput.resolve(argument) {
@@ -49,24 +49,36 @@ struct VerifyCommand: AsyncParsableCommand {
                     let bar = showProgress ? ProgressBar(label: "verifying", total: try await Self.total(reader)) : nil
                     defer { bar?.finish() }
                     let count = try await reader.verify(onProgress: Self.reporter(bar))
-                    return (count, reader.mode == .indexed ? "indexed" : "sequential")
+                    return (count, reader.mode == .indexed ? "indexed" : "sequential", reader.isUnchecked)
                 case .stream(let fd, _):
                     let bar = showProgress ? ProgressBar(label: "verifying", total: 0) : nil
                     defer { bar?.finish() }
                     let result = try await ArchiveStreamReader.scan(from: fd, keepingEntries: false, onProgress: Self.reporter(bar))
-                    return (result.members, result.indexVerified ? "stream-indexed" : "stream")
+                    return (result.members, result.indexVerified ? "stream-indexed" : "stream", result.isUnchecked)
                 }
             }
         } catch let error as ArchiveError where json {
             // A script asked for JSON: it gets the failure as JSON too (and the usual line on
             // standard error, and exit status 1).
-            try JSONOutput.print(VerifyReport(archive: argument, ok: false, members: nil, mode: nil, error: error.description))
+            try JSONOutput.print(
+                VerifyReport(archive: argument, ok: false, members: nil, mode: nil, contentChecked: nil, error: error.description))
             throw error
         }
+        if outcome.unchecked {
+            // xz -t says nothing either; but "verified" would claim what no check stood behind.
+            StandardError.line(
+                "amk: warning: \(TerminalSafe.name(argument)): the xz stream carries no integrity check (check type None): "
+                    + "the members' headers were checked, their content could not be")
+        }
         if json {
-            try JSONOutput.print(VerifyReport(archive: argument, ok: true, members: outcome.count, mode: outcome.mode, error: nil))
+            try JSONOutput.print(
+                VerifyReport(
+                    archive: argument, ok: true, members: outcome.count, mode: outcome.mode, contentChecked: !outcome.unchecked,
+                    error: nil))
         } else if !quiet {
-            print("OK: \(outcome.count) \(outcome.count == 1 ? "member" : "members") verified")
+            print(
+                "OK: \(outcome.count) \(outcome.count == 1 ? "member" : "members") verified"
+                    + (outcome.unchecked ? " (headers only: the archive carries no integrity check)" : ""))
         }
     }
 }
@@ -98,6 +110,9 @@ struct VerifyReport: Encodable {
     /// `indexed` (checked against the amk index), `sequential` (a .tar.xz without one),
     /// `stream-indexed` or `stream` (read from a pipe, with or without the index); null on failure.
     @AlwaysPresent var mode: String?
+    /// False when the archive carries no integrity check (xz check type None): the members'
+    /// headers were checked, their content could not be; null on failure.
+    @AlwaysPresent var contentChecked: Bool?
     /// The first problem, as the error line on standard error gives it; null on success.
     @AlwaysPresent var error: String?
 }

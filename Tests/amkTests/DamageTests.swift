@@ -169,6 +169,34 @@ extension AMKTests {
             }
         }
 
+        /// An archive without an integrity check (`xz --check=none`): a changed byte of content
+        /// cannot be found, and `verify` said "OK: verified", `salvage` "no damage found", as of
+        /// any archive. They now say that only the headers were checked, from a file and a pipe.
+        @Test(.enabled(if: ChildProcess.lookUp("xz") != nil && ChildProcess.lookUp("tar") != nil, "needs xz and tar"))
+        func anArchiveWithoutAnIntegrityCheckIsNotCalledVerified() throws {
+            try tree.write("plain/note.txt", "hello\n")
+            let made = try ShellPipeline.run(
+                "tar -cf - plain | xz --check=none > none.tar.xz && tar -cf - plain | xz > crc.tar.xz", in: tree.root)
+            try #require(made.status == 0, "\(made.stderr)")
+            let warning = "the xz stream carries no integrity check (check type None)"
+            for command in ["\"$AMK\" verify none.tar.xz", "cat none.tar.xz | \"$AMK\" verify -"] {
+                let result = try ShellPipeline.run(command, in: tree.root)
+                #expect(result.status == 0, "\(command): \(result.stderr)")
+                #expect(result.stdout == "OK: 2 members verified (headers only: the archive carries no integrity check)\n", "\(command)")
+                #expect(result.stderr.contains(warning), "\(command): \(result.stderr)")
+            }
+            let json = try AMKProcess.run(["verify", "--json", "none.tar.xz"], in: tree.root)
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(report["contentChecked"] as? Bool == false, "\(json.stdout)")
+            let salvaged = try AMKProcess.run(["salvage", "none.tar.xz", "-C", "out"], in: tree.root)
+            #expect(salvaged.status == 0 && salvaged.stderr.contains(warning), "\(salvaged.stderr)")
+            // With a check, nothing of the kind.
+            let checked = try AMKProcess.run(["verify", "--json", "crc.tar.xz"], in: tree.root)
+            #expect(checked.status == 0 && checked.stderr.isEmpty, "\(checked.stderr)")
+            let checkedReport = try #require(try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any])
+            #expect(checkedReport["contentChecked"] as? Bool == true, "\(checked.stdout)")
+        }
+
         /// Cut inside the xz Index: every block is intact, so every member comes back, but the
         /// cut is damage, reported where the file ends, and the status says so.
         @Test func truncatedInsideTheIndexIsDamage() throws {
