@@ -51,7 +51,8 @@ enum TransferHandshake {
             throw TransferError(
                 .pairingFailed,
                 "\(peer) refused the pairing code: check it against the code the "
-                    + "receiver shows (\(error.message))", underlying: error)
+                    + "receiver shows, unless another sender had paired with it first (\(error.message))",
+                underlying: error)
         }
         guard channel.isPeerConfirmation(confirmation) else {
             throw TransferError(

@@ -40,6 +40,38 @@ struct AppGroupMigration: ResourcesExporting, ResourcesImporting {
     }
 }
 
+/// Appends the app's documents from several child tasks at once: the `sending` parameter bound
+/// to a plain constant first, as the README says (captured directly, Swift refuses it).
+struct ParallelExport: ResourcesExporting {
+    var resourcesSizeEstimate: Int { 1 << 20 }
+    var resourcesVersion: String { "1" }
+    var resourcesCompressible: Bool { true }
+
+    func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+        let archiver: ResourcesArchiver = archiver
+        let documents = appContainer.documentsDirectory
+        let names = try FileManager.default.contentsOfDirectory(atPath: documents.path(percentEncoded: false))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in names {
+                group.addTask { try await archiver.appendItem(at: documents.appending(path: name), pathInArchive: "docs/\(name)") }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+@Suite(.appMigrationExtension(ParallelExport()))  // registration
+struct ParallelExportTests {
+    @Test func appendsFromChildTasksAllArrive() async throws {
+        let documents = ParallelExport().appContainer.documentsDirectory
+        for index in 0..<20 { try Data("note \(index)".utf8).write(to: documents.appending(path: "n\(index).txt")) }
+        let exported = try await AppMigrationTester(platform: .android).exportController.exportResources()
+        let names = try FileManager.default.contentsOfDirectory(
+            atPath: exported.extractedResourcesURL.appending(path: "docs").path(percentEncoded: false))
+        #expect(Set(names) == Set((0..<20).map { "n\($0).txt" }))
+    }
+}
+
 @Suite(.appMigrationExtension(AppGroupMigration(), appGroups: [AppGroupMigration.group]))  // registration
 struct AppGroupMigrationTests {
     /// The group's data travels in the archive, and the import replaces what the group held.
