@@ -19,6 +19,16 @@ extension AMKTests {
             return process
         }
 
+        /// A FIFO in `tree` and a descriptor holding it open for reading and writing: amk's open
+        /// of it returns, and its reads wait for good (for what is written into the descriptor).
+        static func heldFIFO(in tree: TestTree) throws -> (path: String, fd: Int32) {
+            let fifo = tree.path("stream")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            let held = open(fifo, O_RDWR | O_CLOEXEC)
+            try #require(held >= 0)
+            return (fifo, held)
+        }
+
         /// How long after `sent` (a signal) `process` exited; nil, with an issue recorded, when it
         /// still ran `limit` after it (it is then killed).
         static func exitTime(
@@ -113,11 +123,7 @@ extension AMKTests {
         /// before the exit killed amk without its message (status 130 in a shell).
         @Test func signalsUntilTheExitNeverKillIt() async throws {
             let tree = try TestTree()
-            let fifo = tree.path("stream")
-            try #require(mkfifo(fifo, 0o600) == 0)
-            // Held open for reading and writing: amk's open returns, and its reads wait for good.
-            let held = open(fifo, O_RDWR | O_CLOEXEC)
-            try #require(held >= 0)
+            let (fifo, held) = try Self.heldFIFO(in: tree)
             defer { close(held) }
             for round in 0..<5 {
                 let process = try AMKProcess.start(["extract", fifo, "-C", tree.path("out\(round)")])
@@ -148,10 +154,7 @@ extension AMKTests {
         /// (`list`, `verify` and `extract` ended at once).
         @Test func anInterruptEndsInfoOnAStalledStream() async throws {
             let tree = try TestTree()
-            let fifo = tree.path("stream")
-            try #require(mkfifo(fifo, 0o600) == 0)
-            let held = open(fifo, O_RDWR | O_CLOEXEC)
-            try #require(held >= 0)
+            let (fifo, held) = try Self.heldFIFO(in: tree)
             defer { close(held) }
             // The start of an xz stream, and then nothing.
             let start: [UInt8] = [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00, 0x00, 0x04]
