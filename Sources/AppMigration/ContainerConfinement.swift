@@ -36,8 +36,11 @@ struct ContainerConfinement: Sendable {
         self.rootPath = real
         self.rootComponents = PathBytes.components(real)
         self.hostDirectoryPath = (real == "/" ? "" : real) + "/" + MigrationDataContainer.hostDirectoryName
+        // A group folder that does not exist yet is resolved as far as it does: the extension's
+        // `containerURL(forSecurityApplicationGroupIdentifier:)` creates it during the export,
+        // and appending from it was refused when only existing folders were roots.
         self.groupRoots = container.appGroupDirectories.values.compactMap { group in
-            ContainerConfinement.realPath(group.path(percentEncoded: false)).map(PathBytes.components)
+            ContainerConfinement.realPath(allowingMissing: group.path(percentEncoded: false)).map(PathBytes.components)
         }
         self.extensionName = extensionName
     }
@@ -107,6 +110,22 @@ struct ContainerConfinement: Sendable {
 
     /// The longest `pathInArchive` accepted, in bytes (Linux's `PATH_MAX`).
     static let maxPathInArchiveBytes = 4096
+
+    /// `path` with the part of it that exists resolved (`realPath`), and the missing rest after
+    /// it as it is: where a folder not made yet will be. Nil when nothing of it resolves.
+    static func realPath(allowingMissing path: String) -> String? {
+        if let real = realPath(path) { return real }
+        var components = PathBytes.components(path)
+        var missing: [String] = []
+        while let last = components.popLast() {
+            if PathBytes.isDot(last) || PathBytes.isDotDot(last) { return nil }
+            missing.insert(last, at: 0)
+            if let real = realPath("/" + components.joined(separator: "/")) {
+                return (real == "/" ? "" : real) + "/" + missing.joined(separator: "/")
+            }
+        }
+        return nil
+    }
 
     static func realPath(_ path: String) -> String? {
         guard let pointer = realpath(path, nil) else { return nil }

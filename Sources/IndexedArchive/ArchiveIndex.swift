@@ -225,10 +225,10 @@ public struct ArchiveIndex: Sendable {
     /// hidden in a file's content would otherwise be extracted, by a selection that trusts the
     /// index, as a member that tar and a full extraction never see.
     ///
-    /// Nor may two members leave room between them for tar's end-of-archive marker (two zero
-    /// blocks): amk writes members one after the other, and a member listed past such a marker is
-    /// one that tar, a full extraction and a pipe's reading never reach, which a selection and a
-    /// listing that trust the index showed and wrote.
+    /// Nor may two members leave room between them for a zero block: amk writes members one
+    /// after the other, and a member listed past tar's end-of-archive marker (two zero blocks; GNU
+    /// tar and Python's tarfile stop at one) is one that tar, a full extraction and a pipe's
+    /// reading never reach, which a selection that trusts the index wrote.
     static func checkAfter(_ previousEnd: UInt64, entry: Int, headerOffset: UInt64, blockOffset: UInt64?) throws(ArchiveError) {
         guard headerOffset >= previousEnd else {
             throw corrupt(
@@ -236,11 +236,11 @@ public struct ArchiveIndex: Sendable {
                     + "(which ends at \(previousEnd))", blockOffset)
         }
         // The first member may follow a global header of any size (amk's metadata).
-        guard entry == 0 || headerOffset - previousEnd < UInt64(TarEncoder.endOfArchive.count) else {
+        guard entry == 0 || headerOffset - previousEnd < 512 else {
             throw corrupt(
                 "entry \(entry) begins at tar offset \(headerOffset), \(headerOffset - previousEnd) bytes after the "
-                    + "entry before it (which ends at \(previousEnd)): room for an end-of-archive marker, past which tar "
-                    + "reads nothing", blockOffset)
+                    + "entry before it (which ends at \(previousEnd)): room for a zero block, where tar's reading ends",
+                blockOffset)
         }
     }
 

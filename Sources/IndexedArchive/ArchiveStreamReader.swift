@@ -259,6 +259,15 @@ public enum ArchiveStreamReader {
     static func verifiedIndex(_ consumer: TarConsumer, archiveSize: UInt64) throws -> ArchiveIndex? {
         let trailing = consumer.trailing?.bytes ?? []
         guard ArchiveIndex.hasMagic(trailing) else { return nil }
+        // Behind bytes tar ignores after its end marker, the magic may be any such bytes (a
+        // GNU tar archive with "AMKINDEX" in what follows it): only an index whose header holds
+        // up is taken for one there, and held to the stream; directly after the end marker and
+        // its zero blocks, where amk writes it, the index is checked whatever it holds.
+        if consumer.trailing?.followsOtherBytes == true,
+            (try? ArchiveIndex.header(trailing, maxEntries: .max, archiveSize: nil, blockOffset: nil)) == nil
+        {
+            return nil
+        }
         guard let listing = consumer.listing else { return try ArchiveIndex.decode(trailing, archiveSize: archiveSize) }
         if let sparse = listing.firstSparse {
             _ = try ArchiveIndex.decode(trailing, archiveSize: archiveSize, keeping: { _ in false })

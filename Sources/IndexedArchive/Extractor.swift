@@ -36,6 +36,8 @@ final class Extractor {
     /// bytes read (``streamed(compressedBytes:)``), so that the ratio, not the stream's length,
     /// decides what is a bomb.
     private(set) var byteLimit: UInt64
+    /// What the files that members replaced gave back to ``byteLimit`` (``ExtractOptions/countsFreeSpace``).
+    private var replacedBytes: UInt64 = 0
     private let isRoot = geteuid() == 0
     private var path: DirectoryPath
     /// The file being written.
@@ -687,6 +689,7 @@ final class Extractor {
             (declared.map { "its \($0) bytes would make " } ?? "")
                 + "more than \(byteLimit) bytes of content, "
                 + (options.byteLimitReason ?? (options.maxBytes == nil ? "the limit for an archive of this size" : "the limit set"))
+                + (replacedBytes > 0 ? " plus the \(replacedBytes) bytes the files it replaced gave back" : "")
                 + "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)"
                 + (options.sparse ? "" : ", or extract with --sparse (-S, ExtractOptions.sparse), whose holes do not count"),
             member: member)
@@ -842,12 +845,14 @@ final class Extractor {
             // the disk: the file this member replaces gives its blocks back once it is renamed
             // over (a stream re-extracted over its own tree was refused while the disk never
             // filled). Counted only once the replacement is done: a member that fails keeps the
-            // old file, and its blocks stay taken.
+            // old file, and its blocks stay taken; and only for a file with no other link, whose
+            // blocks another name would keep (a stream alternating a file and hard links to it
+            // got its blocks back over and over, and filled the disk).
             var replaced = stat()
             let freed =
                 options.countsFreeSpace
                     && RawName.withCString(file.name, { fstatat(file.parent, $0, &replaced, AT_SYMLINK_NOFOLLOW) }) == 0
-                    && replaced.st_mode & S_IFMT == S_IFREG
+                    && replaced.st_mode & S_IFMT == S_IFREG && replaced.st_nlink == 1
                 ? UInt64(clamping: replaced.st_blocks) * 512 : 0
             let renamed = {
                 RawName.withCString(
@@ -864,6 +869,7 @@ final class Extractor {
             }
             let (raised, overflow) = byteLimit.addingReportingOverflow(freed)
             byteLimit = overflow ? .max : raised
+            replacedBytes &+= freed
         }
         current = nil
         SystemCall.close(file.fd)

@@ -233,6 +233,10 @@ struct TrailingBytes {
     private(set) var bytes: [UInt8] = []
     /// How much of the index's magic ended the bytes searched so far, before the index is found.
     private var partial = 0
+    /// Whether bytes other than zero blocks came between the end marker and the index: amk writes
+    /// none there, and an "index" found behind them may be any bytes a tar ignores (see
+    /// `ArchiveStreamReader.verifiedIndex`).
+    private(set) var followsOtherBytes = false
     /// All the bytes that followed the tar stream, kept or not: what ``limit`` and ``bound`` hold.
     private var seen = 0
     /// The index's length, once its header has arrived: what comes after it (pixz's index, about
@@ -307,9 +311,14 @@ struct TrailingBytes {
             }
             // The magic's first byte appears in it only once: no later start within the part.
             partial = 0
+            followsOtherBytes = true
         }
         while position < piece.count {
-            guard let first = piece[position...].firstIndex(of: magic[0]) else { return nil }
+            guard let first = piece[position...].firstIndex(of: magic[0]) else {
+                passOver(piece[position...])
+                return nil
+            }
+            passOver(piece[position..<first])
             let available = min(magic.count, piece.count - first)
             if magic[..<available].elementsEqual(piece[first..<first + available]) {
                 guard available == magic.count else {
@@ -319,9 +328,15 @@ struct TrailingBytes {
                 indexStart = start + UInt64(first)
                 return first
             }
+            followsOtherBytes = true
             position = first + 1
         }
         return nil
+    }
+
+    /// Notes bytes passed over on the way to the index that are not zero blocks' zeros.
+    private mutating func passOver(_ bytes: Slice<UnsafeRawBufferPointer>) {
+        if !followsOtherBytes, bytes.contains(where: { $0 != 0 }) { followsOtherBytes = true }
     }
 
     /// The most bytes an index of `entries` (and pixz's after it) can take: each member's path

@@ -297,6 +297,27 @@ import Testing
         }
     }
 
+    /// A group folder that does not exist when the export starts: the extension's
+    /// `containerURL(forSecurityApplicationGroupIdentifier:)` creates it, and what the extension
+    /// puts there may be appended (it was refused as outside the container: the roots were the
+    /// folders that existed when the export began).
+    @Test func anAppGroupMadeDuringTheExportMayBeAppended() async throws {
+        try await Scratch.with { scratch in
+            let made = try scratch.container("app")
+            let container = MigrationDataContainer(
+                bundleIdentifier: made.bundleIdentifier, containerRootDirectory: made.containerRootDirectory,
+                appGroupDirectories: ["group.example": scratch.url("groups/not-yet")])
+            let archive = scratch.url("group.tar.xz")
+            try await quickSystem.exportResources(
+                of: Scripted { archiver, _ in
+                    let url = try #require(FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: "group.example"))
+                    try Data("made now\n".utf8).write(to: url.appending(path: "state.txt"))
+                    try await archiver.appendItem(at: url, pathInArchive: "Group")
+                }, from: container, request: MigrationRequest(destinationPlatform: .android), to: archive)
+            #expect(try await memberNames(of: archive) == ["Group", "Group/state.txt"])
+        }
+    }
+
     @Test func theHostsOwnFolderIsRefused() async throws {
         try await Scratch.with { scratch in
             await #expect {

@@ -226,7 +226,7 @@ extension EngineSuites {
                 })
             let opened = await expectArchiveError("open") { try ArchiveReader(path: path) }
             #expect(opened?.code == .corrupt, "\(String(describing: opened))")
-            #expect(opened?.message.contains("room for an end-of-archive marker") == true, "\(String(describing: opened))")
+            #expect(opened?.message.contains("room for a zero block") == true, "\(String(describing: opened))")
             let selected = await expectArchiveError("a selection") {
                 let reader = try await ArchiveReader.open(path: path, selecting: MemberFilter(["evil"]))
                 return try await reader.extract(to: dir.path + "/out")

@@ -64,6 +64,50 @@ import Testing
         #expect(error?.message.contains("the free space at the destination") == true, "\(String(describing: error))")
     }
 
+    /// A file replaced while another name still links to it gives nothing back: a stream
+    /// alternating a file and hard links to it got the file's blocks back at every replacement,
+    /// and ran the disk full where the limit had refused it.
+    @Test(.enabled(if: getuid() == 0, "mounts a tmpfs"))
+    func aReplacedFileThatAnotherNameLinksGivesNothingBack() async throws {
+        let dir = try TemporaryDirectory()
+        let content = sampleBytes(count: 1 << 20, seed: 9, text: false)
+        var members: [(TarHeader, [UInt8])] = []
+        for round in 0..<12 {
+            var file = tarFile("A", "")
+            file.0.size = UInt64(content.count)
+            file.1 = content
+            members += [file, tarHardLink("L\(round)", to: "A")]
+        }
+        try await writeBytes(dir.path + "/links.tar.xz", try indexedArchive(tar: try tarStream(members)))
+        let mountPoint = dir.path + "/small"
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+        let mount = try await runTool(["/bin/mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mountPoint])
+        try #require(mount.status == 0, "tmpfs not available: \(mount.stderr)")
+        defer { _ = umount2(mountPoint, 0) }
+        let fd = open(dir.path + "/links.tar.xz", O_RDONLY)
+        defer { close(fd) }
+        let error = await #expect(throws: ArchiveError.self) {
+            _ = try await ArchiveStreamReader.extract(from: fd, to: mountPoint + "/out")
+        }
+        #expect(error?.code == .limitExceeded, "the limit, not a full disk: \(String(describing: error))")
+    }
+
+    /// Bytes that follow a tar's end marker and happen to spell the index's magic, followed by
+    /// anything but an index's header, are what tar ignores there: a pipe reads such an archive
+    /// as a file does (it refused it as a damaged index since the pipe looks for the index behind
+    /// whatever follows the marker).
+    @Test func bytesSpellingTheMagicBehindOtherBytesAreNotAnIndex() async throws {
+        let dir = try TemporaryDirectory()
+        let junk = Array("some notes\nAMKINDEX is a word here, and no index follows".utf8)
+        let archive = try indexedArchive(
+            tar: try tarStream([tarFile("a.txt", "a\n")]) + junk, index: Array("not an index".utf8))
+        try await writeBytes(dir.path + "/x.tar.xz", archive)
+        let fd = open(dir.path + "/x.tar.xz", O_RDONLY)
+        defer { close(fd) }
+        let result = try await ArchiveStreamReader.scan(from: fd)
+        #expect(result.members == 1 && !result.indexVerified)
+    }
+
     /// Packs `root` into one end of a pipe while the stream reader extracts from the other.
     @Test func packThroughAPipeArrivesIdentical() async throws {
         let dir = try TemporaryDirectory()

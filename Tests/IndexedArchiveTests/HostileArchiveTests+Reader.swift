@@ -145,11 +145,15 @@ extension EngineSuites.HostileArchiveTests {
         tamper: (inout ArchiveIndex) -> Void
     ) async throws -> ArchiveError? {
         try await writeBytes(scene.archive, try indexedArchive(tar: tar, tamper: tamper))
-        let reader = try ArchiveReader(path: scene.archive)
-        #expect(reader.mode == .indexed)
         var options = ExtractOptions()
         options.members = members
-        return await expectArchiveError("extract \(members)") { try await reader.extract(to: scene.dest, options: options) }
+        // Refused when opened (an index whose entries leave room for a zero block between them)
+        // or when extracted.
+        return await expectArchiveError("extract \(members)") {
+            let reader = try ArchiveReader(path: scene.archive)
+            #expect(reader.mode == .indexed)
+            return try await reader.extract(to: scene.dest, options: options)
+        }
     }
 
     static let pair = [tarFile("a.txt", "alpha"), tarFile("b.txt", "bravo"), tarFile("c.txt", String(repeating: "c", count: 5000))]
