@@ -126,7 +126,7 @@ public enum ArchiveSalvager {
         return SalvageReport(
             recovered: recovered, lost: lost, lostIsComplete: indexEntries != nil || !stoppedShort,
             goodBlocks: walk.goodBlocks, damagedBlocks: walk.damagedBlocks,
-            damageOffset: walk.damageOffset, damage: walk.damage, stop: walk.stop)
+            damageOffset: walk.damageOffset, damage: walk.damage, stop: walk.stop, isUnchecked: walk.unchecked)
     }
 
     struct Walk: Sendable {
@@ -139,6 +139,8 @@ public enum ArchiveSalvager {
         var damageIsInTheIndexAlone = false
         /// The file offset just past the last block walked (where the xz Index begins).
         var blocksEnd: UInt64 = 0
+        /// A block walked carries no integrity check (its stream's check type is None).
+        var unchecked = false
     }
 
     /// Blocks that decode to at most this many bytes are held whole while their check is
@@ -253,6 +255,7 @@ public enum ArchiveSalvager {
                     throw ArchiveError(.corrupt, "block of \(declared) bytes runs past the end of the file", offset: offset)
                 }
                 if let declared, let size = info.uncompressedSize { current = (declared, size) }
+                if check == .none { walk.unchecked = true }
                 var total = declared ?? (file.size - offset)
                 let stream = BlockStream(
                     file: file, offset: offset, totalSize: total, uncompressedSize: info.uncompressedSize,

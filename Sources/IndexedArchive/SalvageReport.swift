@@ -23,4 +23,8 @@ public struct SalvageReport: Sendable {
     /// reached, or the extraction refused a member (a path that would leave the destination).
     /// The member it stopped in is in ``lost``, with those after it when the index names them.
     public var stop: String? = nil
+    /// Whether a block walked carries no integrity check (xz check type None, which `xz
+    /// --check=none` writes): damage to its content could not be found, so "no damage" says
+    /// less for it.
+    public var isUnchecked = false
 }

@@ -263,13 +263,6 @@ struct TrailingBytes {
             guard let found = search(piece, from: skip, at: start) else { return }
             skip = found
         }
-        if bytes.count < ArchiveIndex.magic.count {
-            let wanted = ArchiveIndex.magic.count - bytes.count
-            let head = UnsafeRawBufferPointer(rebasing: piece[skip..<min(piece.count, skip + wanted)])
-            guard ArchiveIndex.magic[bytes.count...].starts(with: head) else {
-                preconditionFailure("the search found the magic")
-            }
-        }
         let most = min(limit, bound)
         let arriving = piece.count - skip
         guard seen + arriving <= most else {

@@ -70,7 +70,7 @@ struct SalvageCommand: AsyncParsableCommand {
             return try await ArchiveSalvager.salvage(path: path, to: directory, options: options)
         }
         // "No damage found" of a stream without a check would claim what nothing stood behind.
-        if (try? ArchiveReader(path: path))?.isUnchecked == true {
+        if report.isUnchecked {
             StandardError.line(
                 "amk: warning: \(TerminalSafe.name(path)): the xz stream carries no integrity check (check type None): "
                     + "damage to the members' content cannot be found")
