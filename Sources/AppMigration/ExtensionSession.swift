@@ -261,18 +261,23 @@ struct ExtensionSession: Sendable {
             extensionName: process.name)
     }
 
-    /// Starts an export and returns the properties the extension sends first.
-    func startExport(destinationPlatform: MigrationPlatform, options: [String: Data]) async throws -> (
+    /// Starts an export and returns the properties the extension sends first. While it computes
+    /// them (a size estimate may walk the whole container), each millisecond of CPU time its
+    /// heartbeats report is a sign of life for `watchdog`, as during an import.
+    func startExport(destinationPlatform: MigrationPlatform, options: [String: Data], watchdog: Watchdog? = nil) async throws -> (
         sizeEstimate: Int, version: String, compressible: Bool
     ) {
         guard hello.exports else {
             throw AppMigrationError(.unsupportedExtension, "it does not export (its hello says so)", extensionName: process.name)
         }
         try await send(.export(destinationPlatform: destinationPlatform.rawValue, options: options))
+        let seen = Mutex(ImportSignsOfLife())
+        let heartbeat: @Sendable (Int64, Int64, Int64) -> Void = { cpu, _, _ in
+            if seen.withLock({ $0.see(cpu: cpu, completed: 0).working }) { watchdog?.beat(PipelineStage.extensionCode) }
+        }
         while true {
-            switch try await next() {
+            switch try await next(heartbeat: heartbeat) {
             case .properties(let estimate, let version, let compressible): return (estimate, version, compressible)
-            case .heartbeat: continue
             case .failed(let message, let cancelled): throw ReportedFailure(message: message, cancelled: cancelled)
             case let other: throw unexpected(other, during: "the start of an export")
             }

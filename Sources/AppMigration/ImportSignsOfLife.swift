@@ -2,7 +2,9 @@
 /// time on the importer's threads shows work, and a change of its completed count shows progress.
 ///
 /// In-process importers are read by the watchdog's probe, process extensions through their
-/// heartbeats; both judge by this one rule.
+/// heartbeats; both judge by this one rule. An export's properties (the size estimate, which may
+/// walk the whole container) are judged by its CPU half too; an exporter's appends are its
+/// signs of life after that.
 struct ImportSignsOfLife {
     private var cpu: Int64
     private var completed: Int64

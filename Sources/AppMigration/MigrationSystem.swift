@@ -221,7 +221,8 @@ public struct MigrationSystem: Sendable {
             ) { session in
                 // Starting the process and its properties are extension code: watch them.
                 watchdog.begin(.extensionCode)
-                let properties = try await session.startExport(destinationPlatform: request.destinationPlatform, options: options)
+                let properties = try await session.startExport(
+                    destinationPlatform: request.destinationPlatform, options: options, watchdog: watchdog)
                 watchdog.end(.extensionCode)
                 return try await pack(
                     name: name, container: container, confinement: confinement, destinationPlatform: request.destinationPlatform,
@@ -237,14 +238,23 @@ public struct MigrationSystem: Sendable {
             }
         }
         let executor = ExtensionExecutor(name: name)
-        // The properties are extension code too, and may walk the container: watch them.
+        // The properties are extension code too: watch them. Apple's size estimate walks the
+        // container, which in a large one outlasts a stall timeout: as for an import, a
+        // millisecond of CPU time on the extension's thread is a sign of life, and only an
+        // estimate that waits on nothing for a whole timeout is stalled.
         watchdog.begin(.extensionCode)
+        let seen = Mutex(ImportSignsOfLife(cpu: executor.cpuNanoseconds()))
+        let probe = watchdog.addProbe(for: .extensionCode) {
+            let cpu = executor.cpuNanoseconds()
+            return seen.withLock { $0.see(cpu: cpu, completed: 0).working }
+        }
         let (estimate, version, compressible) = await withTaskExecutorPreference(executor) {
             (
                 await migrationExtension.resourcesSizeEstimate, migrationExtension.resourcesVersion,
                 migrationExtension.resourcesCompressible
             )
         }
+        watchdog.removeProbe(probe)
         watchdog.end(.extensionCode)
         return try await pack(
             name: name, container: container, confinement: confinement, destinationPlatform: request.destinationPlatform,
@@ -524,17 +534,21 @@ public struct MigrationSystem: Sendable {
                 extensionName: name, path: container.containerRootDirectory.path(percentEncoded: false))
         }
         try await HostIO.run { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
-        try await Self.extractAsImport(reader, to: staging, logger: logger, extensionName: name, path: path)
+        try await Self.extractAsImport(
+            reader, to: staging, declaredContent: content ?? 0, logger: logger, extensionName: name, path: path)
         return Self.importRequest(from: metadata)
     }
 
     /// Extracts `reader`'s archive into `folder` as an import stages it (``AppMigrationTester``
     /// extracts exports the same way, so that its round trip fails where an import would).
+    /// `declaredContent`, the sum of the members' sizes, has been held against the free space:
+    /// the extraction may write that much however far the archive compresses it.
     static func extractAsImport(
-        _ reader: ArchiveReader, to folder: URL, logger: Logger? = nil, extensionName: String, path: String?
+        _ reader: ArchiveReader, to folder: URL, declaredContent: UInt64, logger: Logger? = nil, extensionName: String, path: String?
     ) async throws {
         var options = ExtractOptions()
         if let logger { options.logger = logger }
+        options.declaredContentAllowance = declaredContent
         // The importer walks the staged tree with ordinary calls, which follow links.
         options.confineSymlinks = true
         do {

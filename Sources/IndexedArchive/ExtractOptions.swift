@@ -61,6 +61,11 @@ public struct ExtractOptions: Sendable {
     /// Whether ``maxBytes`` is the destination's free space (a stream's default), against which
     /// only what the extraction adds to the disk counts: a file replaced gives its blocks back.
     var countsFreeSpace = false
+    /// A floor under the limit ``maxBytes`` leaves to the engine: the content an import's
+    /// members declare, which the host has already held against the free space. An archive of a
+    /// 5 GB preallocated database compresses past the 1000:1 that bounds a bomb, and its own
+    /// export could then never be imported.
+    package var declaredContentAllowance: UInt64 = 0
     /// Leave every run of whole 4 KiB blocks of zeros (aligned in the file) as a hole, which
     /// takes no space, rather than writing it (bsdtar's `-S`, `cp --sparse=always`): a disk image
     /// or a preallocated database that was archived whole, as amk and GNU tar without `--sparse`
@@ -164,6 +169,6 @@ public struct ExtractOptions: Sendable {
     public init() {}
 
     func byteLimit(archiveSize: UInt64) -> UInt64 {
-        maxBytes ?? max(4 << 30, archiveSize.multipliedReportingOverflow(by: 1000).partialValue)
+        maxBytes ?? max(4 << 30, archiveSize.multipliedReportingOverflow(by: 1000).partialValue, declaredContentAllowance)
     }
 }

@@ -45,3 +45,28 @@ struct KitOnlyImportTests {
         #expect(String(decoding: imported, as: UTF8.self) == "{\"notes\":3}")
     }
 }
+
+/// The trait's `system:` sets the host's stall timeouts, as the README shows, in types that
+/// `import AppMigrationKit` alone names: the engine's `WatchdogPolicy` and `PipelineStage` came
+/// only with `import IndexedArchive`, and this file did not compile.
+@Suite(
+    .appMigrationExtension(
+        KitOnlyMigration(),
+        system: MigrationSystem(
+            watchdogPolicy: WatchdogPolicy(stallTimeouts: [.extensionCode: .seconds(30)], defaultStallTimeout: .seconds(20)),
+            importWatchdogPolicy: .uniform(.seconds(45))))
+)
+struct KitOnlyWatchdogPolicyTests {
+    @Test func theStallTimeoutsSetThroughTheTraitAreTheHosts() async throws {
+        let system = MigrationSystem(
+            watchdogPolicy: WatchdogPolicy(stallTimeouts: [.extensionCode: .seconds(30)], defaultStallTimeout: .seconds(20)))
+        #expect(system.watchdogPolicy.timeout(for: .extensionCode) == .seconds(30))
+        #expect(system.watchdogPolicy.timeout(for: PipelineStage(rawValue: "compress")) == .seconds(20))
+        let documents = KitOnlyMigration().appContainer.documentsDirectory
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: documents.appending(path: "user_data.json"))
+        let tester = try await AppMigrationTester(platform: .android)
+        let result = try await tester.exportController.exportResources(request: nil, progress: nil)
+        #expect(FileManager.default.fileExists(atPath: result.extractedResourcesURL.appending(path: "user_data.json").path))
+    }
+}

@@ -431,6 +431,32 @@ import Testing
         return (answer, archive)
     }
 
+    /// Apple's size estimate walks the container, which can outlast a stall timeout: an estimate
+    /// that computes for twice the timeout (its heartbeats report the CPU time) was taken for a
+    /// stall, and the export ended before `exportResources` was called. One that blocks for as
+    /// long is still stopped.
+    @Test(arguments: [false, true])
+    func aSizeEstimateIsAliveWhileItComputes(blocks: Bool) async throws {
+        try await Scratch.with { scratch in
+            let source = try Self.seeded(scratch, "source")
+            let archive = scratch.url("estimate.tar.xz")
+            var executable = Self.misbehaving(nil)
+            executable.environment["AMK_TEST_ESTIMATE_MS"] = String(Self.stall.components.seconds * 2000)
+            if blocks { executable.environment["AMK_TEST_ESTIMATE_BLOCKS"] = "1" }
+            let answer = await Self.export(executable, from: source, to: archive, using: Self.system)
+            if blocks {
+                let error = try #require(answer.appError, "\(String(describing: answer.error))")
+                #expect(error.code == .terminated && error.message.contains("stalled"), "\(error)")
+                #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+            } else {
+                #expect(answer.error == nil, "\(String(describing: answer.error))")
+                #expect(answer.elapsed >= Self.stall * 2, "it computed past the stall timeout")
+                let metadata = try await ArchiveReader(path: archive.path(percentEncoded: false)).metadata()
+                #expect(metadata["sizeEstimate"].flatMap(Int.init).map { $0 >= 4096 } == true)
+            }
+        }
+    }
+
     /// ETXTBSY at spawn is retried for a while: a program that spawns processes on other threads
     /// (the test suite does) made the host fail to start an extension it had just written.
     @Test func anExecutableBusyForAMomentStillStarts() async throws {

@@ -70,6 +70,66 @@ import Testing
         }
     }
 
+    /// Exports under the same 2 s stall timeout.
+    static let exportSystem: MigrationSystem = {
+        let policy = WatchdogPolicy(defaultStallTimeout: .seconds(2), gracePeriod: .seconds(2), checkInterval: .milliseconds(20))
+        return MigrationSystem(watchdogPolicy: policy, compressionPreset: 0, chunkSize: 1 << 20, workers: 2)
+    }()
+
+    /// An exporter whose size estimate computes for `work` (Apple's walks the container), or
+    /// blocks as long.
+    struct SlowEstimateExporter: ResourcesExporting {
+        var blocks = false
+        init() {}
+        init(blocks: Bool) { self.blocks = blocks }
+        var resourcesSizeEstimate: Int {
+            get async {
+                if blocks {
+                    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .seconds(Int(ImportSignOfLifeTests.work.components.seconds)))
+                    return 1
+                }
+                let end = ContinuousClock.now + ImportSignOfLifeTests.work
+                var state: UInt64 = 1
+                while ContinuousClock.now < end {
+                    for _ in 0..<100_000 { state = state &* 6_364_136_223_846_793_005 &+ 1 }
+                }
+                return 1 + Int(state & 1)
+            }
+        }
+        var resourcesVersion: String { "1" }
+        var resourcesCompressible: Bool { true }
+        func exportResources(to archiver: sending ResourcesArchiver, request: MigrationRequest) async throws {
+            try await archiver.appendItem(at: appContainer.documentsDirectory)
+        }
+    }
+
+    /// The size estimate is judged by the import's rule: one that computes for three stall
+    /// timeouts was stopped as stalled before `exportResources` was called; one that blocks as
+    /// long still is.
+    @Test(arguments: [false, true])
+    func aSizeEstimateIsAliveWhileItComputes(blocks: Bool) async throws {
+        try await Scratch.with { scratch in
+            let source = try scratch.container("source")
+            try write("kept", to: "a.txt", in: source.documentsDirectory)
+            let archive = scratch.url("estimate.tar.xz")
+            let attempt = {
+                try await Self.exportSystem.exportResources(
+                    of: SlowEstimateExporter(blocks: blocks), from: source, request: MigrationRequest(destinationPlatform: .current),
+                    to: archive)
+            }
+            if blocks {
+                let error = await #expect(throws: AppMigrationError.self) { _ = try await attempt() }
+                #expect(error?.code == .terminated || error?.code == .stalled, "\(String(describing: error))")
+                #expect(error?.message.contains("stage 'extension'") == true, "\(String(describing: error))")
+                #expect(!FileManager.default.fileExists(atPath: archive.path(percentEncoded: false)))
+            } else {
+                _ = try await attempt()
+                #expect(
+                    try await ArchiveReader(path: archive.path(percentEncoded: false)).entries().contains { $0.path == "Documents/a.txt" })
+            }
+        }
+    }
+
     @Test func anImporterThatComputesWithoutReportingSucceeds() async throws {
         try await Scratch.with { scratch in
             let archive = try await exportSampleArchive(of: MyMigration(), in: scratch)

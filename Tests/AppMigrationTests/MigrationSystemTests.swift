@@ -1,6 +1,7 @@
 import AppMigration
 import Foundation
 import IndexedArchive
+import TestSupport
 import Testing
 
 @Suite struct MigrationSystemTests {
@@ -143,6 +144,48 @@ import Testing
             #expect(seen.current == nil, "the extension never ran")
             #expect(try read("keep.txt", in: destination.documentsDirectory) == "mine")
         }
+    }
+
+    /// Records the size of every regular file it is handed, by its path under the staged folder.
+    struct SizeRecordingImporter: ResourcesImporting {
+        let resourcesImportProgress = Progress(totalUnitCount: 1)
+        let sizes = Box<[String: UInt64]>([:])
+        func importResources(at url: URL, request: ResourcesImportRequest) async throws {
+            let root = url.path(percentEncoded: false)
+            var found: [String: UInt64] = [:]
+            for case let path as String in FileManager.default.enumerator(atPath: root) ?? FileManager.DirectoryEnumerator() {
+                var info = stat()
+                if lstat(root + "/" + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG { found[path] = UInt64(info.st_size) }
+            }
+            sizes.current = found
+        }
+    }
+
+    /// A preallocated database of more than 4 GiB compresses past the 1000:1 that bounds a
+    /// decompression bomb: its export succeeded, and every import of it, `amk import`'s and the
+    /// tester's alike, was refused (`its 4471128064 bytes would make more than 4294967296 bytes
+    /// of content`) with advice no importer could follow. The members' declared sizes, held
+    /// against the free space first, are what an import may write.
+    @Test func anExportThatCompressesPastTheBombRatioStillImports() async throws {
+        // 4.2 GB staged: on tmpfs where there is one, so that no disk writes it back.
+        let scratch = try Scratch(in: TemporaryDirectory.memoryBacked)
+        let source = try scratch.container("source")
+        let database = source.documentsDirectory.appending(path: "db.img").path(percentEncoded: false)
+        let size: UInt64 = (4 << 30) + (64 << 20)
+        let fd = open(database, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        #expect(fd >= 0)
+        #expect(pwrite(fd, "SQLite format 3", 15, 0) == 15)
+        #expect(ftruncate(fd, off_t(size)) == 0)
+        close(fd)
+        let archive = scratch.url("large.tar.xz")
+        _ = try await quickSystem.exportResources(
+            of: DocumentsExporter(), from: source, request: MigrationRequest(destinationPlatform: .current), to: archive)
+        let archiveSize = try #require(
+            try FileManager.default.attributesOfItem(atPath: archive.path(percentEncoded: false))[.size] as? UInt64)
+        #expect(archiveSize * 1000 < size, "the archive must compress past the bomb ratio for this test to mean anything")
+        let importer = SizeRecordingImporter()
+        try await quickSystem.importResources(from: archive, into: try scratch.container("destination"), using: importer)
+        #expect(importer.sizes.current["Documents/db.img"] == size, "\(importer.sizes.current)")
     }
 
     @Test func statvfsMeasuresRealFreeSpace() throws {

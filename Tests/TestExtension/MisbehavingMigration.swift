@@ -1,4 +1,5 @@
 import AppMigration
+import Dispatch
 import Foundation
 
 #if canImport(Glibc)
@@ -32,6 +33,9 @@ import Foundation
 /// if set: the tests time the host's answer from there, not from a start that a loaded machine
 /// can delay by seconds.
 ///
+/// `AMK_TEST_ESTIMATE_MS` makes its size estimate take that long, computing, or blocked on a
+/// semaphore with `AMK_TEST_ESTIMATE_BLOCKS` set (Apple's estimate walks the container).
+///
 /// Independently, `AMK_TEST_KILL_AFTER_MS` has a thread SIGKILL the process that many milliseconds
 /// after its export or import starts, wherever it then is; `AMK_TEST_ITEM_DELAY_MS` makes each item
 /// take that long, so that such a kill lands in the middle of the work.
@@ -41,7 +45,22 @@ struct MisbehavingMigration: ResourcesExporting, ResourcesImporting {
 
     let resourcesImportProgress = Progress(totalUnitCount: 0)
 
-    var resourcesSizeEstimate: Int { 4096 }
+    var resourcesSizeEstimate: Int {
+        get async {
+            let environment = ProcessInfo.processInfo.environment
+            guard let milliseconds = environment["AMK_TEST_ESTIMATE_MS"].flatMap(Int.init) else { return 4096 }
+            if environment["AMK_TEST_ESTIMATE_BLOCKS"] != nil {
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(milliseconds))
+                return 4096
+            }
+            let end = ContinuousClock.now + .milliseconds(milliseconds)
+            var state: UInt64 = 1
+            while ContinuousClock.now < end {
+                for _ in 0..<100_000 { state = state &* 6_364_136_223_846_793_005 &+ 1 }
+            }
+            return 4096 + Int(state & 1)
+        }
+    }
     var resourcesVersion: String { "7.1" }
     var resourcesCompressible: Bool { true }
 

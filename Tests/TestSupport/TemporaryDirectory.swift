@@ -19,9 +19,10 @@ package final class TemporaryDirectory: Sendable {
     /// The directory's path, without a trailing `/`.
     package let path: String
 
-    /// Creates a new, empty directory named `<prefix>-XXXXXX` (six random characters).
-    package init(prefix: String = "amk-test") throws {
-        var base = NSTemporaryDirectory()
+    /// Creates a new, empty directory named `<prefix>-XXXXXX` (six random characters), under
+    /// `parent` or else the system's temporary directory.
+    package init(prefix: String = "amk-test", in parent: String? = nil) throws {
+        var base = parent ?? NSTemporaryDirectory()
         if !base.hasSuffix("/") { base += "/" }
         var template = Array((base + prefix + "-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
@@ -32,6 +33,13 @@ package final class TemporaryDirectory: Sendable {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// A tmpfs where the machine has one (`/dev/shm`), for tests that write gigabytes that are
+    /// mostly zeros: memory that the test gives back, not a disk's writeback for the suites
+    /// after it. Nil where there is none.
+    package static var memoryBacked: String? {
+        access("/dev/shm", W_OK) == 0 ? "/dev/shm" : nil
+    }
 
     /// The URL of `relative` inside the directory.
     package func url(_ relative: String) -> URL { self.url.appending(path: relative, directoryHint: .notDirectory) }

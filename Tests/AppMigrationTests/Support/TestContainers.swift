@@ -10,8 +10,8 @@ struct Scratch: Sendable {
     let directory: TemporaryDirectory
     var root: URL { directory.url }
 
-    init() throws {
-        directory = try TemporaryDirectory(prefix: "amk-tests")
+    init(in parent: String? = nil) throws {
+        directory = try TemporaryDirectory(prefix: "amk-tests", in: parent)
     }
 
     /// A new container under the scratch folder, with its standard folders, and an app group
