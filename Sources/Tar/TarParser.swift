@@ -595,7 +595,9 @@ public struct TarParser: Sendable {
     /// Applies one pax record and returns its value as text. An empty value deletes the keyword:
     /// in a `g` header it drops the default, in an `x` header it also hides the default for this
     /// member, so the ustar field is used. In a global header `path`, `linkpath` and `size` are
-    /// refused: GNU tar and Python's tarfile apply them, bsdtar does not, and no writer uses them.
+    /// refused: GNU tar and Python's tarfile apply them, bsdtar does not, and no writer uses them;
+    /// `uid`, `gid`, `uname`, `gname` and `mtime` are checked and not applied, as GNU tar and
+    /// bsdtar extract.
     ///
     /// A name (`path`, `linkpath`, `uname`, `gname`) holding a NUL byte is refused, in `x` and
     /// `g` headers alike: the kernel and every C reader stop at the NUL, so the name checked
@@ -642,6 +644,17 @@ public struct TarParser: Sendable {
         case "linkpath" where !global:
             overrides.linkPath = try checkedPath()
         case "size" where !global: overrides.size = try number()
+        case _ where global && (key == "uid" || key == "gid" || key == "uname" || key == "gname" || key == "mtime"):
+            // Checked, not applied. GNU tar and bsdtar extract a member with its own owner and
+            // time whatever a global header says, and a member read alone (`amk extract A m`,
+            // from the index) never sees a global header: applied, a global `uname=root` made
+            // a full extraction write a set-user-ID root file that a selection of the same
+            // member, `list` and `verify` gave its own uid 1000.
+            if key == "mtime" {
+                guard value.isEmpty || PaxRecords.parseTime(value) != nil else { throw bad("not a decimal time") }
+            } else if key == "uid" || key == "gid" {
+                _ = try number()
+            }
         case "uid": overrides.uid = try number()
         case "gid": overrides.gid = try number()
         case "uname": overrides.userName = value.isEmpty ? nil : value

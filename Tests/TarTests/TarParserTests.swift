@@ -187,23 +187,41 @@ import Testing
 
     // MARK: Extended headers
 
-    @Test func globalRecordsApplyAsDefaultsAndXOverrides() throws {
-        let global = paxRecord("uid", "77") + paxRecord("uname", "glob") + paxRecord("vendor.key", "v")
+    /// A global header's owner and time are reported, not given to the members: GNU tar and
+    /// bsdtar extract each member with its own, and a member read alone from the index never sees
+    /// the global header (a global `uname=root` made a full extraction's set-user-ID file root's,
+    /// and a selection's uid 1000's). A malformed value is still refused.
+    @Test func globalOwnersAndTimesAreNotAppliedAndXOverrides() throws {
+        let global =
+            paxRecord("uid", "77") + paxRecord("gid", "78") + paxRecord("uname", "root") + paxRecord("gname", "root")
+            + paxRecord("mtime", "5.25") + paxRecord("vendor.key", "v")
         let local = paxRecord("uid", "88") + paxRecord("uname", "")
+        var plain = RawBlock(name: "a")
+        plain.set(108, "0001750")  // uid 1000
+        plain.set(265, "nobody-here")
+        plain.sealChecksum()
         let bytes =
             RawBlock(name: "pax_global_header", typeflag: UInt8(ascii: "g"), size: UInt64(global.count)).bytes + padded(global)
-            + RawBlock(name: "a").bytes
+            + plain.bytes
             + RawBlock(name: "PaxHeaders/b", typeflag: UInt8(ascii: "x"), size: UInt64(local.count)).bytes + padded(local)
             + RawBlock(name: "b").bytes
             + TarEncoder.endOfArchive
         let events = try parse(bytes)
-        #expect(events.first == .global(["uid=77", "uname=glob", "vendor.key=v"], offset: 0))
+        #expect(events.first == .global(["uid=77", "gid=78", "uname=root", "gname=root", "mtime=5.25", "vendor.key=v"], offset: 0))
         let found = members(events)
         #expect(found.map(\.header.path) == ["a", "b"])
-        #expect(found[0].header.uid == 77 && found[0].header.userName == "glob")
+        #expect(found[0].header.uid == 1000 && found[0].header.userName == "nobody-here", "\(found[0].header)")
+        #expect(found[0].header.gid != 78 && found[0].header.groupName != "root" && found[0].header.mtime.seconds != 5)
         // An empty value deletes the keyword for this member: the ustar field (empty) is used.
         #expect(found[1].header.uid == 88 && found[1].header.userName == nil)
         #expect(found[1].hasPaxHeader && !found[0].hasPaxHeader)
+        for (key, value) in [("uid", "x"), ("mtime", "soon")] {
+            let bad = paxRecord(key, value)
+            let refused =
+                RawBlock(name: "pax_global_header", typeflag: UInt8(ascii: "g"), size: UInt64(bad.count)).bytes + padded(bad)
+                + RawBlock(name: "a").bytes + TarEncoder.endOfArchive
+            #expect(throws: TarError.self) { try parse(refused) }
+        }
     }
 
     @Test func paxSizeOverridesUstarSize() throws {
@@ -579,7 +597,7 @@ import Testing
             }
         }
         #expect(globals == 2001)
-        let found = members(events)
-        #expect(found.map(\.header.userName) == ["user1999", nil])
+        // Reported, not applied (`globalOwnersAndTimesAreNotAppliedAndXOverrides`).
+        #expect(members(events).map(\.header.userName) == [nil, nil])
     }
 }
