@@ -34,6 +34,7 @@ extension ArchiveReader {
         var warnings: [ExtractWarning]
         var failures: [ArchiveError] = []
         var failedMembers = 0
+        var warningCount = 0
     }
 
     /// Extracts members (all, or `options.members`) under `directory`, safely: see ``ExtractOptions``.
@@ -103,7 +104,7 @@ extension ArchiveReader {
                 return ExtractSummary(
                     entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
                     seconds: (ContinuousClock.now - start).secondsValue, failures: result.failures,
-                    failedMembers: result.failedMembers)
+                    failedMembers: result.failedMembers, warningCount: result.warningCount)
             }
         }
         // Too much for random access: the whole stream, held to the whole index.
@@ -116,7 +117,7 @@ extension ArchiveReader {
         return ExtractSummary(
             entries: result.extracted, bytes: result.bytes, warnings: result.warnings,
             seconds: (ContinuousClock.now - start).secondsValue, failures: result.failures,
-            failedMembers: result.failedMembers)
+            failedMembers: result.failedMembers, warningCount: result.warningCount)
     }
 
     /// Feeds the whole tar stream through the consumer `make` gives: blocks decoded in parallel and
@@ -150,7 +151,7 @@ extension ArchiveReader {
             return RunResult(
                 members: consumer.members, extracted: extractor?.entries ?? 0,
                 bytes: extractor?.bytes ?? 0, warnings: extractor?.warnings ?? [], failures: extractor?.failures ?? [],
-                failedMembers: extractor?.failedMembers ?? 0)
+                failedMembers: extractor?.failedMembers ?? 0, warningCount: extractor?.warningCount ?? 0)
         }
     }
 

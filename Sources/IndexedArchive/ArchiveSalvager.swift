@@ -95,8 +95,7 @@ public enum ArchiveSalvager {
             }
             consumer.extractor?.abandonCurrent()
             try? consumer.extractor?.finish()
-            let skipped = Set(
-                (consumer.extractor?.warnings ?? []).filter { $0.kind == .missingLinkTarget }.map { ExactName($0.member) })
+            let skipped = Set((consumer.extractor?.missingLinkMembers ?? []).map(ExactName.init))
             // Hard links whose target the damage took (or that the archive never held before
             // them) were seen but not made: they are lost, damage or not.
             let all = (consumer.collected ?? []).map(\.path)

@@ -40,8 +40,10 @@ public enum ArchiveStreamReader {
         public var seconds: Double
         /// Members written (the others were not selected, or were skipped with a warning).
         public var extracted: Int = 0
-        /// What extraction could not do exactly.
+        /// What extraction could not do exactly: the first ``ExtractSummary/keptWarnings``.
         public var warnings: [ExtractWarning] = []
+        /// How many warnings there were.
+        public var warningCount = 0
         /// Members not extracted (``ExtractOptions/continuesAfterMemberFailures``), the first
         /// ``ExtractSummary/keptFailures`` of them.
         public var failures: [ArchiveError] = []
@@ -164,6 +166,7 @@ public enum ArchiveStreamReader {
                     failures: state.consumer.extractor?.failures ?? [],
                     failedMembers: state.consumer.extractor?.failedMembers ?? 0)
                 result.isUnchecked = state.decoder.sawUncheckedStream
+                result.warningCount = state.consumer.extractor?.warningCount ?? 0
                 return result
             },
             abandon: { state, error in ArchiveReader.abandoned(&state.consumer, error, path: nil) }

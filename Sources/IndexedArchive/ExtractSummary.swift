@@ -4,8 +4,11 @@ public struct ExtractSummary: Sendable {
     public var entries: Int
     /// Content bytes written.
     public var bytes: UInt64
-    /// Members skipped (devices, FIFOs) or written differently (set-id bits dropped), with why.
+    /// Members skipped (devices, FIFOs) or written differently (set-id bits dropped), with why:
+    /// the first ``ExtractSummary/keptWarnings``; ``warningCount`` counts them all.
     public var warnings: [ExtractWarning]
+    /// How many warnings there were.
+    public var warningCount = 0
     /// Wall-clock time of the extraction.
     public var seconds: Double
     /// Members not extracted, with why (only with ``ExtractOptions/continuesAfterMemberFailures``):
@@ -21,15 +24,19 @@ public struct ExtractSummary: Sendable {
     /// How many failures ``failures`` holds at most: an archive of a million refused names must
     /// not hold a million messages in memory.
     public static let keptFailures = 1_000
+    /// How many warnings ``warnings`` holds at most: a 280 KB archive of 100,000 FIFOs with long
+    /// names held half a gigabyte of warnings until the extraction ended.
+    public static let keptWarnings = 1_000
 
     /// For callers that extract otherwise (a stream, ``ArchiveStreamReader``) and report alike.
     public init(
         entries: Int, bytes: UInt64, warnings: [ExtractWarning], seconds: Double, failures: [ArchiveError] = [],
-        failedMembers: Int = 0
+        failedMembers: Int = 0, warningCount: Int = 0
     ) {
         self.entries = entries
         self.bytes = bytes
         self.warnings = warnings
+        self.warningCount = max(warningCount, warnings.count)
         self.seconds = seconds
         self.failures = failures
         self.failedMembers = max(failedMembers, failures.count)

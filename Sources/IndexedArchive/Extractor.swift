@@ -52,7 +52,16 @@ final class Extractor {
         }
     }
     /// Directories created or reused, in archive order; their metadata is applied at the end.
+    /// Their extended attributes and ACLs are kept only when they will be restored, and within
+    /// ``deferredAttributeBudget``.
     private var directories: [TarHeader] = []
+    /// Bytes of extended attributes and ACL text that ``directories`` holds.
+    private var deferredAttributeBytes = 0
+    /// The most extended attributes and ACL text that the folders' deferred metadata may hold:
+    /// 1,500 folder headers of 219 KB of archive, each with a 1 MB attribute, held 1.5 GB until
+    /// the end, with `--xattrs` or without. Past it, a folder's attributes are set as it is made
+    /// and its ACLs (which the files made in it afterwards would inherit) are not restored.
+    static let deferredAttributeBudget = 32 << 20
     private(set) var entries = 0
     private(set) var bytes: UInt64 = 0
     /// Bytes of ``bytes`` left as holes in files (a sparse member's): they take no space, and the
@@ -62,7 +71,12 @@ final class Extractor {
     private let limitIsFinal: Bool
     /// Whether the current file ends in a hole so far, which only setting its size can make.
     private var endsInHole = false
+    /// The first ``ExtractSummary/keptWarnings`` warnings, and how many in all.
     private(set) var warnings: [ExtractWarning] = []
+    private(set) var warningCount = 0
+    /// The hard links whose target could not be made (for a salvage's report), which the cap
+    /// on ``warnings`` must not hide.
+    private(set) var missingLinkMembers: [String] = []
     /// Members not extracted (``ExtractOptions/continuesAfterMemberFailures``): the first
     /// ``ExtractSummary/keptFailures``, and how many in all.
     private(set) var failures: [ArchiveError] = []
@@ -135,7 +149,9 @@ final class Extractor {
     private func record(_ warning: ExtractWarning) {
         // Names come from the archive and logs are read on terminals: escaped.
         options.logger.warning("\(TerminalSafe.message(warning.message))", metadata: ["member": "\(TerminalSafe.name(warning.member))"])
-        warnings.append(warning)
+        warningCount += 1
+        if warnings.count < ExtractSummary.keptWarnings { warnings.append(warning) }
+        if warning.kind == .missingLinkTarget { missingLinkMembers.append(warning.member) }
     }
 
     deinit {
@@ -417,7 +433,7 @@ final class Extractor {
                 }
             }
             made = (Unverified(name: 0..<0, isDirectory: true, created: created, directoryIndex: directories.count), header.path)
-            directories.append(header)
+            directories.append(deferred(header, made: name, in: parent))
         case .regular:
             // Content that cannot fit the limit is refused before a byte is written: the
             // member's size is known, and a 5 GiB disk image of zeros was written up to the
@@ -1056,6 +1072,45 @@ final class Extractor {
         applyDirectoryMetadata()
     }
 
+    /// What of a folder's header waits for the end: without what will not be restored, and
+    /// within ``deferredAttributeBudget`` (past it, the attributes are set on the folder now).
+    private func deferred(_ header: TarHeader, made name: String, in parent: Int32) -> TarHeader {
+        var kept = header
+        if !options.restoreExtendedAttributes { kept.extendedAttributeList = [] }
+        if !options.restoreAccessControlLists || header.kind == .symbolicLink {
+            kept.accessACL = nil
+            kept.defaultACL = nil
+        }
+        let size =
+            kept.extendedAttributeList.reduce(0) { $0 + $1.name.utf8.count + $1.value.count } + (kept.accessACL?.utf8.count ?? 0)
+            + (kept.defaultACL?.utf8.count ?? 0)
+        guard size > 0, deferredAttributeBytes + size > Self.deferredAttributeBudget else {
+            deferredAttributeBytes += size
+            return kept
+        }
+        if !kept.extendedAttributeList.isEmpty {
+            let fd = RawName.withCString(name) { Platform.openat(parent, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            if fd >= 0 {
+                var attributes = kept
+                attributes.accessACL = nil
+                attributes.defaultACL = nil
+                restoreExtendedAttributes(attributes) { ExtendedAttributes.write($0, to: fd) }
+                SystemCall.close(fd)
+            }
+            kept.extendedAttributeList = []
+        }
+        if kept.accessACL != nil || kept.defaultACL != nil {
+            record(
+                ExtractWarning(
+                    member: header.path, kind: .accessControlListsNotRestored,
+                    message: "ACLs not restored: the folders before it hold more than \(Self.deferredAttributeBudget >> 20) MiB of "
+                        + "extended attributes and ACLs, the most kept until the folders' metadata is set at the end"))
+            kept.accessACL = nil
+            kept.defaultACL = nil
+        }
+        return kept
+    }
+
     private func applyDirectoryMetadata() {
         // A folder stored twice takes its last header, as GNU tar gives it: the first once won,
         // so `shared/` 2777 then `shared/` 0755 left a world-writable folder. And the deepest
@@ -1091,6 +1146,7 @@ final class Extractor {
             _ = futimens(fd, &times)
         }
         directories.removeAll()
+        deferredAttributeBytes = 0
     }
 
     /// Sets the member's extended attributes through `write` when asked to; refusals become a

@@ -102,7 +102,8 @@ final class SelectiveExtraction: Sendable {
             try extractor.finish()
             return ArchiveReader.RunResult(
                 members: members, extracted: extractor.entries, bytes: extractor.bytes,
-                warnings: extractor.warnings, failures: extractor.failures, failedMembers: extractor.failedMembers)
+                warnings: extractor.warnings, failures: extractor.failures, failedMembers: extractor.failedMembers,
+                warningCount: extractor.warningCount)
         }
     }
 

@@ -195,6 +195,9 @@ struct ExtractCommand: AsyncParsableCommand {
             // The engine's warnings quote member names raw.
             StandardError.line("amk: warning: \(warning)")
         }
+        if summary.warningCount > summary.warnings.count {
+            StandardError.line("amk: warning: ... and \(summary.warningCount - summary.warnings.count) more warnings")
+        }
         Self.printFailures(summary.failures, count: summary.failedMembers)
         if toStdout {
             // Standard output holds the content: no summary, as tar prints none.
@@ -276,7 +279,7 @@ struct ExtractCommand: AsyncParsableCommand {
                     if result.extracted == 0 && result.failedMembers > 0 { destination?.removeIfEmpty() }
                     var summary = ExtractSummary(
                         entries: result.extracted, bytes: result.bytes, warnings: result.warnings, seconds: result.seconds,
-                        failures: result.failures, failedMembers: result.failedMembers)
+                        failures: result.failures, failedMembers: result.failedMembers, warningCount: result.warningCount)
                     summary.unmatchedMembers = result.unmatchedMembers
                     return summary
                 } catch {

@@ -9,7 +9,10 @@ struct ExtractReport: Encodable {
     /// Content bytes written; null on failure.
     @AlwaysPresent var bytes: UInt64?
     @AlwaysPresent var seconds: Double?
+    /// The first ``ExtractSummary/keptWarnings`` warnings.
     var warnings: [Warning]
+    /// How many warnings there were.
+    var warningCount: Int
     /// Members not extracted, and why (the first ``ExtractSummary/keptFailures``).
     var failures: [Failure]
     /// How many members were not extracted.
@@ -40,6 +43,7 @@ struct ExtractReport: Encodable {
         bytes = summary.bytes
         seconds = summary.seconds
         warnings = summary.warnings.map { Warning(member: $0.member, kind: $0.kind.rawValue, message: $0.message) }
+        warningCount = summary.warningCount
         failures = summary.failures.map { Failure(member: $0.member, message: $0.message) }
         failedMembers = summary.failedMembers
         self.notFound = notFound
@@ -55,6 +59,7 @@ struct ExtractReport: Encodable {
         self.archive = archive
         self.directory = directory
         warnings = []
+        warningCount = 0
         self.failures = failures.map { Failure(member: $0.member, message: $0.message) }
         failedMembers = count
         self.notFound = notFound

@@ -401,6 +401,26 @@ extension EngineSuites {
             #expect(Extractor.kindName(.other(0x01)) == "members of tar type '\\x1'")
         }
 
+        /// An archive of FIFOs with long names held every warning until the end (a 280 KB one of
+        /// 100,000 held half a gigabyte): the first thousand are kept, and all are counted, from a
+        /// file and from a pipe alike.
+        @Test func warningsAreKeptToAThousandAndCounted() async throws {
+            let dir = try TemporaryDirectory()
+            var members: [(TarHeader, [UInt8])] = (0..<1_500).map { (TarHeader(path: "fifo\($0)", kind: .fifo), []) }
+            members.append(tarFile("real.txt", "real"))
+            let tar = try tarStream(members)
+            let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/d.tar.xz")
+            let summary = try await reader.extract(to: dir.path + "/out")
+            #expect(summary.entries == 1)
+            #expect(summary.warnings.count == ExtractSummary.keptWarnings)
+            #expect(summary.warningCount == 1_500)
+            #expect(summary.warnings.first?.member == "fifo0" && summary.warnings.last?.member == "fifo999")
+            let fd = open(dir.path + "/d.tar.xz", O_RDONLY)
+            defer { close(fd) }
+            let streamed = try await ArchiveStreamReader.extract(from: fd, to: dir.path + "/piped")
+            #expect(streamed.warnings.count == ExtractSummary.keptWarnings && streamed.warningCount == 1_500)
+        }
+
         // MARK: - Depth, set-id bits, failures, the destination
 
         /// A chain of `depth` nested folders `d/d/.../d`, each a member, and a file at the bottom.
