@@ -421,6 +421,31 @@ extension EngineSuites {
             #expect(streamed.warnings.count == ExtractSummary.keptWarnings && streamed.warningCount == 1_500)
         }
 
+        /// A link that cannot be made (its 5,001-byte target is past the kernel's limit) leaves the
+        /// file at its name as it was: it was removed first, and lost, where GNU tar and bsdtar
+        /// keep it. One that can replaces the file, a link, or an empty folder, and leaves no
+        /// temporary name behind.
+        @Test func aLinkThatCannotBeMadeLeavesWhatWasThere() async throws {
+            let dir = try TemporaryDirectory()
+            let out = dir.path + "/out"
+            try FileManager.default.createDirectory(atPath: out + "/empty", withIntermediateDirectories: true)
+            try Data("mine".utf8).write(to: URL(fileURLWithPath: out + "/victim"))
+            try Data("mine too".utf8).write(to: URL(fileURLWithPath: out + "/replaced"))
+            let tar = try tarStream([
+                tarSymlink("victim", to: String(repeating: "a", count: 5_001)), tarSymlink("replaced", to: "victim"),
+                tarSymlink("empty", to: "victim"), tarFile("after.txt", "after")
+            ])
+            let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/l.tar.xz")
+            var options = ExtractOptions()
+            options.continuesAfterMemberFailures = true
+            let summary = try await reader.extract(to: out, options: options)
+            #expect(summary.failedMembers == 1 && summary.failures.first?.member == "victim", "\(summary.failures)")
+            #expect(try String(contentsOfFile: out + "/victim", encoding: .utf8) == "mine")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out + "/replaced") == "victim")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out + "/empty") == "victim")
+            #expect(listing(out) == ["after.txt", "empty", "replaced", "victim"])
+        }
+
         // MARK: - Depth, set-id bits, failures, the destination
 
         /// A chain of `depth` nested folders `d/d/.../d`, each a member, and a file at the bottom.
