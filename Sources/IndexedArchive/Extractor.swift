@@ -465,7 +465,9 @@ final class Extractor {
                 throw ArchiveError(.unsafePath, "symbolic link to '\(target)' leads outside the destination; refused", member: header.path)
             }
             let parent = try parent(of: parts, member: header.path, create: true)
-            try makeLink(to: target, named: name, in: parent, member: header.path)
+            try replace(name, in: parent, member: header.path, making: "symlink") { temporary in
+                RawName.withCString(target, { target in RawName.withCString(temporary) { symlinkat(target, parent, $0) } }) == 0
+            }
             made = (Unverified(name: 0..<0, isDirectory: false, created: true, directoryIndex: nil), header.path)
             var times = Self.times(header)
             // Through a descriptor of the link itself: by name, someone who may write in the
@@ -549,12 +551,9 @@ final class Extractor {
             {
                 return
             }
-            try clearTheWay(for: name, in: parent, member: header.path)
-            guard
+            try replace(name, in: parent, member: header.path, making: "hard link to '\(header.linkTarget ?? "")'") { temporary in
                 RawName.withCString(
-                    targetParts.last!, { source in RawName.withCString(name) { linkat(targetParent, source, parent, $0, 0) } }) == 0
-            else {
-                throw failure("hard link to '\(header.linkTarget ?? "")'", member: header.path)
+                    targetParts.last!, { source in RawName.withCString(temporary) { linkat(targetParent, source, parent, $0, 0) } }) == 0
             }
             made = (Unverified(name: 0..<0, isDirectory: false, created: true, directoryIndex: nil), header.path)
         default:
@@ -649,32 +648,35 @@ final class Extractor {
         }
     }
 
-    /// Makes the symbolic link under a temporary name and renames it over what is at `name`, as a
-    /// file is written: what was there stays until the link exists. Removed first, a user's file
-    /// was lost when the link could not be made (a 5,001-byte target, ENAMETOOLONG), where GNU
-    /// tar and bsdtar keep it.
-    private func makeLink(to target: String, named name: String, in parent: Int32, member: String) throws(ArchiveError) {
+    /// Makes a link (`make` creates it at the temporary name it is given; `what` names the call
+    /// in errors) under a temporary name and renames it over what is at `name`, as a file is
+    /// written: what was there stays until the link exists. Removed first, a user's file was lost
+    /// when the link could not be made (a 5,001-byte target, ENAMETOOLONG), where GNU tar and
+    /// bsdtar keep it.
+    private func replace(
+        _ name: String, in parent: Int32, member: String, making what: String, _ make: (String) -> Bool
+    ) throws(ArchiveError) {
         var temporary: String?
         for _ in 0..<16 where temporary == nil {
             let candidate = ".amk-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-            if RawName.withCString(target, { target in RawName.withCString(candidate) { symlinkat(target, parent, $0) } }) == 0 {
+            if make(candidate) {
                 temporary = candidate
             } else if errno != EEXIST {
-                throw failure("symlink", member: member)
+                throw failure(what, member: member)
             }
         }
         guard let temporary else {
-            throw ArchiveError(.io(errno: EEXIST), "symlink: no free temporary name", path: rootPath, member: member)
+            throw ArchiveError(.io(errno: EEXIST), "\(what): no free temporary name", path: rootPath, member: member)
         }
         let renamed = {
             RawName.withCString(temporary, { temporary in RawName.withCString(name) { renameat(parent, temporary, parent, $0) } }) == 0
         }
         do throws(ArchiveError) {
             if !renamed() {
-                guard errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST else { throw failure("symlink", member: member) }
+                guard errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST else { throw failure(what, member: member) }
                 // A folder is in the way: an empty one gives way, as in tar.
                 try clearTheWay(for: name, in: parent, member: member)
-                guard renamed() else { throw failure("symlink", member: member) }
+                guard renamed() else { throw failure(what, member: member) }
             }
         } catch {
             _ = RawName.withCString(temporary) { unlinkat(parent, $0, 0) }

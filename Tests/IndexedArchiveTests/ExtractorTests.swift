@@ -431,9 +431,10 @@ extension EngineSuites {
             try FileManager.default.createDirectory(atPath: out + "/empty", withIntermediateDirectories: true)
             try Data("mine".utf8).write(to: URL(fileURLWithPath: out + "/victim"))
             try Data("mine too".utf8).write(to: URL(fileURLWithPath: out + "/replaced"))
+            try Data("mine as well".utf8).write(to: URL(fileURLWithPath: out + "/linked"))
             let tar = try tarStream([
                 tarSymlink("victim", to: String(repeating: "a", count: 5_001)), tarSymlink("replaced", to: "victim"),
-                tarSymlink("empty", to: "victim"), tarFile("after.txt", "after")
+                tarSymlink("empty", to: "victim"), tarFile("after.txt", "after"), tarHardLink("linked", to: "after.txt")
             ])
             let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/l.tar.xz")
             var options = ExtractOptions()
@@ -443,7 +444,8 @@ extension EngineSuites {
             #expect(try String(contentsOfFile: out + "/victim", encoding: .utf8) == "mine")
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out + "/replaced") == "victim")
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out + "/empty") == "victim")
-            #expect(listing(out) == ["after.txt", "empty", "replaced", "victim"])
+            #expect(try String(contentsOfFile: out + "/linked", encoding: .utf8) == "after")
+            #expect(listing(out) == ["after.txt", "empty", "linked", "replaced", "victim"])
         }
 
         // MARK: - Depth, set-id bits, failures, the destination
