@@ -137,7 +137,15 @@ actor ArchiveWriter {
         if exists {
             switch info.st_mode & S_IFMT {
             case S_IFREG:
-                break
+                // The new archive is renamed over the old one, which asks only for the right to
+                // write in its folder: a user could replace root's file in a folder open to all,
+                // or their own read-only one. `tar -cf` opens the file to write into it, and
+                // fails with EACCES: so does this.
+                guard SystemCall.reaching(target, { faccessat(AT_FDCWD, $0, W_OK, AT_EACCESS) }) == 0 else {
+                    throw ArchiveError(
+                        .io(errno: EACCES), "the destination exists and this user may not write it (tar -cf refuses it alike)",
+                        path: path)
+                }
             case S_IFDIR:
                 throw ArchiveError(.io(errno: EISDIR), "the destination is a folder, not an archive file", path: path)
             default:

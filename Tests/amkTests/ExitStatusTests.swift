@@ -12,6 +12,44 @@ extension AMKTests {
             try tree.write("src/a.txt", "a\n")
         }
 
+        /// `pack -o FILE` replaced a file this user may not write (their own read-only archive, or
+        /// root's in a folder open to all): the new archive was renamed over it, which asks only
+        /// for the folder. As `tar -cf` does, it is refused, and the file is kept.
+        @Test(.enabled(if: geteuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+        func packRefusesADestinationThisUserMayNotWrite() throws {
+            chmod(tree.path("."), 0o755)
+            chmod(tree.path("src"), 0o755)
+            chmod(tree.path("src/a.txt"), 0o644)
+            try FileManager.default.createDirectory(atPath: tree.path("out"), withIntermediateDirectories: true)
+            chmod(tree.path("out"), 0o777)
+            let archive = tree.path("out/old.tar.xz")
+            try tree.write("out/old.tar.xz", "precious\n")
+            chmod(archive, 0o444)
+            let arguments = ["pack", tree.path("src"), "-o", archive, "-q"]
+            let packed =
+                geteuid() == 0
+                ? try AMKProcess.Result(
+                    ChildProcess.run(
+                        "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", AMKProcess.binary] + arguments,
+                        environment: [:]))
+                : try AMKProcess.run(arguments)
+            #expect(packed.status == 1, "\(packed.stderr)")
+            #expect(packed.stderr.contains("may not write"), "\(packed.stderr)")
+            #expect(try String(contentsOfFile: archive, encoding: .utf8) == "precious\n")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path("out")) == ["old.tar.xz"])
+            // A file it may write is replaced, as before.
+            chmod(archive, 0o666)
+            let again =
+                geteuid() == 0
+                ? try AMKProcess.Result(
+                    ChildProcess.run(
+                        "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", AMKProcess.binary] + arguments,
+                        environment: [:]))
+                : try AMKProcess.run(arguments)
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(try AMKProcess.run(["list", archive]).stdout.contains("a.txt"))
+        }
+
         @Test(arguments: [
             ["pack", "SRC", "-o", "OUT", "--preset", "12"],
             ["pack", "SRC", "-o", "OUT", "--preset", "-1"],
