@@ -322,7 +322,11 @@ public enum ArchiveSalvager {
                         walk.damage = error.message
                     }
                 }
-                guard error.code == .corrupt, let skip = resynchronise(after: current) else { return walk }
+                // A member that disagrees with the index, in a block whose check held, shows the
+                // index wrong: its offsets are then no place to resume. An index that shrank a
+                // file resumed the walk at a header planted in that file's content, and salvage
+                // wrote a set-user-ID member that no reader shows.
+                guard error.code == .corrupt, !consumer.indexDisagreed, let skip = resynchronise(after: current) else { return walk }
                 offset += skip
                 continue
             } catch let error as TarError {

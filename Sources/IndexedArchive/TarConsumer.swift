@@ -24,6 +24,9 @@ struct TarConsumer {
 
     private(set) var metadata: [String: String] = [:]
     private(set) var members = 0
+    /// Whether a member was refused for disagreeing with the index (``conformance``): where the
+    /// blocks' checks held, the index is then what is wrong, and its offsets lead nowhere safe.
+    private(set) var indexDisagreed = false
     private var current: TarMember?
     /// CRC64 of the current member's content, when a part needs it.
     private var checksum: UInt64 = 0
@@ -146,7 +149,13 @@ struct TarConsumer {
             reach = member.dataOffset
             checksum = 0
             members += 1
-            let indexed = try conformance?.begin(member)
+            let indexed: ArchiveEntry?
+            do {
+                indexed = try conformance?.begin(member)
+            } catch {
+                indexDisagreed = true
+                throw error
+            }
             listing?.begin(member)
             capture?.begin(member.header)
             try extraction?.begin(member.header, indexed: indexed, isSparse: member.isSparse)
@@ -162,7 +171,12 @@ struct TarConsumer {
             try extraction?.writeHole(length)
         case .memberEnd:
             if let member = current {
-                try conformance?.end(member, checksum: checksum)
+                do {
+                    try conformance?.end(member, checksum: checksum)
+                } catch {
+                    indexDisagreed = true
+                    throw error
+                }
                 try listing?.end(member, checksum: checksum)
             }
             try extraction?.end(reach: reach)

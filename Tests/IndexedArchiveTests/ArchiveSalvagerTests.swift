@@ -1,5 +1,6 @@
 import Foundation
 import IndexedArchive
+import Tar
 import TestSupport
 import Testing
 
@@ -49,6 +50,31 @@ extension EngineSuites {
                     "\(what): a file differs from its source",
                     sourceLocation: sourceLocation)
             }
+        }
+
+        /// An index that shrinks `big.bin` and lists `hidden.sh` at a header planted in its
+        /// content, every block sound: salvage saw `big.bin` disagree with the index, then
+        /// resumed at the index's next offset, the planted header, and wrote a set-user-ID member
+        /// that tar, bsdtar, `extract` and `verify` never show. Once the index is caught lying
+        /// its offsets are no place to resume.
+        @Test func anIndexCaughtLyingGivesNoPlaceToResume() async throws {
+            let dir = try TemporaryDirectory()
+            let script = Array("#!/bin/sh\necho hidden\n".utf8)
+            var planted = try tarStream(
+                [(TarHeader(path: "d/hidden.sh", kind: .regular, size: UInt64(script.count), mode: 0o4755), script)], end: false)
+            planted += [UInt8](repeating: 0, count: 1024 - planted.count)
+            let front = [UInt8](repeating: UInt8(ascii: "b"), count: 8192)
+            let real = try tarStream([(TarHeader(path: "d/big.bin", kind: .regular, size: 9216, mode: 0o644), front + planted)])
+            let told =
+                try tarStream([(TarHeader(path: "d/big.bin", kind: .regular, size: 8192, mode: 0o644), front)], end: false) + planted
+                + TarEncoder.endOfArchive
+            let archive = dir.path + "/lying.tar.xz"
+            try await writeBytes(archive, try indexedArchive(tar: real, describing: told, chunk: 4096))
+            let out = dir.path + "/out"
+            let report = try await ArchiveSalvager.salvage(path: archive, to: out)
+            #expect(!report.recovered.contains("d/hidden.sh"), "\(report.recovered)")
+            #expect(!FileManager.default.fileExists(atPath: out + "/d/hidden.sh"))
+            #expect(report.damage?.contains("disagrees with the index") == true, "\(String(describing: report.damage))")
         }
 
         @Test(.enabled(if: toolExists("xz")))
