@@ -483,9 +483,10 @@ extension MigrationSystem {
                 }
             }
             /// Starts the waiting connection's handshake when a slot is free, or frees the slot of
-            /// the oldest connection that has not sent its hello (a real sender sends it as it
-            /// connects), or else of the oldest handshake once it has had
-            /// ``TransferLimits/handshakeSlotAge`` (a real sender completes it in milliseconds);
+            /// the oldest connection that has not sent its hello once it has had
+            /// ``TransferLimits/silentSlotAge`` (a real sender sends it as it connects), or else of
+            /// the oldest handshake once it has had ``TransferLimits/handshakeSlotAge`` (a real
+            /// sender completes it in milliseconds);
             /// then accepts the next connection. So connections that say nothing hold a slot only
             /// until another comes, and those that send a hello and no more only while nobody
             /// waits and only for that long: they cannot keep the real sender out until their
@@ -493,15 +494,23 @@ extension MigrationSystem {
             func fill() {
                 guard paired == nil, failure == nil else { return }
                 if let fd = waiting {
-                    let talking = spoke.all
+                    // A hello that has arrived but that its handshake's task has not read yet
+                    // counts: under a flood of connections that had all sent theirs, the real
+                    // sender, accepted a moment before the next one, was the only connection
+                    // still "silent", and was closed at once ("closed the connection after 0 of
+                    // the hello's 16 bytes").
+                    let talking = spoke.all.union(inFlight.keys.filter { TransferSocket.hasBytesWaiting($0) })
+                    let silent = inFlight.filter { !talking.contains($0.key) }.min(by: { $0.value < $1.value })
+                    let oldest = inFlight.min(by: { $0.value < $1.value })
                     if inFlight.count < limits.concurrentHandshakes {
                         waiting = nil
                         start(fd)
-                    } else if let (silent, _) = inFlight.filter({ !talking.contains($0.key) }).min(by: { $0.value < $1.value }) {
+                    } else if let (silent, began) = silent, began + limits.silentSlotAge <= .now {
                         evict(silent)
-                    } else if let (oldest, began) = inFlight.min(by: { $0.value < $1.value }) {
-                        let due = began + limits.handshakeSlotAge
-                        if due <= .now {
+                    } else if let (oldest, began) = oldest {
+                        let due = min(
+                            began + limits.handshakeSlotAge, silent.map { $0.value + limits.silentSlotAge } ?? .now + .seconds(3600))
+                        if began + limits.handshakeSlotAge <= .now {
                             evict(oldest)
                         } else if !ticking {
                             ticking = true

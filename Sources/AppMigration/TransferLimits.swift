@@ -53,4 +53,9 @@ struct TransferLimits: Sendable {
     /// came back as soon as they were closed once kept a sender out when every one kept its slot
     /// for 2 s (and eight renewed before their 30 s deadline did, before that).
     var handshakeSlotAge: Duration = .seconds(2)
+
+    /// How long a connection that has sent nothing keeps its slot while another waits: long
+    /// enough for a real sender's hello to cross the link (it is sent with the connection),
+    /// short enough that a flood of silent connections drains hundreds a second.
+    var silentSlotAge: Duration = .milliseconds(150)
 }

@@ -41,9 +41,10 @@ public final class TransferListener: Sendable {
             let bound = withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.length) }
             }
-            // A backlog of 128: a flood of connections must not fill the kernel's queue, where the
-            // real sender's would be dropped before the receiver could see it (it took 8).
-            guard bound == 0, listen(fd, 128) == 0 else {
+            // A backlog of 1,024: a flood of connections must not fill the kernel's queue, where
+            // the real sender's would be dropped before the receiver could see it (it took 8,
+            // then 300 connections that each sent a hello kept a queue of 128 full).
+            guard bound == 0, listen(fd, 1024) == 0 else {
                 failure = TransferSocket.failure("listen on \(endpoint)")
                 close(fd)
                 continue

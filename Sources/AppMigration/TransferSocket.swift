@@ -204,6 +204,13 @@ enum TransferSocket {
         }
     }
 
+    /// Whether bytes have arrived on `fd` that nobody has read yet (`FIONREAD`): a peer that has
+    /// spoken, whether or not its reader has looked.
+    static func hasBytesWaiting(_ fd: Int32) -> Bool {
+        var waiting: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &waiting) == 0 && waiting > 0
+    }
+
     /// Reads and discards what the peer still sends, until it closes or `timeout` passes, so that
     /// closing does not reset the connection and destroy the status frame just sent.
     ///
