@@ -390,6 +390,15 @@ public actor ArchiveBuilder {
             record(PackWarning(path: path, message: "removed before it could be read"))
             return
         }
+        // Replaced between the listing and its open: by a folder or a device (no longer a regular
+        // file), by a link (which the open does not follow: ELOOP), or one of its folders by a
+        // file (ENOTDIR). A change of the tree like a removal, which --allow-changes allows: the
+        // pack failed, blaming a link loop or a missing folder.
+        if error.code == .changedWhileReading || error.code == .io(errno: ELOOP) || error.code == .io(errno: ENOTDIR) {
+            try tolerateChange(
+                "was replaced by something other than a file before it could be read", stored: "it is left out", path: path)
+            return
+        }
         guard options.unreadable == .warn else { throw error }
         record(PackWarning(path: path, message: "skipped: \(error.message)"))
     }

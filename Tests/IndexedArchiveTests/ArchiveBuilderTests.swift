@@ -390,6 +390,65 @@ extension EngineSuites {
             return fs
         }
 
+        /// `victim` is replaced just before it is opened, as `how` says: by a folder, by a link, or
+        /// its folder by a file.
+        static func replacedBeforeOpen(_ victim: String, by how: String) -> FileSystem {
+            var fs = FileSystem.system
+            fs.openForReading = { path in
+                if path == victim {
+                    unlink(path)
+                    switch how {
+                    case "folder": mkdir(path, 0o755)
+                    case "link": symlink("small.txt", path)
+                    default:
+                        let folder = String(path[..<path.lastIndex(of: "/")!])
+                        rename(folder, folder + ".gone")
+                        _ = FileManager.default.createFile(atPath: folder, contents: Data("now a file".utf8))
+                    }
+                }
+                return try FileSystem.system.openForReading(path)
+            }
+            return fs
+        }
+
+        /// A file replaced between the listing and its reading (by a folder, by a link, or its
+        /// folder by a file) failed the pack even with changes allowed, blaming a link loop or a
+        /// missing folder: it is a change of the tree, which `--allow-changes` allows with a
+        /// warning, and which without it fails the pack saying so.
+        @Test(arguments: ["folder", "link", "parent"], ["small.txt", "large.bin"])
+        func aFileReplacedBeforeItIsReadIsAChange(_ how: String, _ name: String) async throws {
+            let dir = try TemporaryDirectory()
+            try dir.file("src/sub/large.bin", Samples.noise1Point2M)
+            try dir.file("src/sub/small.txt", "small")
+            try dir.file("src/top.txt", "top")
+            let victim = dir.path + "/src/sub/" + name
+            var options = testOptions()
+            options.fileSystem = Self.replacedBeforeOpen(victim, by: how)
+            let archive = dir.path + "/r.tar.xz"
+            let refused = await expectArchiveError("replaced, changes not allowed") {
+                try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            }
+            #expect(refused?.code == .changedWhileReading, "\(String(describing: refused))")
+            #expect(refused?.message.contains("allow changes") == true, "\(String(describing: refused))")
+            // Put back, and packed again with changes allowed.
+            if how == "parent" {
+                unlink(dir.path + "/src/sub")
+                rename(dir.path + "/src/sub.gone", dir.path + "/src/sub")
+            } else {
+                _ = try? FileManager.default.removeItem(atPath: victim)
+            }
+            try dir.file("src/sub/" + name, name == "large.bin" ? Samples.noise1Point2M : Array("small".utf8))
+            options.changedWhileReading = .warn
+            let summary = try await ArchivePacker.pack([PackSource(path: dir.path + "/src")], to: .file(archive), options: options)
+            // A folder replaced takes the other file in it along, if it is read after the victim.
+            #expect(summary.warnings.map(\.path).contains(victim), "\(summary.warnings)")
+            #expect(how == "parent" || summary.warnings.count == 1, "\(summary.warnings)")
+            #expect(summary.warnings.allSatisfy { $0.message.contains("was replaced") }, "\(summary.warnings)")
+            let reader = try ArchiveReader(path: archive)
+            #expect(try await reader.entries().contains { $0.path == "src/top.txt" })
+            _ = try await reader.verify()
+        }
+
         /// A file removed between the listing and its reading is no longer there to store: it is
         /// left out with a warning, with no tolerance set. A large file (read in slices) failed
         /// the pack with "open failed".
