@@ -91,7 +91,7 @@ public actor ArchiveBuilder {
         }
     }
 
-    /// Whether ``finish()`` has been called: the archive takes no more.
+    /// Whether ``close()`` has been called: the archive takes no more.
     public var isFinished: Bool { closed }
 
     /// Refuses a folder one of whose names is already in the archive before any of it is

@@ -30,6 +30,8 @@ public final class StreamDecoder {
     public let memoryLimit: UInt64
     /// Threads that decode a stream's blocks in parallel (liblzma's multi-threaded decoder).
     public let threads: Int
+    /// The most threads liblzma's decoder takes (`LZMA_THREADS_MAX`).
+    public static let maxThreads = 16_384
     private let stream = LZMAStream()
     private let slice: UnsafeMutableRawBufferPointer
     private var state = State.idle
@@ -57,10 +59,12 @@ public final class StreamDecoder {
     /// once by liblzma's own threads, and the output still comes in order. `memoryLimit` then
     /// bounds all of them together: liblzma uses fewer threads rather than more memory, and refuses
     /// only a stream that one thread could not decode within it. A stream without sizes in its
-    /// Block Headers is decoded on one thread.
+    /// Block Headers is decoded on one thread. `threads` is held to liblzma's limit of 16,384:
+    /// past it liblzma refused the options at the first bytes, and a sound archive was reported
+    /// as damaged.
     public init(memoryLimit: UInt64 = 1 << 30, threads: Int = 1) {
         self.memoryLimit = memoryLimit
-        self.threads = max(1, threads)
+        self.threads = min(max(1, threads), Self.maxThreads)
         slice = .allocate(byteCount: Self.sliceSize, alignment: 16)
     }
 

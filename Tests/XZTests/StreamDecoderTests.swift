@@ -31,6 +31,15 @@ import XZ
         #expect(try decode(file, pieces: 997, threads: threads) == parts.flatMap { $0 })
     }
 
+    /// More threads than liblzma takes (16,384) were refused at the first bytes, and a sound
+    /// stream was reported as damaged ("unsupported options"): held to the limit, it decodes.
+    @Test func moreThreadsThanLiblzmaTakesAreHeldToItsLimit() throws {
+        #expect(StreamDecoder(threads: 20_000).threads == StreamDecoder.maxThreads)
+        #expect(StreamDecoder(threads: -3).threads == 1)
+        let parts = [TestData.mild(100_000, seed: 122)]
+        #expect(try decode(try Self.ourStream(parts), threads: 20_000) == parts[0])
+    }
+
     @Test(.enabled(if: ChildProcess.lookUp("xz") != nil, "xz is not installed"))
     func decodesConcatenatedStreamsWithPadding() throws {
         for threads in [1, 2] {
