@@ -2,6 +2,12 @@ import ArgumentParser
 import Foundation
 import IndexedArchive
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The member names `list` and `extract` take, however many: after `--`, and from a file
 /// (`--files-from`, tar's `-T`).
 ///
@@ -75,19 +81,44 @@ enum MemberArguments {
 
     /// The names in the file at `path` (`-` for standard input), one a line as `amk list` prints
     /// them; empty lines are skipped, and a carriage return before the newline is dropped.
+    /// Why a file of names or patterns could not be read, in the system's words.
+    struct ReadFailure: Error {
+        var reason: String
+    }
+
+    /// The whole of the file at `path`, or of standard input for `-`, read with the system's
+    /// calls, which take a device (`-T /dev/null`) or a FIFO as well and say what failed in the
+    /// words of `errno`: Foundation's handle said "The operation could not be completed.
+    /// (NSCocoaErrorDomain error 256.)" for a closed standard input.
+    static func readAll(_ path: String) throws(ReadFailure) -> [UInt8] {
+        var fd = STDIN_FILENO
+        if path != "-" {
+            repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        }
+        guard fd >= 0 else { throw ReadFailure(reason: String(cString: strerror(errno))) }
+        defer { if fd != STDIN_FILENO { close(fd) } }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { readSome(fd, $0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw ReadFailure(reason: String(cString: strerror(errno))) }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+    }
+
     static func read(from path: String) throws -> [String] {
         var isFolder: ObjCBool = false
         if path != "-", FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
             // Said as such: it was "The operation could not be completed (NSCocoaErrorDomain error 256)".
             throw ValidationError("cannot read the member names in '\(TerminalSafe.name(path))': it is a folder, not a file of names")
         }
-        let data: Data
+        let data: [UInt8]
         do {
-            // A handle, not Data(contentsOf:), which refuses a device (`-T /dev/null`) or a FIFO.
-            let handle = path == "-" ? FileHandle.standardInput : try FileHandle(forReadingFrom: URL(filePath: path))
-            data = try handle.readToEnd() ?? Data()
+            data = try readAll(path)
         } catch {
-            throw ValidationError("cannot read the member names in '\(path)': \((error as NSError).localizedDescription)")
+            throw ValidationError("cannot read the member names in '\(TerminalSafe.name(path))': \(error.reason)")
         }
         guard let text = String(validating: data, as: UTF8.self) else {
             throw ValidationError("the member names in '\(path)' are not UTF-8: give names as `amk list` prints them")
@@ -98,4 +129,9 @@ enum MemberArguments {
             return name.isEmpty ? nil : String(name)
         }
     }
+}
+
+/// `read(2)`, which inside ``MemberArguments`` a method of the same name hides.
+private func readSome(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+    read(fd, buffer.baseAddress, buffer.count)
 }

@@ -250,14 +250,19 @@ struct PackCommand: AsyncParsableCommand {
     func exclusionPatterns() throws -> [String] {
         guard let excludeFrom else { return excludes }
         var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: excludeFrom, isDirectory: &isFolder), isFolder.boolValue {
+        if excludeFrom != "-", FileManager.default.fileExists(atPath: excludeFrom, isDirectory: &isFolder), isFolder.boolValue {
             throw ValidationError("Cannot read --exclude-from '\(TerminalSafe.name(excludeFrom))': it is a folder, not a file of patterns.")
         }
+        // `-` is standard input, as for tar's `-X -` and amk's own `-T -`.
         let text: String
         do {
-            text = try String(contentsOfFile: excludeFrom, encoding: .utf8)
-        } catch {
-            throw ValidationError("Cannot read --exclude-from '\(TerminalSafe.name(excludeFrom))': \(error.localizedDescription)")
+            let bytes = try MemberArguments.readAll(excludeFrom)
+            guard let decoded = String(validating: bytes, as: UTF8.self) else {
+                throw ValidationError("Cannot read --exclude-from '\(TerminalSafe.name(excludeFrom))': it is not UTF-8.")
+            }
+            text = decoded
+        } catch let failure as MemberArguments.ReadFailure {
+            throw ValidationError("Cannot read --exclude-from '\(TerminalSafe.name(excludeFrom))': \(failure.reason).")
         }
         // "\r\n" is one Character: split at "\n" alone, a file with Windows line ends was one
         // pattern that matched nothing (`-T` reads its names the same way).

@@ -124,6 +124,22 @@ extension AMKTests {
 
             let missing = try amk("pack", "d", "-o", "c.tar.xz", "--exclude-from", "nonexistent")
             #expect(missing.status == 2, "\(missing.stderr)")
+            #expect(missing.stderr.contains("No such file or directory"), "\(missing.stderr)")
+        }
+
+        /// `--exclude-from -` reads standard input, as tar's `-X -` and amk's own `-T -` do (it
+        /// looked for a file named `-`), and a file of names or patterns that cannot be read is
+        /// said in the system's words: a closed standard input gave "The operation could not be
+        /// completed. (NSCocoaErrorDomain error 256.)".
+        @Test func patternsAndNamesComeFromStandardInputAndFailInPlainWords() throws {
+            let fromInput = try ShellPipeline.run(
+                "printf '*.txt\\nbuild\\n' | \"$AMK\" pack d -o s.tar.xz --exclude-from - --exclude .git", in: tree.root)
+            #expect(fromInput.status == 0, "\(fromInput.stderr)")
+            #expect(try listed("s.tar.xz") == ["d/", "d/main.o", "d/sub/", "d/sub/c.o"])
+            let closed = try ShellPipeline.run("\"$AMK\" list s.tar.xz -T - <&- || echo status=$?", in: tree.root)
+            #expect(closed.stdout.contains("status=2"), "\(closed.stdout) \(closed.stderr)")
+            #expect(closed.stderr.contains("cannot read the member names in '-'"), "\(closed.stderr)")
+            #expect(!closed.stderr.contains("NSCocoaErrorDomain") && !closed.stderr.contains("could not be completed"), "\(closed.stderr)")
         }
 
         @Test(.enabled(if: OneFileSystem.canMount, "needs to mount a tmpfs (root)"))
