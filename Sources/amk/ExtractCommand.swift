@@ -63,20 +63,7 @@ struct ExtractCommand: AsyncParsableCommand {
     @Flag(help: "Replace files that are already there (the default).")
     var overwrite = false
 
-    @Flag(help: "Restore extended attributes stored in the archive (SCHILY.xattr.*), where the file system allows; a refusal is a warning.")
-    var xattrs = false
-
-    @Option(
-        help: ArgumentHelp(
-            "Restore only extended attributes whose name matches this wildcard (repeatable; implies --xattrs; default: user.* and system.*, leaving out security.* and trusted.*, which grant privilege).",
-            valueName: "pattern"))
-    var xattrsInclude: [String] = []
-
-    @Flag(
-        help:
-            "Restore POSIX ACLs other tars store as text (SCHILY.acl.access/default: GNU tar --acls, bsdtar), where the file system allows; a refusal is a warning."
-    )
-    var acls = false
+    @OptionGroup var attributes: AttributeOptions
 
     @OptionGroup var ownership: OwnershipOptions
 
@@ -133,9 +120,7 @@ struct ExtractCommand: AsyncParsableCommand {
         // As GNU tar and bsdtar: a member that cannot be written is reported and passed over,
         // and the status says so at the end.
         options.continuesAfterMemberFailures = true
-        options.restoreExtendedAttributes = xattrs || !xattrsInclude.isEmpty
-        if !xattrsInclude.isEmpty { options.extendedAttributePatterns = xattrsInclude }
-        options.restoreAccessControlLists = acls
+        attributes.apply(to: &options)
         limit.apply(to: &options)
         ownership.apply(to: &options)
         options.logger = Diagnostics.tarLogger("amk.extract", verbose: verbose)

@@ -39,6 +39,8 @@ struct SalvageCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as a JSON object (see README, \"JSON output\").")
     var json = false
 
+    @OptionGroup var attributes: AttributeOptions
+
     @OptionGroup var ownership: OwnershipOptions
 
     @OptionGroup var limit: ContentLimitOption
@@ -62,6 +64,7 @@ struct SalvageCommand: AsyncParsableCommand {
         // What a damaged archive holds is unknown before it is read: bytes and rate, no total.
         let bar = progress ?? StandardError.isTerminal ? ProgressBar(label: "salvaging", total: 0) : nil
         var options = ExtractOptions()
+        attributes.apply(to: &options)
         ownership.apply(to: &options)
         limit.apply(to: &options)
         if let bar { options.onProgress = { bar.update(completed: $0) } }

@@ -60,6 +60,31 @@ extension AMKTests {
             #expect(try acl("y/d/f.txt") == "none")
         }
 
+        /// `salvage` takes `--xattrs`, `--xattrs-include` and `--acls` as `extract` does: a
+        /// salvage of an archive packed with `--xattrs` restored no attribute or ACL, had no
+        /// option to, and said "no damage found".
+        @Test func salvageRestoresAttributesAndACLsAsExtractDoes() throws {
+            try ACLAttributes.python("import os; os.setxattr('d/f.txt', 'user.origin', b'phone')", in: tree.root)
+            #expect(try amk("pack", "d", "-o", "x.tar.xz", "--xattrs").status == 0)
+            #expect(try amk("pack", "d", "-o", "a.tar.xz", "--acls").status == 0)
+            let plain = try amk("salvage", "x.tar.xz", "-C", "plain")
+            #expect(plain.status == 0, "\(plain.stderr)")
+            let salvaged = try amk("salvage", "x.tar.xz", "-C", "s", "--xattrs")
+            #expect(salvaged.status == 0, "\(salvaged.stderr)")
+            let acls = try amk("salvage", "a.tar.xz", "-C", "t", "--acls")
+            #expect(acls.status == 0, "\(acls.stderr)")
+            let values = try ACLAttributes.python(
+                """
+                import os
+                print(os.getxattr('s/d/f.txt', 'user.origin'), 'user.origin' in os.listxattr('plain/d/f.txt'))
+                """, in: tree.root)
+            #expect(values.trimmingCharacters(in: .whitespacesAndNewlines) == "b'phone' False")
+            #expect(try acl("s/d/f.txt") == acl("d/f.txt"))
+            #expect(try acl("t/d/f.txt") == acl("d/f.txt"))
+            #expect(try acl("t/d/dir", "default") == acl("d/dir", "default"))
+            #expect(try acl("plain/d/f.txt") == "none")
+        }
+
         @Test(.enabled(if: ChildProcess.lookUp("tar") != nil && ChildProcess.lookUp("xz") != nil, "needs GNU tar and xz"))
         func gnuTarsACLsAreRestored() throws {
             // --acls alone: only the SCHILY.acl.* text, no SCHILY.xattr.system.posix_acl_* copy.
