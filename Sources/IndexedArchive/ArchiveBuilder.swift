@@ -395,8 +395,13 @@ public actor ArchiveBuilder {
         // file (ENOTDIR). A change of the tree like a removal, which --allow-changes allows: the
         // pack failed, blaming a link loop or a missing folder.
         if error.code == .changedWhileReading || error.code == .io(errno: ELOOP) || error.code == .io(errno: ENOTDIR) {
-            try tolerateChange(
-                "was replaced by something other than a file before it could be read", stored: "it is left out", path: path)
+            let change = "was replaced by something other than a file before it could be read"
+            // Skipping unreadable files (--ignore-failed-read) skips it too, as it always did.
+            if options.unreadable == .warn && options.changedWhileReading != .warn {
+                record(PackWarning(path: path, message: "skipped: \(change)"))
+                return
+            }
+            try tolerateChange(change, stored: "it is left out", path: path)
             return
         }
         guard options.unreadable == .warn else { throw error }
