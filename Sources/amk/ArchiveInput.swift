@@ -48,6 +48,17 @@ enum ArchiveInput {
         return .file(argument)
     }
 
+    /// Opens the regular file `path` for reading (one that ``resolve(_:)`` gave as a file).
+    static func openForReading(_ path: String) throws -> Int32 {
+        var fd: Int32
+        repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else {
+            let code = errno
+            throw ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path)
+        }
+        return fd
+    }
+
     /// Opens `path` for reading on a thread of its own. `open(2)` of a FIFO blocks until a writer
     /// opens it, in a call that no signal interrupts (the handlers restart it): when the task is
     /// cancelled, the wait is abandoned, and the thread closes what it opens later.

@@ -19,6 +19,11 @@ struct LongListing {
         sizeWidth = max(6, entries.map { String($0.size).count }.max() ?? 0)
     }
 
+    /// Sizes right-aligned to `sizeWidth` columns (a listing printed as the members come).
+    init(sizeWidth: Int) {
+        self.sizeWidth = sizeWidth
+    }
+
     func line(for entry: ArchiveEntry) -> String {
         let size = String(entry.size)
         let padding = String(repeating: " ", count: max(0, sizeWidth - size.count))

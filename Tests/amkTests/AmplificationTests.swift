@@ -6,6 +6,8 @@ import TestSupport
 import Testing
 import XZ
 
+@testable import amk
+
 extension AMKTests {
     /// Issue #10, points 3 and 4: small archives that declare huge things. Every layer below the
     /// lie is consistent (block checks, xz Index, AMKINDEX, pixz index). Each command runs as a
@@ -256,6 +258,39 @@ extension AMKTests {
                 #expect(FileManager.default.fileExists(atPath: out + "/d199"))
                 #expect(FileManager.default.fileExists(atPath: out + "/small.txt"))
             }
+        }
+
+        /// An archive without our index (`tar | xz`) of 150,000 empty members: `list -l` and
+        /// `list --json` of the file kept every member, and the JSON text of all of them, until
+        /// the end (2,097,152 members in 156 KB took 2.6 GB as JSON). They print each member as it
+        /// comes, as from a pipe, in the same memory for any number of members; and what they
+        /// print is what the whole listing printed.
+        @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/xz")))
+        func aListingWithoutTheIndexIsPrintedAsItComes() async throws {
+            var tar: [UInt8] = []
+            tar.reserveCapacity(150_002 * 512)
+            for i in 0..<150_000 { tar += try Self.header("m/\(i)", size: 0) }
+            let many = try xz(tar + TarEncoder.endOfArchive, to: "many-members")
+            for mode in ["-l", "--json"] {
+                let result = try run(["list", mode, many], status: 0)
+                #expect(result.stdout.utf8.count > 150_000 * 20, "\(mode): \(result.stdout.utf8.count) bytes")
+            }
+            // The same text as the listing of the whole, here where every size fits its column.
+            var small: [UInt8] = []
+            for (i, size) in [0, 5, 123_456, 70].enumerated() {
+                small += try Self.header("d/f\(i)", size: size) + [UInt8](repeating: 0x61, count: size)
+                small += [UInt8](repeating: 0, count: TarEncoder.padding(forContentSize: UInt64(size)))
+            }
+            let plain = try xz(small + TarEncoder.endOfArchive, to: "few-members")
+            let entries = try await ArchiveReader(path: plain).entries()
+            let json = try run(["list", "--json", plain], status: 0).stdout
+            let expected = try JSONOutput.text(entries.map(ListedEntry.init)) + "\n"
+            #expect(json == expected)
+            let long = try run(["list", "-l", plain], status: 0).stdout
+            let listing = LongListing(entries: entries)
+            #expect(long == entries.map { listing.line(for: $0) + "\n" }.joined())
+            let none = try xz(TarEncoder.endOfArchive, to: "no-members")
+            #expect(try run(["list", "--json", none], status: 0).stdout == (try JSONOutput.text([ListedEntry]())) + "\n")
         }
 
         @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/xz")))
