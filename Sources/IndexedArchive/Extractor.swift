@@ -523,9 +523,13 @@ final class Extractor {
             // Its target not extracted (a selection without it, from an archive without our
             // index) is said as such: "cannot open directory" would send the reader looking for
             // a folder.
+            // With every member extracted, the archive has it after the link or not at all:
+            // "extract the whole archive" was advice to do what had been done.
             let missingTarget = ArchiveError(
                 .io(errno: ENOENT),
-                "hard link to '\(header.linkTarget ?? "")', which has not been extracted: select it too, or extract the whole archive",
+                "hard link to '\(header.linkTarget ?? "")', which has not been extracted: "
+                    + (options.selection == nil
+                        ? "the archive holds no such member before the link" : "select it too, or extract the whole archive"),
                 member: header.path)
             // Two descriptors of the cache cannot be held at once: the target's folder is opened
             // on its own (a dup survives the cache moving on).

@@ -173,6 +173,20 @@ extension EngineSuites {
             #expect(error?.message.contains("hard link to 't/a.txt', which has not been extracted") == true, "\(String(describing: error))")
         }
 
+        /// A link stored before its target fails a full extraction as in tar, and the message no
+        /// longer advises extracting the whole archive, which is what was done.
+        @Test(.enabled(if: toolExists("xz")))
+        func aLinkBeforeItsTargetInAFullExtractionSaysTheArchiveLacksIt() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarHardLink("l/hl", to: "l/f"), tarFile("l/f", "content")])
+            let reader = try await hostileArchive(tar, mode: .sequential, at: dir.path + "/early.tar.xz")
+            let error = await expectArchiveError("the link first") { try await reader.extract(to: dir.path + "/out") }
+            #expect(error?.member == "l/hl")
+            #expect(
+                error?.message == "hard link to 'l/f', which has not been extracted: the archive holds no such member before the link",
+                "\(String(describing: error))")
+        }
+
         /// The same to a descriptor (`extract -O`): the link stands for its file's content, which
         /// went by unwritten, so the extraction fails saying so; it used to write nothing and
         /// succeed. With the file selected too, its content goes out once, as `tar -xO` gives it;
