@@ -146,13 +146,7 @@ extension AMKTests {
             #expect(packed.status == 0, "\(packed.stderr)")
             chmod(tree.path("."), 0o777)
             let arguments = ["extract", tree.path("a.tar.xz"), "-C", tree.path("x"), "--xattrs"]
-            let extracted =
-                geteuid() == 0
-                ? try AMKProcess.Result(
-                    ChildProcess.run(
-                        "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", AMKProcess.binary] + arguments,
-                        environment: [:]))
-                : try AMKProcess.run(arguments)
+            let extracted = try AMKProcess.runUnprivileged(arguments)
             #expect(extracted.status == 0, "\(extracted.stderr)")
             #expect(extracted.stderr.isEmpty, "\(extracted.stderr)")
             let values = try ACLAttributes.python(

@@ -42,6 +42,15 @@ enum AMKProcess {
         try collect(start(arguments, in: directory, environment: environment))
     }
 
+    /// Runs `amk` with `arguments` as an unprivileged user: as nobody through `setpriv` when the
+    /// tests run as root (as CI runs them), as this user otherwise.
+    static func runUnprivileged(_ arguments: [String]) throws -> Result {
+        guard geteuid() == 0 else { return try run(arguments) }
+        return try Result(
+            ChildProcess.run(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments, environment: [:]))
+    }
+
     /// Waits for `process` to end and returns what it left behind.
     static func collect(_ process: ChildProcess) throws -> Result {
         try Result(process.waitUntilExit())

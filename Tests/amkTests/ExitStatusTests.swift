@@ -26,26 +26,14 @@ extension AMKTests {
             try tree.write("out/old.tar.xz", "precious\n")
             chmod(archive, 0o444)
             let arguments = ["pack", tree.path("src"), "-o", archive, "-q"]
-            let packed =
-                geteuid() == 0
-                ? try AMKProcess.Result(
-                    ChildProcess.run(
-                        "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", AMKProcess.binary] + arguments,
-                        environment: [:]))
-                : try AMKProcess.run(arguments)
+            let packed = try AMKProcess.runUnprivileged(arguments)
             #expect(packed.status == 1, "\(packed.stderr)")
             #expect(packed.stderr.contains("may not write"), "\(packed.stderr)")
             #expect(try String(contentsOfFile: archive, encoding: .utf8) == "precious\n")
             #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path("out")) == ["old.tar.xz"])
             // A file it may write is replaced, as before.
             chmod(archive, 0o666)
-            let again =
-                geteuid() == 0
-                ? try AMKProcess.Result(
-                    ChildProcess.run(
-                        "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", AMKProcess.binary] + arguments,
-                        environment: [:]))
-                : try AMKProcess.run(arguments)
+            let again = try AMKProcess.runUnprivileged(arguments)
             #expect(again.status == 0, "\(again.stderr)")
             #expect(try AMKProcess.run(["list", archive]).stdout.contains("a.txt"))
         }
