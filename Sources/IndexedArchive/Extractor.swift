@@ -742,8 +742,14 @@ final class Extractor {
                 + "more than \(byteLimit) bytes of content, "
                 + (options.byteLimitReason ?? (options.maxBytes == nil ? "the limit for an archive of this size" : "the limit set"))
                 + (replacedBytes > 0 ? " plus the \(replacedBytes) bytes the files it replaced gave back" : "")
-                + "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)"
-                + (options.sparse ? "" : ", or extract with --sparse (-S, ExtractOptions.sparse), whose holes do not count"),
+                // The free space is no limit to raise: a larger one only fills the disk. Zeros
+                // left as holes take none of it.
+                + (options.countsFreeSpace
+                    ? "; make room there, or extract into a folder with more"
+                    : "; if the archive is trusted, raise it (--max-bytes of amk extract and salvage, ExtractOptions.maxBytes)")
+                + (options.sparse
+                    ? ""
+                    : "\(options.countsFreeSpace ? "; or" : ", or") extract with --sparse (-S, ExtractOptions.sparse), whose holes do not count"),
             member: member)
     }
 

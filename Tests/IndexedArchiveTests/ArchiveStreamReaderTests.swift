@@ -62,6 +62,9 @@ import Testing
         let error = await #expect(throws: ArchiveError.self) { _ = try await extract(into: mountPoint + "/new") }
         #expect(error?.code == .limitExceeded, "\(String(describing: error))")
         #expect(error?.message.contains("the free space at the destination") == true, "\(String(describing: error))")
+        // Free space is no limit to raise: the advice is to make room, not --max-bytes.
+        #expect(error?.message.contains("make room there, or extract into a folder with more") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("--max-bytes") == false, "\(String(describing: error))")
     }
 
     /// A file replaced while another name still links to it gives nothing back: a stream
