@@ -66,13 +66,7 @@ struct ContainerConfinement: Sendable {
         // different files.
         var components = PathBytes.components(path)
         let resolved: String
-        // A path that ends in `/` names a folder, and the system follows a final link to one, as
-        // `tar -cf a.tar link/` does: `documentsDirectory.appending(path: "current",
-        // directoryHint: .isDirectory)`, a link to the current version's folder, exported the
-        // link alone, which pointed at nothing once imported. Without the `/`, a link is stored
-        // as a link.
-        let followsFinalLink = path.utf8.last == UInt8(ascii: "/") && path.utf8.count > 1
-        if !followsFinalLink, let last = components.last, !PathBytes.isDot(last), !PathBytes.isDotDot(last) {
+        if let last = components.last, !PathBytes.isDot(last), !PathBytes.isDotDot(last) {
             components.removeLast()
             let parent = "/" + components.joined(separator: "/")
             guard let realParent = ContainerConfinement.realPath(parent) else {

@@ -101,40 +101,6 @@ import Testing
         }
     }
 
-    /// A URL that ends in `/` names a folder, and a final link to one is followed, as the
-    /// system and `tar -cf a.tar link/` follow it: `appending(path: "current", directoryHint:
-    /// .isDirectory)`, a link to the current version's folder, exported the link alone, which
-    /// pointed at nothing once imported. Without the `/` the link is stored as a link; followed,
-    /// it is still held to the container.
-    @Test func aLinkToAFolderNamedAsAFolderIsFollowedWithinTheContainer() async throws {
-        try await Scratch.with { scratch in
-            try write("secret", to: "outside/secret.txt", in: scratch.root)
-            let outside = scratch.url("outside").path(percentEncoded: false)
-            let seed: (MigrationDataContainer) throws -> Void = { container in
-                try write("three", to: "v3/a.txt", in: container.documentsDirectory)
-                let documents = container.documentsDirectory.path(percentEncoded: false)
-                try FileManager.default.createSymbolicLink(atPath: documents + "/current", withDestinationPath: "v3")
-                try FileManager.default.createSymbolicLink(atPath: documents + "/away", withDestinationPath: outside)
-            }
-            let archive = try await export(in: scratch, seed: seed) { archiver, container in
-                let documents = container.documentsDirectory
-                try await archiver.appendItem(at: documents.appending(path: "current", directoryHint: .isDirectory), pathInArchive: "store")
-                try await archiver.appendItem(at: documents.appending(path: "current", directoryHint: .notDirectory), pathInArchive: "link")
-            }
-            let entries = try await ArchiveReader(path: archive.path(percentEncoded: false)).entries()
-            #expect(entries.map(\.name) == ["store", "store/a.txt", "link"])
-            #expect(entries.first?.kind == .directory)
-            #expect(entries.last?.kind == .symbolicLink && entries.last?.linkTarget == "v3")
-            await #expect {
-                _ = try await export(in: scratch, seed: seed) { archiver, container in
-                    try await archiver.appendItem(at: container.documentsDirectory.appending(path: "away", directoryHint: .isDirectory))
-                }
-            } throws: { error in
-                (error as? AppMigrationError)?.code == .outsideContainer
-            }
-        }
-    }
-
     /// A path in the archive longer than any path (an extension sent 100 KB names: the export
     /// succeeded with an archive nothing could read, and 600 of them took the host to 2.7 GB) is
     /// refused, by its length, without printing it.
