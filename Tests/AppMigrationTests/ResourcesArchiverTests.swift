@@ -93,11 +93,13 @@ import Testing
                 let link = container.documentsDirectory.appending(path: "link")
                 try FileManager.default.createSymbolicLink(atPath: link.path(percentEncoded: false), withDestinationPath: outside)
                 try await archiver.appendItem(at: link)
+                // Named as a folder (as `documentsDirectory` is), it is a link all the same.
+                try await archiver.appendItem(
+                    at: container.documentsDirectory.appending(path: "link", directoryHint: .isDirectory), pathInArchive: "as-folder")
             }
             let entries = try await ArchiveReader(path: archive.path(percentEncoded: false)).entries()
-            #expect(entries.map(\.name) == ["link"])
-            #expect(entries.first?.kind == .symbolicLink)
-            #expect(entries.first?.linkTarget == outside)
+            #expect(entries.map(\.name) == ["link", "as-folder"])
+            #expect(entries.allSatisfy { $0.kind == .symbolicLink && $0.linkTarget == outside })
         }
     }
 
