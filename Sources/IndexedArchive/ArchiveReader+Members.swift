@@ -39,6 +39,12 @@ extension ArchiveReader {
         }
         var entry = found
         if entry.kind == .hardLink, let target = entry.linkTarget {
+            // A target spelt as a folder names no file, as a full extraction finds.
+            if UTF8Bytes.endsWithSlash(target) {
+                throw ArchiveError(
+                    .unsafePath, "hard link to '\(target)': it names a folder, which no hard link can be made to", path: path,
+                    member: found.path)
+            }
             // A hard link's content is its target's: the latest member of that name before it.
             let name = ArchiveEntry.name(of: target)
             if let resolved = index.entries.last(where: { UTF8Bytes.equal($0.name, name) && $0.headerOffset < found.headerOffset }) {

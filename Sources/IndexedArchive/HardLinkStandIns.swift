@@ -32,14 +32,16 @@ struct HardLinkStandIns: Sendable {
         // Keyed by bytes: a link to "é" must not find "e\u{301}" (``ExactName``).
         var targets = Set<ExactName>()
         for entry in entries where entry.kind == .hardLink && selected(entry) {
-            if let name = entry.linkTarget { targets.insert(ExactName(ArchiveEntry.name(of: name))) }
+            // A target spelt as a folder (`d/f/`) is no file to stand in: the link fails, as in a
+            // full extraction (it was given `d/f`'s content when selected alone).
+            if let name = entry.linkTarget, !UTF8Bytes.endsWithSlash(name) { targets.insert(ExactName(ArchiveEntry.name(of: name))) }
         }
         guard !targets.isEmpty else { return }
         var latest: [ExactName: (entry: ArchiveEntry, selected: Bool)] = [:]
         for entry in entries {
             let name = ExactName(entry.name)
             let isSelected = (entry.kind == .hardLink || targets.contains(name)) && selected(entry)
-            if entry.kind == .hardLink, isSelected, let target = entry.linkTarget,
+            if entry.kind == .hardLink, isSelected, let target = entry.linkTarget, !UTF8Bytes.endsWithSlash(target),
                 let target = latest[ExactName(ArchiveEntry.name(of: target))], !target.selected,
                 target.entry.kind == .regular || target.entry.kind == .symbolicLink
             {

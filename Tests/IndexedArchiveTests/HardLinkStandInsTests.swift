@@ -155,6 +155,25 @@ extension EngineSuites {
             #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty)
         }
 
+        /// A hard link to `d/f/` names a folder: a full extraction refuses it, as GNU tar and
+        /// bsdtar do, and selected alone (or read, as `extract -O` reads it) it was given `d/f`'s
+        /// content; now it is refused alike.
+        @Test func aLinkToATargetSpeltAsAFolderIsRefusedSelectedOrNot() async throws {
+            let dir = try TemporaryDirectory()
+            let tar = try tarStream([tarFile("d/f", "secret"), tarHardLink("ln", to: "d/f/")])
+            let reader = try await hostileArchive(tar, mode: .indexed, at: dir.path + "/s.tar.xz")
+            for selected in [nil, ["ln"]] as [Set<String>?] {
+                var options = ExtractOptions()
+                options.members = selected
+                let out = dir.path + "/out-\(selected == nil ? "all" : "one")"
+                let error = await expectArchiveError("ln") { try await reader.extract(to: out, options: options) }
+                #expect(error?.code == .unsafePath && error?.message.contains("names a folder") == true, "\(String(describing: error))")
+                #expect(!exists(out + "/ln"))
+            }
+            let read = await expectArchiveError("read") { try await reader.contents(of: "ln") }
+            #expect(read?.code == .unsafePath && read?.message.contains("names a folder") == true, "\(String(describing: read))")
+        }
+
         /// Without our index (xz's own archive of the same tar stream) the link fails as in tar,
         /// and the message says why.
         @Test(.enabled(if: toolExists("xz")))
