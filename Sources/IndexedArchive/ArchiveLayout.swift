@@ -92,6 +92,15 @@ struct ArchiveLayout: Sendable {
                 // cancellation: ArchiveError only, the damage of the last block, kept or met later
             } catch let error as ArchiveError where error.code == .corrupt || error.code == .checksumMismatch {
                 if pixz { pixzDamage = error }
+            } catch let error as ArchiveError
+                where error.code == .limitExceeded && blocks.count >= 3
+                && ((try? ArchiveIndex.hasMagic(block(blocks[blocks.count - 2]).first(UInt64(ArchiveIndex.magic.count)))) ?? false)
+            {
+                // A last block that would take more memory than allowed, after our index: where
+                // amk writes pixz's index, unreadable here as a damaged one is, and kept for the
+                // end alike. It refused the opening, and no member came out, though none is in it.
+                pixz = true
+                pixzDamage = error
             }
             if pixz, blocks.count >= 3 {
                 let rich = blocks[blocks.count - 2]

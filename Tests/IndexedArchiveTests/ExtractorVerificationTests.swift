@@ -3,6 +3,7 @@ import Synchronization
 import Tar
 import TestSupport
 import Testing
+import XZ
 
 @testable import IndexedArchive
 
@@ -185,6 +186,41 @@ extension EngineSuites {
             } else {
                 #expect(!listing(dir.path + "/out/src").isEmpty, "the members of the sound blocks")
             }
+        }
+
+        /// A pixz index block whose header asks for a 4 GiB dictionary, past the decoders' memory
+        /// limit: the opening refused the whole archive (list, verify and extract alike), where a
+        /// damaged one is kept for the end. Now it is kept alike: the members list and extract,
+        /// and the extraction then fails naming the block.
+        @Test(.enabled(if: toolExists("xz")))
+        func aPixzIndexNeedingTooMuchMemoryIsKeptForTheEnd() async throws {
+            let dir = try TemporaryDirectory()
+            let packed = try await PackedTree.make()
+            var bytes = try await readBytes(packed.archive)
+            let last = try #require(try await xzToolBlocks(packed.archive).last)
+            // The block header: its size, flags, optional sizes (VLIs), then the LZMA2 filter
+            // (ID 0x21, one byte of properties: the dictionary size), padding and a CRC32.
+            let start = Int(last.compressedOffset)
+            let headerSize = (Int(bytes[start]) + 1) * 4
+            var position = start + 2
+            for present in [bytes[start + 1] & 0x40 != 0, bytes[start + 1] & 0x80 != 0] where present {
+                while bytes[position] & 0x80 != 0 { position += 1 }
+                position += 1
+            }
+            try #require(bytes[position] == 0x21 && bytes[position + 1] == 1, "an LZMA2 filter with one byte of properties")
+            bytes[position + 2] = 40  // a 4 GiB dictionary
+            let crc = CRC.crc32(Array(bytes[start..<start + headerSize - 4]))
+            withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(start + headerSize - 4..<start + headerSize, with: $0) }
+            let archive = dir.path + "/memory.tar.xz"
+            try await writeBytes(archive, bytes)
+            let reader = try await ArchiveReader.open(path: archive)
+            #expect(try await reader.entries().count == (try await ArchiveReader.open(path: packed.archive).entries().count))
+            let error = await #expect(throws: ArchiveError.self) { try await reader.extract(to: dir.path + "/out") }
+            #expect(error?.code == .limitExceeded && error?.message.contains("memory") == true, "\(String(describing: error))")
+            let different = try await filesThatDifferFromSource(dir.path + "/out/src", source: packed.root)
+            #expect(different.isEmpty, "\(different)")
+            let extracted = try FileManager.default.subpathsOfDirectory(atPath: dir.path + "/out/src").count
+            #expect(extracted == (try FileManager.default.subpathsOfDirectory(atPath: packed.root).count))
         }
 
         /// Without damage nothing is removed: every member arrives, through a pipe and from a
