@@ -146,6 +146,10 @@ public enum ArchiveStreamReader {
             finish: { state in
                 do {
                     try state.decoder.finish { try state.consumer.consume($0, verifiedThrough: state.decoder.verifiedOutput) }
+                } catch let error as XZError where error.code == .format {
+                    // Not xz at all (a `.tar.gz` piped in, told at the end of a short one): named
+                    // for what it is, as from a file, not called damaged.
+                    throw ArchiveError(.notAnArchive, error.message, offset: error.offset, underlying: error)
                 } catch let error as XZError {
                     throw ArchiveError(
                         .corrupt, "stream ended early or is damaged: \(error.message)", offset: error.offset, underlying: error)
@@ -195,8 +199,8 @@ public enum ArchiveStreamReader {
             }
         } catch let error as XZError {
             throw ArchiveError(
-                error.code == .memoryLimit ? .limitExceeded : .corrupt, AddressSpace.explained(error), offset: error.offset,
-                underlying: error)
+                error.code == .memoryLimit ? .limitExceeded : error.code == .format && error.offset == 0 ? .notAnArchive : .corrupt,
+                AddressSpace.explained(error), offset: error.offset, underlying: error)
         }
     }
 

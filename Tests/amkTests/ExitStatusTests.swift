@@ -225,6 +225,8 @@ extension AMKTests {
             let piped = try ShellPipeline.run("cat a.tar.other | \"$AMK\" extract - -C y", in: tree.root)
             #expect(piped.status == 1)
             #expect(piped.stderr.contains("this looks like \(name)"), "\(piped.stderr)")
+            // Named for what it is, not called damaged (a short one was, told at its end).
+            #expect(!piped.stderr.contains("damaged") && !piped.stderr.contains("salvage"), "\(piped.stderr)")
             #expect(!tree.exists("x") && !tree.exists("y"), "no destination is left behind")
         }
 
