@@ -48,7 +48,8 @@ enum ArchiveInput {
         return .file(argument)
     }
 
-    /// Opens the regular file `path` for reading (one that ``resolve(_:)`` gave as a file).
+    /// Opens `path` for reading, on the calling thread: a regular file at once, a FIFO once a
+    /// writer opens it (``openWaiting(_:)`` waits so on a thread of its own).
     static func openForReading(_ path: String) throws -> Int32 {
         var fd: Int32
         repeat { fd = open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
@@ -63,16 +64,7 @@ enum ArchiveInput {
     /// opens it, in a call that no signal interrupts (the handlers restart it): when the task is
     /// cancelled, the wait is abandoned, and the thread closes what it opens later.
     private static func openWaiting(_ path: String) async throws -> Int32 {
-        try await abandonable(
-            { _ in
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else {
-                    let code = errno
-                    throw ArchiveError(.io(errno: code), "open failed: \(String(cString: strerror(code)))", path: path)
-                }
-                return fd
-            },
-            discard: { fd in close(fd) })
+        try await abandonable({ _ in try openForReading(path) }, discard: { fd in close(fd) })
     }
 
     /// Runs `body` on a thread of its own, for a blocking call that no signal interrupts (the
